@@ -1,0 +1,60 @@
+# gpuwasm front door. `make help` lists the targets.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+BUILD_TYPE ?= RelWithDebInfo
+JOBS       ?= $(shell nproc)
+CMAKE_ARGS ?=
+GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
+
+.PHONY: all build configure test demo bench asan deps ptx-update format clean help
+
+all: build
+
+help:
+	@echo "make            build $(BUILD)/gpuwasm ($(BUILD_TYPE))"
+	@echo "make test       build, then run every test suite (ctest)"
+	@echo "make demo       install missing deps, build, run the first example on the auto-chosen device"
+	@echo "make bench      build and run the benchmarks in bench/"
+	@echo "make asan       build with ASan+UBSan in $(ASAN_BUILD) and run every test suite"
+	@echo "make deps       install the Debian packages the build needs (scripts/install-deps.sh)"
+	@echo "make ptx-update refresh committed .ptx fixtures from nvcc (needs the CUDA toolkit)"
+	@echo "make format     clang-format every C/C++ source"
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+
+configure: $(BUILD)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+deps:
+	scripts/install-deps.sh
+
+demo:
+	@scripts/install-deps.sh --check >/dev/null 2>&1 || scripts/install-deps.sh
+	@$(MAKE) --no-print-directory build >/dev/null
+	scripts/demo.sh $(BUILD)
+
+bench: build
+	scripts/bench.sh $(BUILD)
+
+asan:
+	cmake -S . -B $(ASAN_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Debug -DGPUWASM_SANITIZE=ON \
+	  -DGPUWASM_BUILD_BENCH=OFF $(CMAKE_ARGS)
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+ptx-update: configure
+	cmake --build $(BUILD) --target ptx-update
+
+format:
+	find src tests bench sdk examples \( -name '*.cc' -o -name '*.h' -o -name '*.c' -o -name '*.cu' \) \
+	  -print0 | xargs -0 clang-format -i
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs every Debian package that building, testing and writing guests for gpuwasm needs.
+# Idempotent and non-interactive: packages already installed are skipped, and when nothing is
+# missing the script touches nothing (no apt-get update).
+#
+#   scripts/install-deps.sh           install what is missing (needs root, or sudo)
+#   scripts/install-deps.sh --check   list what is missing; exit 1 if anything is
+set -euo pipefail
+
+packages=(
+  # host toolchain and build
+  build-essential g++ gcc make cmake ninja-build pkg-config git ca-certificates
+  # guest toolchain: clang for wasm32-wasi, its linker and runtime builtins, wasi-libc
+  clang lld libclang-rt-14-dev-wasm32 wasi-libc
+  # wasm engine: libwabt, wasm2c and its wasm-rt.h
+  wabt
+  # libraries
+  libboost-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libsqlite3-dev libssl-dev
+  libtomlplusplus-dev libpq-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev wrk python3
+  # sanitizers and fuzzers with clang
+  libclang-rt-14-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [[ "${1:-}" == "--check" ]]; then
+  if ((${#missing[@]})); then printf 'missing: %s\n' "${missing[*]}"; exit 1; fi
+  echo "all ${#packages[@]} packages installed"; exit 0
+fi
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+echo "install-deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "install-deps: done"

@@ -1,0 +1,18 @@
+# The one place that says how gpuwasm guests are compiled. Shared by the toolchain file
+# (wasm32-wasi.cmake, for guest projects of their own) and gpuwasm_add_guest() (guests built
+# inside a host build), so both produce the same code.
+#
+# Guests target wasm32-wasi with Debian's wasi-libc (headers in /usr/include/wasm32-wasi,
+# libraries in /usr/lib/wasm32-wasi: plain `--target=wasm32-wasi` finds them, no --sysroot).
+# Features are pinned to what the engine (wasm2c 1.0.32) accepts: MVP plus bulk memory, sign-ext,
+# mutable globals and sat-conv; never SIMD, threads, tail calls or memory64.
+#
+# wasm-opt (P5 in shared research): clang 14 runs `wasm-opt` from PATH after linking whenever the
+# link command carries an -O flag, which silently rewrites the module. We therefore compile with
+# -O2 and link WITHOUT any optimisation flag; tests/toolchain checks this with a trap wasm-opt.
+set(GPUWASM_GUEST_TARGET "wasm32-wasi")
+set(GPUWASM_GUEST_COMPILE_FLAGS
+    --target=${GPUWASM_GUEST_TARGET} -O2 -mcpu=mvp -mbulk-memory -msign-ext -mmutable-globals
+    -mnontrapping-fptoint -Wall -Wextra)
+set(GPUWASM_GUEST_LINK_FLAGS --target=${GPUWASM_GUEST_TARGET} -Wl,--strip-debug)
+get_filename_component(GPUWASM_SDK_INCLUDE_DIR "${CMAKE_CURRENT_LIST_DIR}/../include" ABSOLUTE)

@@ -1,0 +1,16 @@
+// Registration of the gpuwasm subcommands. Each Register* adds one subcommand to the app; the
+// subcommand's callback runs it and stores the process exit code, read back by ExitCode().
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace gpuwasm::cli {
+
+void RegisterVersion(CLI::App& app);
+void RegisterDoctor(CLI::App& app);
+
+// Exit status chosen by the subcommand that ran (0 when none set one).
+int ExitCode();
+void SetExitCode(int code);
+
+}  // namespace gpuwasm::cli

@@ -1,0 +1,97 @@
+// `gpuwasm doctor`: checks that this machine can run gpuwasm and says what it found: the C
+// compiler and wasm2c the engine compiles guests with, the CUDA driver and NVML libraries. Each
+// check is one line; the exit status is non-zero when something required is missing. It also
+// serves as the native smoke test of a fresh build (`make demo` runs it).
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/version.h"
+
+namespace gpuwasm::cli {
+namespace {
+
+// Full path of an executable named `name` on PATH, or "" when there is none.
+std::string FindOnPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return "";
+  std::string p(path);
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t end = p.find(':', start);
+    if (end == std::string::npos) end = p.size();
+    std::string dir = p.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    std::string candidate = dir + "/" + name;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    start = end + 1;
+  }
+  return "";
+}
+
+// True when the shared library `soname` can be loaded; its dlerror() text otherwise.
+bool CanLoad(const char* soname, std::string* why) {
+  void* h = ::dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) {
+    const char* e = ::dlerror();
+    *why = e != nullptr ? e : "dlopen failed";
+    return false;
+  }
+  ::dlclose(h);
+  return true;
+}
+
+struct Check {
+  std::string what;
+  bool ok;
+  bool required;
+  std::string detail;
+};
+
+int RunDoctor() {
+  std::vector<Check> checks;
+  std::string cc = FindOnPath("cc");
+  checks.push_back({"C compiler (cc) for guest AOT compile", !cc.empty(), true,
+                    cc.empty() ? "not on PATH: install gcc (scripts/install-deps.sh)" : cc});
+  std::string w2c = FindOnPath("wasm2c");
+  checks.push_back({"wasm2c (Debian wabt)", !w2c.empty(), true,
+                    w2c.empty() ? "not on PATH: install wabt" : w2c});
+  std::string why;
+  bool cuda = CanLoad("libcuda.so.1", &why);
+  checks.push_back({"CUDA driver (libcuda.so.1)", cuda, false,
+                    cuda ? "loads; GPU use is decided at run time" : "absent (" + why + "): CPU device only"});
+  why.clear();
+  bool nvml = CanLoad("libnvidia-ml.so.1", &why);
+  checks.push_back({"NVML (libnvidia-ml.so.1)", nvml, false,
+                    nvml ? "loads" : "absent (" + why + "): no GPU telemetry"});
+
+  std::printf("%s\n", kVersionLine);
+  bool all_required = true;
+  for (const Check& c : checks) {
+    const char* mark = c.ok ? "ok  " : (c.required ? "FAIL" : "--  ");
+    std::printf("  [%s] %-40s %s\n", mark, c.what.c_str(), c.detail.c_str());
+    if (c.required && !c.ok) all_required = false;
+  }
+  std::printf("doctor: %s\n", all_required ? "ready" : "missing requirements");
+  return all_required ? 0 : 1;
+}
+
+}  // namespace
+
+void RegisterDoctor(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "doctor", "Check that this machine can run gpuwasm (compiler, wasm2c, CUDA driver, NVML)");
+  cmd->callback([] { SetExitCode(RunDoctor()); });
+}
+
+}  // namespace gpuwasm::cli

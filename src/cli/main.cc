@@ -1,0 +1,25 @@
+// gpuwasm: the command-line front door. Each subcommand lives in its own file under src/cli/.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "gpuwasm: a multi-tenant serverless WebAssembly runtime whose guests launch GPU kernels.\n"
+      "Guests are wasm32 modules that reach the GPU (or the CPU device) through wasi_cuda.",
+      "gpuwasm"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(gpuwasm::cli::kVersionLine));
+
+  gpuwasm::cli::RegisterVersion(app);
+  gpuwasm::cli::RegisterDoctor(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return gpuwasm::cli::ExitCode();
+}
