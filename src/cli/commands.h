@@ -8,6 +8,8 @@ namespace gpuwasm::cli {
 
 void RegisterVersion(CLI::App& app);
 void RegisterDoctor(CLI::App& app);
+void RegisterRun(CLI::App& app);
+void RegisterCompile(CLI::App& app);
 
 // Exit status chosen by the subcommand that ran (0 when none set one).
 int ExitCode();

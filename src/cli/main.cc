@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(gpuwasm::cli::kVersionLine));
 
   gpuwasm::cli::RegisterVersion(app);
+  gpuwasm::cli::RegisterRun(app);
+  gpuwasm::cli::RegisterCompile(app);
   gpuwasm::cli::RegisterDoctor(app);
 
   try {

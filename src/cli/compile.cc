@@ -1,0 +1,69 @@
+// `gpuwasm compile app.wasm`: validate, translate and compile a guest into the module cache.
+#include <chrono>
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/engine_flags.h"
+
+namespace gpuwasm::cli {
+namespace {
+
+struct CompileFlags {
+  EngineFlags engine;
+  std::string wasm;
+  bool check_only = false;
+};
+
+int Compile(const CompileFlags& f) {
+  Result<std::string> bytes = ReadWholeFile(f.wasm);
+  if (!bytes.ok()) {
+    std::fprintf(stderr, "gpuwasm compile: %s\n", bytes.status().ToString().c_str());
+    return 66;
+  }
+  auto engine = MakeEngine(f.engine);
+  if (!engine.ok()) {
+    std::fprintf(stderr, "gpuwasm compile: %s\n", engine.status().ToString().c_str());
+    return 64;
+  }
+  auto span = std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size());
+  if (f.check_only) {
+    Status s = (*engine)->Validate(span);
+    if (!s.ok()) {
+      std::fprintf(stderr, "gpuwasm compile: %s\n", s.ToString().c_str());
+      return 65;
+    }
+    std::printf("%s: valid\n", f.wasm.c_str());
+    return 0;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  auto module = (*engine)->Compile(span);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!module.ok()) {
+    std::fprintf(stderr, "gpuwasm compile: %s\n", module.status().ToString().c_str());
+    return module.status().code() == StatusCode::kInvalidArgument ||
+                   module.status().code() == StatusCode::kUnsupported
+               ? 65
+               : 70;
+  }
+  std::printf("%s: %s in %.1f ms\n", f.wasm.c_str(), (*module)->from_cache() ? "cache hit" : "compiled", ms);
+  std::printf("  sha256   %s\n  artifact %s\n  exports ", (*module)->sha256().c_str(),
+              (*module)->artifact_path().c_str());
+  for (const auto& e : (*module)->exports()) std::printf(" %s", e.name.c_str());
+  std::printf("\n");
+  return 0;
+}
+
+}  // namespace
+
+void RegisterCompile(CLI::App& app) {
+  auto flags = std::make_shared<CompileFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "compile", "Validate a guest module and compile it ahead of time into the module cache "
+                 "(a second compile of the same bytes is a cache hit)");
+  cmd->add_option("wasm", flags->wasm, "The guest .wasm file")->required();
+  cmd->add_flag("--check", flags->check_only, "Only validate (features, imports, exports); compile nothing");
+  AddEngineFlags(cmd, &flags->engine);
+  cmd->callback([flags] { SetExitCode(Compile(*flags)); });
+}
+
+}  // namespace gpuwasm::cli

@@ -1,0 +1,37 @@
+#include "cli/engine_flags.h"
+
+#include <fstream>
+#include <iterator>
+
+#include "common/duration.h"
+#include "host/guest_io.h"
+
+namespace gpuwasm::cli {
+
+void AddEngineFlags(CLI::App* cmd, EngineFlags* flags) {
+  cmd->add_option("--cache-dir", flags->cache_dir,
+                  "Where compiled modules are cached (default: $GPUWASM_CACHE_DIR, else "
+                  "$XDG_CACHE_HOME/gpuwasm/modules or ~/.cache/gpuwasm/modules)");
+  cmd->add_option("--cc", flags->cc, "C compiler used for wasm2c output")->capture_default_str();
+  cmd->add_option("--compile-timeout", flags->compile_timeout, "Wall-clock limit of one compile")
+      ->capture_default_str();
+}
+
+Result<std::unique_ptr<wasm::Engine>> MakeEngine(const EngineFlags& flags) {
+  wasm::EngineOptions o;
+  o.cache_dir = flags.cache_dir;
+  o.cc = flags.cc;
+  GPUWASM_ASSIGN_OR_RETURN(o.compile_limits.wall, ParseDuration(flags.compile_timeout));
+  o.imports = host::GuestImports();
+  return std::make_unique<wasm::Engine>(std::move(o));
+}
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot open " + path);
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return Status::IoError("cannot read " + path);
+  return data;
+}
+
+}  // namespace gpuwasm::cli

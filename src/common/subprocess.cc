@@ -1,0 +1,87 @@
+#include "common/subprocess.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace gpuwasm {
+
+Result<ProcessResult> RunLimited(const std::vector<std::string>& argv, const ProcessLimits& limits) {
+  if (argv.empty()) return Status::InvalidArgument("RunLimited: empty argv");
+  // Everything the child needs is prepared before fork: between fork and exec only
+  // async-signal-safe calls are allowed in a multi-threaded process.
+  std::vector<char*> cargv;
+  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) return Status::IoError(std::string("pipe: ") + strerror(errno));
+  rlimit cpu{limits.cpu_seconds, limits.cpu_seconds + 1};
+  rlimit as{limits.address_space_bytes, limits.address_space_bytes};
+
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int e = errno;
+    ::close(pipefd[0]);
+    ::close(pipefd[1]);
+    return Status::IoError(std::string("fork: ") + strerror(e));
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::setrlimit(RLIMIT_CPU, &cpu);
+    ::setrlimit(RLIMIT_AS, &as);
+    ::dup2(pipefd[1], 1);
+    ::dup2(pipefd[1], 2);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    ::execvp(cargv[0], cargv.data());
+    static const char kMsg[] = "exec failed\n";
+    (void)!::write(2, kMsg, sizeof kMsg - 1);
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // also from the parent, so the group exists before any kill
+  ::close(pipefd[1]);
+
+  ProcessResult result;
+  auto deadline = std::chrono::steady_clock::now() + limits.wall;
+  char buf[4096];
+  bool open = true;
+  while (open) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                      std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      result.timed_out = true;
+      ::kill(-pid, SIGKILL);
+      break;
+    }
+    pollfd p{pipefd[0], POLLIN, 0};
+    int n = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (n < 0 && errno != EINTR) break;
+    if (n <= 0) continue;
+    ssize_t r = ::read(pipefd[0], buf, sizeof buf);
+    if (r <= 0) {
+      open = false;
+    } else if (result.output.size() < limits.max_output_bytes) {
+      result.output.append(buf, std::min<size_t>(r, limits.max_output_bytes - result.output.size()));
+    }
+  }
+  ::close(pipefd[0]);
+  int wstatus = 0;
+  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  ::kill(-pid, SIGKILL);  // children the compiler left behind (cc1, as) die with it
+  if (WIFEXITED(wstatus)) {
+    result.exit_code = WEXITSTATUS(wstatus);
+  } else if (WIFSIGNALED(wstatus)) {
+    result.signaled = true;
+    result.signal = WTERMSIG(wstatus);
+    result.cpu_limit = result.signal == SIGXCPU || (result.signal == SIGKILL && !result.timed_out);
+  }
+  return result;
+}
+
+}  // namespace gpuwasm

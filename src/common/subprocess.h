@@ -1,0 +1,36 @@
+// Running a child process under resource limits: CPU seconds, address space and wall-clock time.
+// Used to run the C compiler on code derived from untrusted modules. The child gets its own
+// process group; on a wall-clock timeout the whole group is killed. Thread-safe: any thread may
+// run children concurrently.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace gpuwasm {
+
+struct ProcessLimits {
+  uint64_t cpu_seconds = 60;                      // RLIMIT_CPU
+  uint64_t address_space_bytes = 4ull << 30;      // RLIMIT_AS
+  std::chrono::milliseconds wall{120'000};        // killed (SIGKILL to the group) after this
+  uint64_t max_output_bytes = 64 << 10;           // stdout+stderr kept (the tail is dropped)
+};
+
+struct ProcessResult {
+  int exit_code = -1;       // valid when !signaled
+  bool signaled = false;
+  int signal = 0;
+  bool timed_out = false;   // killed by the wall-clock limit
+  bool cpu_limit = false;   // killed by RLIMIT_CPU (SIGXCPU / SIGKILL after it)
+  std::string output;       // merged stdout and stderr, truncated to max_output_bytes
+};
+
+// Runs argv[0] (searched on PATH) with argv. An error Status only when the child could not be
+// started; a child that fails or hits a limit is reported in ProcessResult.
+Result<ProcessResult> RunLimited(const std::vector<std::string>& argv, const ProcessLimits& limits);
+
+}  // namespace gpuwasm

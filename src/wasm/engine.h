@@ -1,0 +1,79 @@
+// The wasm engine: turns guest .wasm files into loaded native modules (wasm2c ahead-of-time
+// compilation), with a content-addressed on-disk cache.
+//
+// Compile() validates the module with libwabt, rejects what gpuwasm cannot run safely (SIMD,
+// threads, memory64, tail calls, exceptions, imports outside the host ABI, unsafe export names),
+// translates it with wasm2c, inserts an interrupt check at every function entry and loop
+// header, and compiles the C with the system compiler in a child process under CPU, memory and
+// wall-clock limits. The shared object is stored as <cache>/<key>.so where key = sha256(wasm,
+// engine version, ABI); a later Compile of the same bytes loads it without compiling.
+//
+// Thread-safety: every method may be called from any thread; concurrent Compile() calls of the
+// same module compile it once.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/subprocess.h"
+#include "wasm/module.h"
+
+namespace gpuwasm::wasm {
+
+// One function a guest may import: module, name and wasm signature, written with one letter
+// per value type: i = i32, I = i64, f = f32, F = f64 (e.g. params "iiii", results "i").
+struct ImportSpec {
+  std::string module;
+  std::string name;
+  std::string params;
+  std::string results;
+};
+
+struct EngineOptions {
+  std::filesystem::path cache_dir;          // default: DefaultCacheDir()
+  std::string cc = "cc";                    // the C compiler (searched on PATH)
+  std::vector<std::string> cc_flags = {"-O1"};
+  ProcessLimits compile_limits;             // for the compiler process
+  std::vector<ImportSpec> imports;          // what the host provides; anything else is refused
+  std::string abi_tag = "gpuwasm-abi-1";    // part of the cache key
+};
+
+// $GPUWASM_CACHE_DIR, else $XDG_CACHE_HOME/gpuwasm/modules, else ~/.cache/gpuwasm/modules.
+std::filesystem::path DefaultCacheDir();
+
+// Version of the translation pipeline; changes invalidate cached artifacts.
+inline constexpr const char* kEngineVersion = "gpuwasm-engine-1/wasm2c-1.0.32";
+
+class Engine {
+ public:
+  explicit Engine(EngineOptions options);
+
+  // Compiles (or loads from the cache) and returns the loaded module.
+  Result<std::shared_ptr<const Module>> Compile(std::span<const uint8_t> wasm);
+
+  // Validation only: the checks Compile applies before translating.
+  Status Validate(std::span<const uint8_t> wasm) const;
+
+  const EngineOptions& options() const { return options_; }
+
+ private:
+  Result<std::shared_ptr<const Module>> CompileUncached(std::span<const uint8_t> wasm,
+                                                        const std::string& key,
+                                                        const std::string& sha);
+  Result<std::shared_ptr<const Module>> Load(const std::filesystem::path& so, const std::string& key,
+                                             const std::string& sha, bool from_cache);
+
+  EngineOptions options_;
+  std::mutex mu_;  // guards loaded_ and in_flight_
+  std::map<std::string, std::weak_ptr<const Module>> loaded_;
+  std::map<std::string, std::shared_ptr<std::mutex>> in_flight_;
+};
+
+}  // namespace gpuwasm::wasm

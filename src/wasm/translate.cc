@@ -1,0 +1,309 @@
+#include "wasm/translate.h"
+
+#include <wabt/apply-names.h>
+#include <wabt/binary-reader-ir.h>
+#include <wabt/binary-reader.h>
+#include <wabt/c-writer.h>
+#include <wabt/cast.h>
+#include <wabt/feature.h>
+#include <wabt/generate-names.h>
+#include <wabt/ir.h>
+#include <wabt/stream.h>
+#include <wabt/validator.h>
+
+#include <regex>
+#include <sstream>
+
+namespace gpuwasm::wasm {
+namespace {
+
+// The feature set wasm2c 1.0.32 translates correctly and our runtime supports.
+wabt::Features SupportedFeatures() {
+  wabt::Features f;
+#define WABT_FEATURE(variable, flag, default_, help) f.disable_##variable();
+#include <wabt/feature.def>
+#undef WABT_FEATURE
+  f.enable_mutable_globals();
+  f.enable_sat_float_to_int();
+  f.enable_sign_extension();
+  f.enable_multi_value();
+  f.enable_bulk_memory();
+  f.enable_reference_types();
+  return f;
+}
+
+struct UnsupportedFeature {
+  const char* name;  // what we tell the user
+  void (wabt::Features::*enable)();
+};
+
+const UnsupportedFeature kUnsupported[] = {
+    {"SIMD (simd128)", &wabt::Features::enable_simd},
+    {"threads (shared memory, atomics)", &wabt::Features::enable_threads},
+    {"memory64", &wabt::Features::enable_memory64},
+    {"tail calls", &wabt::Features::enable_tail_call},
+    {"exception handling", &wabt::Features::enable_exceptions},
+    {"multiple memories", &wabt::Features::enable_multi_memory},
+    {"relaxed SIMD", &wabt::Features::enable_relaxed_simd},
+    {"extended constant expressions", &wabt::Features::enable_extended_const},
+    {"function references", &wabt::Features::enable_function_references},
+    {"garbage collection", &wabt::Features::enable_gc},
+};
+
+std::string FormatErrors(const wabt::Errors& errors) {
+  std::ostringstream out;
+  size_t n = 0;
+  for (const wabt::Error& e : errors) {
+    if (n++ == 5) {
+      out << "; ... (" << errors.size() - 5 << " more)";
+      break;
+    }
+    if (n > 1) out << "; ";
+    out << "at offset 0x" << std::hex << e.loc.offset << std::dec << ": " << e.message;
+  }
+  return out.str();
+}
+
+// Reads and validates with `features`; true on success.
+bool ReadAndValidate(std::span<const uint8_t> wasm, const wabt::Features& features,
+                     wabt::Module* module, wabt::Errors* errors) {
+  wabt::ReadBinaryOptions options(features, nullptr, /*read_debug_names=*/false,
+                                  /*stop_on_first_error=*/true,
+                                  /*fail_on_custom_section_error=*/false);
+  if (wabt::Failed(wabt::ReadBinaryIr("guest.wasm", wasm.data(), wasm.size(), options, errors, module))) {
+    return false;
+  }
+  wabt::ValidateOptions vopts(features);
+  return wabt::Succeeded(wabt::ValidateModule(module, errors, vopts));
+}
+
+char TypeLetter(wabt::Type t) {
+  switch (t) {
+    case wabt::Type::I32: return 'i';
+    case wabt::Type::I64: return 'I';
+    case wabt::Type::F32: return 'f';
+    case wabt::Type::F64: return 'F';
+    default: return '?';
+  }
+}
+
+std::string Letters(const wabt::TypeVector& types) {
+  std::string s;
+  for (wabt::Type t : types) s.push_back(TypeLetter(t));
+  return s;
+}
+
+// Export names end up inside C comments and string literals in wasm2c's output, so only a
+// conservative character set is accepted (a '*/' would otherwise inject C code).
+bool SafeName(const std::string& name) {
+  if (name.empty() || name.size() > 128) return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-' || c == '$';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Status CheckModule(const wabt::Module& module, const std::vector<ImportSpec>& allowed) {
+  std::vector<std::string> problems;
+  for (const wabt::Import* imp : module.imports) {
+    std::string what = imp->module_name + "." + imp->field_name;
+    if (!SafeName(imp->module_name) || !SafeName(imp->field_name)) {
+      problems.push_back("import with unsupported characters in its name");
+      continue;
+    }
+    if (imp->kind() != wabt::ExternalKind::Func) {
+      problems.push_back("import " + what + " is not a function (only function imports are allowed)");
+      continue;
+    }
+    const auto* fi = wabt::cast<wabt::FuncImport>(imp);
+    const wabt::FuncSignature& sig = fi->func.decl.sig;
+    const ImportSpec* spec = nullptr;
+    for (const ImportSpec& s : allowed) {
+      if (s.module == imp->module_name && s.name == imp->field_name) spec = &s;
+    }
+    if (spec == nullptr) {
+      problems.push_back("unknown import " + what);
+      continue;
+    }
+    std::string params = Letters(sig.param_types), results = Letters(sig.result_types);
+    if (params != spec->params || results != spec->results) {
+      problems.push_back("import " + what + " has signature (" + params + ")->(" + results +
+                         "), the host provides (" + spec->params + ")->(" + spec->results + ")");
+    }
+  }
+  for (const wabt::Export* exp : module.exports) {
+    if (!SafeName(exp->name)) {
+      problems.push_back("export name '" + exp->name.substr(0, 32) +
+                         "' has characters outside [A-Za-z0-9_.$-] or is too long");
+    }
+  }
+  if (problems.empty()) return Status::Ok();
+  std::string msg = "module rejected: ";
+  for (size_t i = 0; i < problems.size(); ++i) msg += (i ? "; " : "") + problems[i];
+  return Status::InvalidArgument(msg);
+}
+
+Status ParseChecked(std::span<const uint8_t> wasm, const std::vector<ImportSpec>& imports,
+                    wabt::Module* module) {
+  if (wasm.size() < 8) return Status::InvalidArgument("not a wasm module: shorter than its header");
+  wabt::Errors errors;
+  if (!ReadAndValidate(wasm, SupportedFeatures(), module, &errors)) {
+    // Name the feature when enabling exactly one unsupported feature makes the module valid.
+    for (const UnsupportedFeature& uf : kUnsupported) {
+      wabt::Features f = SupportedFeatures();
+      (f.*uf.enable)();
+      if (uf.enable == &wabt::Features::enable_relaxed_simd) f.enable_simd();
+      wabt::Module probe;
+      wabt::Errors ignored;
+      if (ReadAndValidate(wasm, f, &probe, &ignored)) {
+        return Status::Unsupported(std::string("module uses ") + uf.name +
+                                   ", which gpuwasm does not support");
+      }
+    }
+    return Status::InvalidArgument("invalid wasm module: " + FormatErrors(errors));
+  }
+  return CheckModule(*module, imports);
+}
+
+struct HeaderFacts {
+  std::vector<std::string> import_instance_types;  // "struct Z_x_instance_t*" per instantiate arg
+  std::string instance_type;                       // "Z_m_instance_t"
+  std::string prefix;                              // "Z_m"
+  bool has_memory_export = false;
+  struct Fn {
+    std::string name, symbol, ret;
+    bool no_args;
+  };
+  std::vector<Fn> exports;
+};
+
+Result<HeaderFacts> ParseHeader(const std::string& h, const std::string& module_name) {
+  HeaderFacts f;
+  f.prefix = "Z_" + module_name;
+  f.instance_type = f.prefix + "_instance_t";
+  std::regex inst("void " + f.prefix + "_instantiate\\(" + f.instance_type + "\\*(.*)\\);");
+  std::regex exp_comment("^/\\* export: '([A-Za-z0-9_.$-]+)' \\*/$");
+  std::regex proto("^(\\S+)\\s+(Z_\\w+)\\(" + f.instance_type + "\\*(?: instance)?(.*)\\);$");
+  std::istringstream in(h);
+  std::string line, pending_export;
+  bool saw_instantiate = false;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, inst)) {
+      saw_instantiate = true;
+      std::string rest = m[1];
+      std::regex arg("struct (Z_\\w+_instance_t)\\*");
+      for (auto it = std::sregex_iterator(rest.begin(), rest.end(), arg); it != std::sregex_iterator(); ++it) {
+        f.import_instance_types.push_back((*it)[1]);
+      }
+    } else if (std::regex_match(line, m, exp_comment)) {
+      pending_export = m[1];
+    } else if (!pending_export.empty() && std::regex_match(line, m, proto)) {
+      if (m[1] == "wasm_rt_memory_t*") {
+        if (pending_export == "memory") f.has_memory_export = true;
+      } else if (m[1] != "wasm_rt_funcref_table_t*" && m[1] != "wasm_rt_externref_table_t*") {
+        bool is_global = m[1].str().back() == '*';  // exported globals are pointers
+        if (!is_global) f.exports.push_back({pending_export, m[2], m[1], m[3].str().empty()});
+      }
+      pending_export.clear();
+    }
+  }
+  if (!saw_instantiate) return Status::Internal("wasm2c header without an instantiate function");
+  return f;
+}
+
+std::string Glue(const HeaderFacts& f) {
+  std::ostringstream g;
+  g << "\n/* ---- gpuwasm glue: the only symbols this module exports ---- */\n"
+    << "#define GPUWASM_EXPORT __attribute__((visibility(\"default\")))\n"
+    << "typedef struct { const char* name; int kind; void (*fn)(void); } gpuwasm_export_t;\n"
+    << "GPUWASM_EXPORT const uint32_t gpuwasm_glue_version = 1;\n"
+    << "GPUWASM_EXPORT size_t gpuwasm_instance_size(void) { return sizeof(" << f.instance_type << "); }\n"
+    << "GPUWASM_EXPORT void gpuwasm_init_module(void) { " << f.prefix << "_init_module(); }\n"
+    << "GPUWASM_EXPORT void gpuwasm_instantiate(void* instance, void* host) {\n  (void)host;\n  "
+    << f.prefix << "_instantiate((" << f.instance_type << "*)instance";
+  for (const std::string& t : f.import_instance_types) g << ", (struct " << t << "*)host";
+  g << ");\n}\n"
+    << "GPUWASM_EXPORT void gpuwasm_free(void* instance) { " << f.prefix << "_free((" << f.instance_type
+    << "*)instance); }\n"
+    << "GPUWASM_EXPORT wasm_rt_memory_t* gpuwasm_memory(void* instance) { ";
+  if (f.has_memory_export) {
+    g << "return " << f.prefix << "Z_memory((" << f.instance_type << "*)instance); }\n";
+  } else {
+    g << "(void)instance; return NULL; }\n";
+  }
+  g << "GPUWASM_EXPORT const gpuwasm_export_t gpuwasm_exports[] = {\n";
+  for (const HeaderFacts::Fn& fn : f.exports) {
+    int kind = 2;
+    if (fn.no_args && fn.ret == "void") kind = 0;
+    if (fn.no_args && fn.ret == "u32") kind = 1;
+    g << "  {\"" << fn.name << "\", " << kind << ", (void (*)(void))" << fn.symbol << "},\n";
+  }
+  g << "  {NULL, 0, NULL},\n};\n";
+  return g.str();
+}
+
+// Interrupt checks: after every FUNC_PROLOGUE (function entry) and at every loop label.
+std::string InsertInterruptChecks(const std::string& c, size_t* functions, size_t* checks) {
+  std::ostringstream out;
+  std::istringstream in(c);
+  std::string line;
+  std::regex loop_label("^\\s*w2c_L\\d+:\\s*$");
+  while (std::getline(in, line)) {
+    if (line == "  FUNC_PROLOGUE;") {
+      out << "  FUNC_PROLOGUE; GPUWASM_CHECK_INTERRUPT();\n";
+      ++*functions;
+      ++*checks;
+    } else if (line.find("w2c_L") != std::string::npos && std::regex_match(line, loop_label)) {
+      out << line << " GPUWASM_CHECK_INTERRUPT();\n";
+      ++*checks;
+    } else {
+      out << line << '\n';
+    }
+  }
+  return out.str();
+}
+
+constexpr const char* kPrelude =
+    "/* gpuwasm: interrupt checks (deadline watchdog) reach the instance's flag through a\n"
+    " * thread-local pointer owned by the host executable. */\n"
+    "#include <stddef.h>\n#include <stdint.h>\n"
+    "extern __thread volatile uint32_t* gpuwasm_rt_interrupt_flag "
+    "__attribute__((tls_model(\"initial-exec\")));\n"
+    "void gpuwasm_rt_interrupted(void) __attribute__((noreturn));\n"
+    "#define GPUWASM_CHECK_INTERRUPT() \\\n"
+    "  do { if (__builtin_expect(*gpuwasm_rt_interrupt_flag != 0, 0)) gpuwasm_rt_interrupted(); } while (0)\n";
+
+}  // namespace
+
+Status Validate(std::span<const uint8_t> wasm, const std::vector<ImportSpec>& imports) {
+  wabt::Module module;
+  return ParseChecked(wasm, imports, &module);
+}
+
+Result<Translation> Translate(std::span<const uint8_t> wasm, const std::vector<ImportSpec>& imports) {
+  wabt::Module module;
+  GPUWASM_RETURN_IF_ERROR(ParseChecked(wasm, imports, &module));
+  if (wabt::Failed(wabt::GenerateNames(&module))) return Status::Internal("wasm2c: naming failed");
+  (void)wabt::ApplyNames(&module);
+  wabt::MemoryStream c_stream, h_stream;
+  wabt::WriteCOptions options;
+  const std::string module_name = "guest";
+  options.module_name = module_name;
+  if (wabt::Failed(wabt::WriteC(&c_stream, &h_stream, "module.h", &module, options))) {
+    return Status::Internal("wasm2c could not translate the module");
+  }
+  Translation t;
+  const auto& cbuf = c_stream.output_buffer().data;
+  const auto& hbuf = h_stream.output_buffer().data;
+  std::string c(cbuf.begin(), cbuf.end());
+  t.header.assign(hbuf.begin(), hbuf.end());
+  GPUWASM_ASSIGN_OR_RETURN(HeaderFacts facts, ParseHeader(t.header, module_name));
+  t.c_source = std::string(kPrelude) + InsertInterruptChecks(c, &t.functions, &t.interrupt_checks) +
+               Glue(facts);
+  return t;
+}
+
+}  // namespace gpuwasm::wasm

@@ -1,0 +1,55 @@
+#include "wasm/watchdog.h"
+
+namespace gpuwasm::wasm {
+
+Watchdog& Watchdog::Get() {
+  // Leaked on purpose: the thread outlives static destruction at process exit.
+  static Watchdog* w = new Watchdog();
+  return *w;
+}
+
+Watchdog::Watchdog() { std::thread([this] { Loop(); }).detach(); }
+
+uint64_t Watchdog::Arm(Clock::time_point when, std::atomic<uint32_t>* flag, uint32_t value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t id = next_id_++;
+  bool earliest = timers_.empty() || when < timers_.begin()->first.first;
+  timers_.emplace(std::make_pair(when, id), Timer{flag, value});
+  when_.emplace(id, when);
+  if (earliest) cv_.notify_one();
+  return id;
+}
+
+void Watchdog::Disarm(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = when_.find(id);
+  if (it == when_.end()) return;
+  timers_.erase({it->second, id});
+  when_.erase(it);
+}
+
+size_t Watchdog::armed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return timers_.size();
+}
+
+void Watchdog::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    if (timers_.empty()) {
+      cv_.wait(lock);
+      continue;
+    }
+    auto first = timers_.begin();
+    if (Clock::now() < first->first.first) {
+      cv_.wait_until(lock, first->first.first);
+      continue;
+    }
+    uint32_t expected = 0;
+    first->second.flag->compare_exchange_strong(expected, first->second.value);
+    when_.erase(first->first.second);
+    timers_.erase(first);
+  }
+}
+
+}  // namespace gpuwasm::wasm
