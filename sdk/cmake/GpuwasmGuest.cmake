@@ -6,7 +6,8 @@
 #     [INCLUDE_DIRS dir ...]            extra include directories (the SDK's is always there)
 #     [DEPENDS file-or-target ...]      e.g. headers made by gpuwasm_embed_ptx()
 #     [EXPORTS sym ...]                 extra exports (e.g. run); adds -Wl,--export=sym
-#     [REACTOR])                        build a reactor (no _start) instead of a command
+#     [REACTOR]                         build a reactor (no _start) instead of a command
+#     [NOSTDLIB])                       freestanding: no libc, no entry point (exports only)
 #
 # Creates a target NAME (part of ALL) whose output is the .wasm; the path is stored in the
 # target property GUEST_WASM. Compiles with -O2 and links without -O (see GpuwasmGuestFlags).
@@ -16,7 +17,7 @@ include("${CMAKE_CURRENT_LIST_DIR}/GpuwasmGuestFlags.cmake")
 find_program(GPUWASM_GUEST_CLANG NAMES clang clang-14)
 
 function(gpuwasm_add_guest name)
-  cmake_parse_arguments(G "REACTOR" "OUTPUT" "SOURCES;INCLUDE_DIRS;DEPENDS;EXPORTS" ${ARGN})
+  cmake_parse_arguments(G "REACTOR;NOSTDLIB" "OUTPUT" "SOURCES;INCLUDE_DIRS;DEPENDS;EXPORTS" ${ARGN})
   if(NOT GPUWASM_GUEST_CLANG)
     message(FATAL_ERROR "gpuwasm_add_guest(${name}): clang not found (run scripts/install-deps.sh)")
   endif()
@@ -51,6 +52,9 @@ function(gpuwasm_add_guest name)
   set(link_extra "")
   if(G_REACTOR)
     list(APPEND link_extra -mexec-model=reactor)
+  endif()
+  if(G_NOSTDLIB)
+    list(APPEND link_extra -nostdlib -Wl,--no-entry)
   endif()
   foreach(sym IN LISTS G_EXPORTS)
     list(APPEND link_extra "-Wl,--export=${sym}")

@@ -1,0 +1,215 @@
+// Compile: validation, rejection with clear errors, the content-addressed cache, compiler limits.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "host/guest_io.h"
+#include "test_support.h"
+#include "wasm/translate.h"
+
+namespace gpuwasm::testing {
+namespace {
+
+std::span<const uint8_t> Bytes(const std::string& s) {
+  return std::span(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+}
+
+Status CompileStatus(const std::string& rel) {
+  std::string bytes = ReadFile(ModulePath(rel));
+  return SharedEngine().Compile(Bytes(bytes)).status();
+}
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/gpuwasm-test-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+wasm::EngineOptions OptionsIn(const std::filesystem::path& dir) {
+  wasm::EngineOptions o;
+  o.cache_dir = dir;
+  o.imports = host::GuestImports();
+  return o;
+}
+
+TEST(Compile, rejects_simd_naming_the_feature) {
+  Status s = CompileStatus("reject/simd.wasm");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_EQ(s.message(), "module uses SIMD (simd128), which gpuwasm does not support");
+}
+
+TEST(Compile, rejects_threads_naming_the_feature) {
+  Status s = CompileStatus("reject/threads.wasm");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_EQ(s.message(), "module uses threads (shared memory, atomics), which gpuwasm does not support");
+}
+
+TEST(Compile, rejects_memory64_naming_the_feature) {
+  Status s = CompileStatus("reject/memory64.wasm");
+  EXPECT_EQ(s.message(), "module uses memory64, which gpuwasm does not support");
+}
+
+TEST(Compile, rejects_tail_calls_naming_the_feature) {
+  Status s = CompileStatus("reject/tail_call.wasm");
+  EXPECT_EQ(s.message(), "module uses tail calls, which gpuwasm does not support");
+}
+
+TEST(Compile, rejects_every_unknown_import_by_name) {
+  Status s = CompileStatus("reject/unknown_imports.wasm");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "module rejected: unknown import env.launch_missiles; unknown import "
+            "wasi_snapshot_preview1.path_open");
+}
+
+TEST(Compile, rejects_import_with_wrong_signature) {
+  Status s = CompileStatus("reject/bad_signature.wasm");
+  EXPECT_EQ(s.message(),
+            "module rejected: import wasi_snapshot_preview1.fd_write has signature (ii)->(i), the host "
+            "provides (iiii)->(i)");
+}
+
+TEST(Compile, rejects_memory_import) {
+  Status s = CompileStatus("reject/memory_import.wasm");
+  EXPECT_EQ(s.message(),
+            "module rejected: import env.memory is not a function (only function imports are allowed)");
+}
+
+TEST(Compile, rejects_export_names_that_could_inject_code) {
+  Status s = CompileStatus("reject/evil_export.wasm");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("has characters outside [A-Za-z0-9_.$-]"), std::string::npos) << s;
+}
+
+TEST(Compile, malformed_bytes_give_clear_errors) {
+  EXPECT_EQ(SharedEngine().Compile(Bytes("")).status().message(), "not a wasm module: shorter than its header");
+  Status garbage = SharedEngine().Compile(Bytes("this is not wasm at all")).status();
+  EXPECT_EQ(garbage.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(garbage.message(), "invalid wasm module: at offset 0x4: bad magic value");
+  std::string hello = ReadFile(GPUWASM_HELLO_WASM);
+  Status truncated = SharedEngine().Compile(Bytes(hello.substr(0, hello.size() / 2))).status();
+  EXPECT_EQ(truncated.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(truncated.message().find("invalid wasm module"), std::string::npos) << truncated;
+}
+
+TEST(Compile, second_compile_is_a_cache_hit) {
+  TempDir dir;
+  std::string bytes = ReadFile(ModulePath("traps/traps.wasm"));
+  {
+    wasm::Engine first(OptionsIn(dir.path));
+    auto a = first.Compile(Bytes(bytes));
+    ASSERT_TRUE(a.ok()) << a.status();
+    EXPECT_FALSE((*a)->from_cache());
+    auto same = first.Compile(Bytes(bytes));  // already loaded: the same module
+    EXPECT_EQ(a->get(), same->get());
+  }
+  wasm::Engine second(OptionsIn(dir.path));  // a new process would see the same
+  auto b = second.Compile(Bytes(bytes));
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_TRUE((*b)->from_cache());
+  EXPECT_EQ(std::filesystem::path((*b)->artifact_path()).parent_path(), dir.path);
+  GuestRun r = RunExport(*b, "ok");
+  EXPECT_EQ(r.outcome->exit_code, 42);
+  // Nothing but the artifact is left behind (no temporary directories).
+  int entries = 0;
+  for ([[maybe_unused]] auto& e : std::filesystem::directory_iterator(dir.path)) ++entries;
+  EXPECT_EQ(entries, 1);
+}
+
+TEST(Compile, damaged_cache_entry_is_rebuilt) {
+  TempDir dir;
+  std::string bytes = ReadFile(ModulePath("traps/traps.wasm"));
+  std::string path;
+  {
+    wasm::Engine e(OptionsIn(dir.path));
+    path = (*e.Compile(Bytes(bytes)))->artifact_path();
+  }
+  { std::ofstream(path, std::ios::trunc) << "garbage"; }
+  wasm::Engine e(OptionsIn(dir.path));
+  auto m = e.Compile(Bytes(bytes));
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_FALSE((*m)->from_cache());
+}
+
+TEST(Compile, compiler_failure_is_an_error_not_a_crash) {
+  TempDir dir;
+  wasm::EngineOptions o = OptionsIn(dir.path);
+  o.cc = "false";
+  wasm::Engine e(o);
+  std::string bytes = ReadFile(ModulePath("traps/traps.wasm"));
+  Status s = e.Compile(Bytes(bytes)).status();
+  EXPECT_EQ(s.code(), StatusCode::kInternal);
+  EXPECT_NE(s.message().find("C compiler failed (exit 1)"), std::string::npos) << s;
+}
+
+TEST(Compile, missing_compiler_is_reported) {
+  TempDir dir;
+  wasm::EngineOptions o = OptionsIn(dir.path);
+  o.cc = "/nonexistent/cc";
+  wasm::Engine e(o);
+  std::string bytes = ReadFile(ModulePath("traps/traps.wasm"));
+  Status s = e.Compile(Bytes(bytes)).status();
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(s.message(), "C compiler '/nonexistent/cc' could not be started");
+}
+
+TEST(Compile, wall_clock_limit_stops_the_compiler) {
+  TempDir dir;
+  wasm::EngineOptions o = OptionsIn(dir.path);
+  o.compile_limits.wall = std::chrono::milliseconds(5);
+  wasm::Engine e(o);
+  std::string bytes = ReadFile(ModulePath("corpus/ops_f64.wasm"));
+  Status s = e.Compile(Bytes(bytes)).status();
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(s.message(), "compiling the module exceeded the wall-clock limit of 5 ms");
+}
+
+TEST(Compile, memory_limit_stops_the_compiler) {
+  TempDir dir;
+  wasm::EngineOptions o = OptionsIn(dir.path);
+  o.compile_limits.address_space_bytes = 48ull << 20;  // cc1 runs out of memory early
+  wasm::Engine e(o);
+  std::string bytes = ReadFile(ModulePath("corpus/ops_f64.wasm"));
+  Status s = e.Compile(Bytes(bytes)).status();
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s;
+  EXPECT_EQ(s.message(), "compiling the module exceeded the memory limit of 48 MiB");
+}
+
+TEST(Compile, concurrent_compiles_of_one_module_share_the_result) {
+  TempDir dir;
+  wasm::Engine e(OptionsIn(dir.path));
+  std::string bytes = ReadFile(ModulePath("traps/traps.wasm"));
+  std::vector<std::shared_ptr<const wasm::Module>> got(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] { got[i] = *e.Compile(Bytes(bytes)); });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 1; i < 4; ++i) EXPECT_EQ(got[0].get(), got[i].get());
+}
+
+TEST(Translate, inserts_interrupt_checks_at_functions_and_loops) {
+  std::string bytes = ReadFile(ModulePath("traps/traps.wasm"));
+  auto t = wasm::Translate(Bytes(bytes), host::GuestImports());
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->functions, 19u);  // every defined function gets an entry check
+  EXPECT_EQ(t->interrupt_checks, 19u + 2u);  // plus one per loop (spin, spin_counting)
+  EXPECT_NE(t->c_source.find("gpuwasm_exports[]"), std::string::npos);
+}
+
+TEST(Exports, unknown_entry_is_not_found) {
+  auto module = CompileOrDie("corpus/control.wasm");
+  ASSERT_NE(module, nullptr);
+  GuestRun r = RunExport(module, "no_such_export");
+  EXPECT_EQ(r.outcome.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(r.outcome.status().message(), "module has no exported function 'no_such_export'");
+}
+
+}  // namespace
+}  // namespace gpuwasm::testing

@@ -1,0 +1,3 @@
+(module
+  (import "wasi_snapshot_preview1" "fd_write" (func (param i32 i32) (result i32)))
+  (func (export "run") (result i32) (i32.const 0)))
