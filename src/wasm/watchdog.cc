@@ -41,8 +41,10 @@ void Watchdog::Loop() {
       continue;
     }
     auto first = timers_.begin();
-    if (Clock::now() < first->first.first) {
-      cv_.wait_until(lock, first->first.first);
+    // A copy: Disarm may erase this node while we wait, and wait_until reads the time again.
+    const Clock::time_point when = first->first.first;
+    if (Clock::now() < when) {
+      cv_.wait_until(lock, when);
       continue;
     }
     uint32_t expected = 0;
