@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# scripts/demo.sh BUILD_DIR: what `make demo` shows.
-# The wasm engine is not built yet, so the demo is the native smoke test of the build:
-# `gpuwasm doctor` checks the machine, and the hello guest is shown to be a built wasm module.
+# scripts/demo.sh BUILD_DIR: what `make demo` shows: the first example guest, compiled ahead of
+# time by the wasm engine (cached after the first run) and run once with a small input.
 set -euo pipefail
 build=${1:-build}
-"$build/gpuwasm" doctor
 wasm="$build/examples/hello/hello.wasm"
-printf 'demo: guest %s built (%s bytes); running guests arrives with the wasm engine (issue 3)\n' \
-  "$wasm" "$(stat -c %s "$wasm")"
+input=$(mktemp)
+trap 'rm -f "$input"' EXIT
+printf 'gpuwasm demo input' >"$input"
+echo "\$ gpuwasm run $wasm --input <18 bytes>"
+"$build/gpuwasm" run "$wasm" --input "$input"

@@ -76,7 +76,10 @@ Result<std::shared_ptr<const Module>> Engine::Compile(std::span<const uint8_t> w
   std::string sha = Sha256Hex(bytes);
   std::string abi;
   for (const ImportSpec& s : options_.imports) abi += s.module + "." + s.name + ":" + s.params + ">" + s.results + ";";
-  std::string_view parts[] = {bytes, kEngineVersion, options_.abi_tag, abi};
+  std::string compiler = options_.cc;
+  for (const std::string& f : options_.cc_flags) compiler += " " + f;
+  std::string_view parts[] = {bytes, kEngineVersion, options_.abi_tag, abi, compiler,
+                              options_.interrupt_checks ? "checks" : "no-checks"};
   std::string key = Sha256Hex(parts);
 
   // One compile per key at a time, in this process; other keys proceed in parallel.
@@ -115,7 +118,7 @@ Result<std::shared_ptr<const Module>> Engine::Compile(std::span<const uint8_t> w
 Result<std::shared_ptr<const Module>> Engine::CompileUncached(std::span<const uint8_t> wasm,
                                                               const std::string& key,
                                                               const std::string& sha) {
-  GPUWASM_ASSIGN_OR_RETURN(Translation t, Translate(wasm, options_.imports));
+  GPUWASM_ASSIGN_OR_RETURN(Translation t, Translate(wasm, options_.imports, options_.interrupt_checks));
   std::error_code ec;
   fs::create_directories(options_.cache_dir, ec);
   if (ec) return Status::IoError("cannot create cache directory " + options_.cache_dir.string() + ": " + ec.message());

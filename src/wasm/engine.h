@@ -43,13 +43,17 @@ struct EngineOptions {
   ProcessLimits compile_limits;             // for the compiler process
   std::vector<ImportSpec> imports;          // what the host provides; anything else is refused
   std::string abi_tag = "gpuwasm-abi-1";    // part of the cache key
+  // Insert interrupt checks (deadlines). Off only to measure their cost: without them a guest
+  // loop cannot be stopped.
+  bool interrupt_checks = true;
 };
 
 // $GPUWASM_CACHE_DIR, else $XDG_CACHE_HOME/gpuwasm/modules, else ~/.cache/gpuwasm/modules.
 std::filesystem::path DefaultCacheDir();
 
-// Version of the translation pipeline; changes invalidate cached artifacts.
-inline constexpr const char* kEngineVersion = "gpuwasm-engine-1/wasm2c-1.0.32";
+// Version of the translation pipeline, part of every cache key: bump it with any change to what
+// Translate() emits (prelude, interrupt checks, glue), so stale artifacts are never loaded.
+inline constexpr const char* kEngineVersion = "gpuwasm-engine-2/wasm2c-1.0.32";
 
 class Engine {
  public:

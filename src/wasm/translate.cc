@@ -253,7 +253,9 @@ std::string InsertInterruptChecks(const std::string& c, size_t* functions, size_
   std::regex loop_label("^\\s*w2c_L\\d+:\\s*$");
   while (std::getline(in, line)) {
     if (line == "  FUNC_PROLOGUE;") {
-      out << "  FUNC_PROLOGUE; GPUWASM_CHECK_INTERRUPT();\n";
+      // The flag's address is read from TLS once per call; loop headers then cost one load.
+      out << "  FUNC_PROLOGUE; volatile uint32_t* const gpuwasm_flag = gpuwasm_rt_interrupt_flag; "
+             "GPUWASM_CHECK_INTERRUPT();\n";
       ++*functions;
       ++*checks;
     } else if (line.find("w2c_L") != std::string::npos && std::regex_match(line, loop_label)) {
@@ -274,7 +276,7 @@ constexpr const char* kPrelude =
     "__attribute__((tls_model(\"initial-exec\")));\n"
     "void gpuwasm_rt_interrupted(void) __attribute__((noreturn));\n"
     "#define GPUWASM_CHECK_INTERRUPT() \\\n"
-    "  do { if (__builtin_expect(*gpuwasm_rt_interrupt_flag != 0, 0)) gpuwasm_rt_interrupted(); } while (0)\n";
+    "  do { if (__builtin_expect(*gpuwasm_flag != 0, 0)) gpuwasm_rt_interrupted(); } while (0)\n";
 
 }  // namespace
 
@@ -283,7 +285,8 @@ Status Validate(std::span<const uint8_t> wasm, const std::vector<ImportSpec>& im
   return ParseChecked(wasm, imports, &module);
 }
 
-Result<Translation> Translate(std::span<const uint8_t> wasm, const std::vector<ImportSpec>& imports) {
+Result<Translation> Translate(std::span<const uint8_t> wasm, const std::vector<ImportSpec>& imports,
+                              bool interrupt_checks) {
   wabt::Module module;
   GPUWASM_RETURN_IF_ERROR(ParseChecked(wasm, imports, &module));
   if (wabt::Failed(wabt::GenerateNames(&module))) return Status::Internal("wasm2c: naming failed");
@@ -301,7 +304,8 @@ Result<Translation> Translate(std::span<const uint8_t> wasm, const std::vector<I
   std::string c(cbuf.begin(), cbuf.end());
   t.header.assign(hbuf.begin(), hbuf.end());
   GPUWASM_ASSIGN_OR_RETURN(HeaderFacts facts, ParseHeader(t.header, module_name));
-  t.c_source = std::string(kPrelude) + InsertInterruptChecks(c, &t.functions, &t.interrupt_checks) +
+  t.c_source = std::string(kPrelude) +
+               (interrupt_checks ? InsertInterruptChecks(c, &t.functions, &t.interrupt_checks) : c) +
                Glue(facts);
   return t;
 }

@@ -20,7 +20,8 @@ struct Translation {
 
 // Validates `wasm` (libwabt), rejects unsupported features, imports outside `imports`, and
 // unsafe export names, then translates it with wasm2c's C writer.
-Result<Translation> Translate(std::span<const uint8_t> wasm, const std::vector<ImportSpec>& imports);
+Result<Translation> Translate(std::span<const uint8_t> wasm, const std::vector<ImportSpec>& imports,
+                              bool interrupt_checks = true);
 
 // The same checks without translating.
 Status Validate(std::span<const uint8_t> wasm, const std::vector<ImportSpec>& imports);

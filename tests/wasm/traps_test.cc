@@ -1,7 +1,11 @@
 // Each trap kind ends its call cleanly, poisons only that instance, and the process carries on.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 #include "test_support.h"
 #include "wasm/runtime.h"
@@ -91,6 +95,30 @@ TEST(MemoryCap, grow_stops_at_cap_with_minus_one) {
 
 // Addresses read at run time, so the compiler cannot see (or warn about) the bad access.
 volatile uintptr_t g_null_address = 0;
+
+// With too little address space left for the 8 GiB reservation, instantiation fails with an
+// error (the process does not abort); run in a child so the limit does not leak into other tests.
+void InstantiateUnderSmallAddressSpace(std::shared_ptr<const wasm::Module> module) {
+  rlimit lim{4ull << 30, 4ull << 30};
+  setrlimit(RLIMIT_AS, &lim);
+  host::HostEnv env({});
+  auto inst = wasm::Instance::Create(module, &env, {});
+  bool right = !inst.ok() && inst.status().code() == StatusCode::kResourceExhausted &&
+               inst.status().message() == "instantiation failed: out of memory for linear memory or tables";
+  std::fprintf(stderr, "%s\n", inst.status().ToString().c_str());
+  std::_Exit(right ? 0 : 1);
+}
+
+TEST(MemoryReservationDeathTest, mmap_failure_is_an_error_not_an_abort) {
+#ifdef __SANITIZE_ADDRESS__
+  GTEST_SKIP() << "ASan's shadow memory already exceeds any small RLIMIT_AS";
+#endif
+  auto module = CompileOrDie("traps/traps.wasm");
+  ASSERT_NE(module, nullptr);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(InstantiateUnderSmallAddressSpace(module), ::testing::ExitedWithCode(0),
+              "instantiation failed: out of memory");
+}
 
 // Died of SIGSEGV, as an unhandled fault does. Under ASan, its handler (to which ours forwards)
 // reports the SEGV and then exits non-zero or aborts (abort_on_error).
