@@ -1,0 +1,468 @@
+#include "device/cpu/cpu_device.h"
+
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "common/sha256.h"
+#include "device/cpu/exec.h"
+#include "device/cpu/program.h"
+#include "ptx/parser.h"
+
+namespace gpuwasm::device::cpu {
+namespace {
+
+std::string Hex(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+// Threads that help run the thread blocks of launches.
+class CtaPool {
+ public:
+  explicit CtaPool(unsigned n) {
+    for (unsigned i = 0; i < n; ++i) threads_.emplace_back([this] { Loop(); });
+  }
+  ~CtaPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  void Submit(std::shared_ptr<LaunchRun> run) {
+    if (threads_.empty()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs_.push_back(std::move(run));
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+      if (stop_) return;
+      std::shared_ptr<LaunchRun> job = jobs_.front();
+      if (!job->has_work()) {
+        jobs_.pop_front();
+        continue;
+      }
+      lock.unlock();
+      job->Work();
+      lock.lock();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<LaunchRun>> jobs_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+struct Allocation {
+  uint64_t size = 0;
+  std::shared_ptr<uint8_t> data;  // calloc'ed: zero pages come lazily from the OS
+};
+
+std::shared_ptr<uint8_t> ZeroedHostMemory(uint64_t bytes) {
+  void* p = std::calloc(1, bytes);
+  if (p == nullptr) return nullptr;
+  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+}
+
+class CpuModule;
+
+class CpuKernel final : public Kernel {
+ public:
+  CpuKernel(std::shared_ptr<const CpuModule> module, const KernelEntry* entry, KernelSignature sig)
+      : module_(std::move(module)), entry_(entry), sig_(std::move(sig)) {}
+  const KernelSignature& signature() const override { return sig_; }
+  const CpuModule& module() const { return *module_; }
+  const KernelEntry* entry() const { return entry_; }
+
+ private:
+  std::shared_ptr<const CpuModule> module_;
+  const KernelEntry* entry_;
+  KernelSignature sig_;
+};
+
+class CpuModule final : public Module, public std::enable_shared_from_this<CpuModule> {
+ public:
+  CpuModule(std::shared_ptr<const Program> program, std::vector<MemoryView::Region> globals,
+            std::vector<std::shared_ptr<uint8_t>> storage)
+      : program_(std::move(program)), globals_(std::move(globals)), storage_(std::move(storage)) {}
+
+  Result<std::shared_ptr<const Kernel>> GetKernel(std::string_view name) const override {
+    const KernelEntry* k = program_->FindKernel(name);
+    if (k == nullptr) return Status::NotFound("no kernel named '" + std::string(name) + "' in the module");
+    KernelSignature sig;
+    sig.name = k->name;
+    for (const ptx::Param& p : k->params) sig.params.push_back({p.name, p.type, p.size, p.offset});
+    sig.param_bytes = k->param_bytes;
+    sig.static_shared_bytes = program_->static_shared_bytes;
+    sig.max_threads = k->max_threads;
+    return std::shared_ptr<const Kernel>(std::make_shared<CpuKernel>(shared_from_this(), k, std::move(sig)));
+  }
+
+  std::vector<std::string> KernelNames() const override {
+    std::vector<std::string> names;
+    for (const KernelEntry& k : program_->kernels) names.push_back(k.name);
+    return names;
+  }
+
+  const std::shared_ptr<const Program>& program() const { return program_; }
+  const std::vector<MemoryView::Region>& globals() const { return globals_; }
+  const std::vector<std::shared_ptr<uint8_t>>& storage() const { return storage_; }
+
+ private:
+  std::shared_ptr<const Program> program_;
+  std::vector<MemoryView::Region> globals_;
+  std::vector<std::shared_ptr<uint8_t>> storage_;
+};
+
+class CpuDevice;
+
+class CpuContext final : public Context, public std::enable_shared_from_this<CpuContext> {
+ public:
+  CpuContext(std::shared_ptr<CpuDevice> device, uint64_t base, ContextOptions options)
+      : device_(std::move(device)), next_addr_(base), options_(options) {}
+
+  Result<DevicePtr> Allocate(uint64_t bytes) override {
+    if (bytes == 0) return Status::InvalidArgument("cannot allocate 0 bytes");
+    std::lock_guard<std::mutex> lock(mu_);
+    if (bytes > options_.max_bytes || allocated_ > options_.max_bytes - bytes) {
+      return Status::ResourceExhausted("allocating " + std::to_string(bytes) + " bytes would exceed the context's quota of " +
+                                       std::to_string(options_.max_bytes) + " bytes (" + std::to_string(allocated_) +
+                                       " in use)");
+    }
+    auto data = ZeroedHostMemory(bytes);
+    if (!data) return Status::ResourceExhausted("out of host memory for a " + std::to_string(bytes) + "-byte buffer");
+    DevicePtr p = Reserve(bytes);
+    allocs_[p] = {bytes, std::move(data)};
+    allocated_ += bytes;
+    return p;
+  }
+
+  Status Free(DevicePtr ptr) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = allocs_.find(ptr);
+    if (it == allocs_.end()) return Status::InvalidArgument("free of " + Hex(ptr) + ", which is not a live allocation");
+    allocated_ -= it->second.size;
+    allocs_.erase(it);  // a launch still running keeps the memory alive through its view
+    return Status::Ok();
+  }
+
+  Result<std::shared_ptr<const Module>> LoadModule(std::string_view ptx) override {
+    std::string key = Sha256Hex(ptx);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = modules_.find(key); it != modules_.end()) {
+        if (auto m = it->second.lock()) return std::shared_ptr<const Module>(m);
+      }
+    }
+    GPUWASM_ASSIGN_OR_RETURN(ptx::Module parsed, ptx::Parse(ptx));
+    GPUWASM_ASSIGN_OR_RETURN(Program program, Decode(parsed));
+    std::vector<MemoryView::Region> regions;
+    std::vector<std::shared_ptr<uint8_t>> storage;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (GlobalVariable& g : program.globals) {
+        auto data = ZeroedHostMemory(g.size);
+        if (!data) return Status::ResourceExhausted("out of host memory for module variable " + g.name);
+        std::memcpy(data.get(), g.init.data(), std::min<uint64_t>(g.init.size(), g.size));
+        DevicePtr addr = Reserve(g.size);
+        program.consts[g.address_slot - program.const_base] = addr;
+        regions.push_back({addr, g.size, data.get()});
+        storage.push_back(std::move(data));
+      }
+    }
+    auto module = std::make_shared<CpuModule>(std::make_shared<const Program>(std::move(program)), std::move(regions),
+                                              std::move(storage));
+    std::lock_guard<std::mutex> lock(mu_);
+    modules_[key] = module;
+    return std::shared_ptr<const Module>(module);
+  }
+
+  Result<std::unique_ptr<Stream>> CreateStream() override;
+
+  uint64_t allocated_bytes() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return allocated_;
+  }
+
+  // Host address of [ptr, ptr + bytes) in one live allocation.
+  Result<uint8_t*> Resolve(DevicePtr ptr, uint64_t bytes, std::shared_ptr<uint8_t>* keep) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = allocs_.upper_bound(ptr);
+    if (it != allocs_.begin()) {
+      --it;
+      uint64_t off = ptr - it->first;
+      if (off <= it->second.size && bytes <= it->second.size - off) {
+        *keep = it->second.data;
+        return it->second.data.get() + off;
+      }
+    }
+    return Status::OutOfRange("device range [" + Hex(ptr) + ", +" + std::to_string(bytes) +
+                              ") is not inside one live allocation");
+  }
+
+  // Everything a kernel of `module` may touch: the context's allocations and the module's globals.
+  MemoryView View(const CpuModule& module) const {
+    MemoryView v;
+    std::lock_guard<std::mutex> lock(mu_);
+    v.regions.reserve(allocs_.size() + module.globals().size());
+    for (const auto& [base, a] : allocs_) {
+      v.regions.push_back({base, a.size, a.data.get()});
+      v.keep_alive.push_back(a.data);
+    }
+    for (const auto& r : module.globals()) v.regions.push_back(r);
+    for (const auto& s : module.storage()) v.keep_alive.push_back(s);
+    std::sort(v.regions.begin(), v.regions.end(), [](const auto& a, const auto& b) { return a.base < b.base; });
+    return v;
+  }
+
+  CpuDevice& device() { return *device_; }
+
+ private:
+  DevicePtr Reserve(uint64_t bytes) {  // never reused: a stale pointer can never alias new memory
+    DevicePtr p = next_addr_;
+    next_addr_ += (bytes + 4095) / 4096 * 4096 + 65536;
+    return p;
+  }
+
+  std::shared_ptr<CpuDevice> device_;
+  mutable std::mutex mu_;
+  std::map<DevicePtr, Allocation> allocs_;
+  uint64_t next_addr_;
+  uint64_t allocated_ = 0;
+  ContextOptions options_;
+  std::map<std::string, std::weak_ptr<CpuModule>> modules_;
+};
+
+class CpuDevice final : public Device, public std::enable_shared_from_this<CpuDevice> {
+ public:
+  explicit CpuDevice(const CpuDeviceOptions& o) {
+    unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    unsigned n = o.threads != 0 ? o.threads : hw;
+    // The launching stream's thread works too, so the pool has one thread fewer.
+    pool_ = std::make_unique<CtaPool>(n - 1);
+    info_.kind = DeviceKind::kCpu;
+    info_.name = "gpuwasm CPU device (" + std::to_string(n) + " threads)";
+    info_.compute_major = 9;
+    info_.compute_minor = 0;
+    info_.sm_count = n;
+    info_.max_shared_per_block = 96 * 1024;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    info_.total_memory = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  }
+
+  const DeviceInfo& info() const override { return info_; }
+
+  Result<std::shared_ptr<Context>> CreateContext(const ContextOptions& options) override {
+    // Each context gets its own 1 TiB slice of the device address space.
+    uint64_t base = kGlobalBase + (next_context_.fetch_add(1) << 40);
+    return std::shared_ptr<Context>(std::make_shared<CpuContext>(shared_from_this(), base, options));
+  }
+
+  CtaPool& pool() { return *pool_; }
+
+ private:
+  DeviceInfo info_;
+  std::unique_ptr<CtaPool> pool_;
+  std::atomic<uint64_t> next_context_{0};
+};
+
+class CpuStream final : public Stream {
+ public:
+  explicit CpuStream(std::shared_ptr<CpuContext> ctx) : ctx_(std::move(ctx)), thread_([this] { Loop(); }) {}
+
+  ~CpuStream() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  Status MemcpyHtoD(DevicePtr dst, const void* src, uint64_t bytes) override {
+    std::shared_ptr<uint8_t> keep;
+    GPUWASM_RETURN_IF_ERROR(ctx_->Resolve(dst, bytes, &keep).status());
+    auto data = std::make_shared<std::vector<uint8_t>>(static_cast<const uint8_t*>(src),
+                                                       static_cast<const uint8_t*>(src) + bytes);
+    return Enqueue([this, dst, data]() -> Status {
+      std::shared_ptr<uint8_t> k;
+      GPUWASM_ASSIGN_OR_RETURN(uint8_t * p, ctx_->Resolve(dst, data->size(), &k));
+      std::memcpy(p, data->data(), data->size());
+      return Status::Ok();
+    }, {});
+  }
+
+  Status MemcpyDtoH(void* dst, DevicePtr src, uint64_t bytes) override {
+    GPUWASM_RETURN_IF_ERROR(Synchronize());
+    std::shared_ptr<uint8_t> keep;
+    GPUWASM_ASSIGN_OR_RETURN(uint8_t * p, ctx_->Resolve(src, bytes, &keep));
+    std::memcpy(dst, p, bytes);
+    return Status::Ok();
+  }
+
+  Status MemcpyDtoD(DevicePtr dst, DevicePtr src, uint64_t bytes) override {
+    std::shared_ptr<uint8_t> k1, k2;
+    GPUWASM_RETURN_IF_ERROR(ctx_->Resolve(dst, bytes, &k1).status());
+    GPUWASM_RETURN_IF_ERROR(ctx_->Resolve(src, bytes, &k2).status());
+    return Enqueue([this, dst, src, bytes]() -> Status {
+      std::shared_ptr<uint8_t> a, b;
+      GPUWASM_ASSIGN_OR_RETURN(uint8_t * d, ctx_->Resolve(dst, bytes, &a));
+      GPUWASM_ASSIGN_OR_RETURN(uint8_t * s, ctx_->Resolve(src, bytes, &b));
+      std::memmove(d, s, bytes);
+      return Status::Ok();
+    }, {});
+  }
+
+  Status Memset(DevicePtr dst, uint8_t value, uint64_t bytes) override {
+    std::shared_ptr<uint8_t> keep;
+    GPUWASM_RETURN_IF_ERROR(ctx_->Resolve(dst, bytes, &keep).status());
+    return Enqueue([this, dst, value, bytes]() -> Status {
+      std::shared_ptr<uint8_t> k;
+      GPUWASM_ASSIGN_OR_RETURN(uint8_t * p, ctx_->Resolve(dst, bytes, &k));
+      std::memset(p, value, bytes);
+      return Status::Ok();
+    }, {});
+  }
+
+  Status Launch(const Kernel& kernel, const LaunchConfig& config, std::vector<uint8_t> params,
+                LaunchOptions options) override {
+    const auto* k = dynamic_cast<const CpuKernel*>(&kernel);
+    if (k == nullptr) return Status::InvalidArgument("kernel does not belong to the CPU device");
+    GPUWASM_RETURN_IF_ERROR(CheckLaunchConfig(ctx_->device().info(), k->signature(), config));
+    if (params.size() != k->signature().param_bytes) {
+      return Status::InvalidArgument("kernel '" + k->signature().name + "' takes " +
+                                     std::to_string(k->signature().param_bytes) + " bytes of parameters, got " +
+                                     std::to_string(params.size()));
+    }
+    // Keep the kernel (and so its module and program) alive until the launch ran.
+    auto hold = std::static_pointer_cast<const CpuKernel>(k->module().GetKernel(k->signature().name).value());
+    auto p = std::make_shared<std::vector<uint8_t>>(std::move(params));
+    auto deadline = options.deadline;
+    return Enqueue([this, hold, config, p, deadline]() -> Status {
+      LaunchSpec spec;
+      spec.program = hold->module().program();
+      spec.kernel = hold->entry();
+      spec.config = config;
+      spec.params = std::move(*p);
+      spec.memory = ctx_->View(hold->module());
+      spec.deadline = deadline;
+      spec.cancel = &cancel_;
+      auto run = std::make_shared<LaunchRun>(std::move(spec));
+      ctx_->device().pool().Submit(run);
+      run->Work();
+      run->Wait();
+      last_instructions_.store(run->thread_instructions());
+      return run->status();
+    }, std::move(options.on_complete));
+  }
+
+  Status Synchronize() override {
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
+    return sticky_;
+  }
+
+  void Cancel() override {
+    std::deque<Op> dropped;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cancel_.store(true);
+      dropped.swap(queue_);
+    }
+    for (Op& op : dropped) {
+      if (op.done) op.done(Status::Cancelled("cancelled before it ran"));
+    }
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      idle_cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
+      cancel_.store(false);
+    }
+    idle_cv_.notify_all();
+  }
+
+  uint64_t last_instructions() const { return last_instructions_.load(); }
+
+ private:
+  struct Op {
+    std::function<Status()> run;
+    Completion done;
+  };
+
+  Status Enqueue(std::function<Status()> fn, Completion done) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!sticky_.ok()) {
+      // The stream already failed: like a CUDA context after a fault, everything after fails too.
+      Status s = sticky_;
+      if (done) done(s);
+      return Status::Ok();
+    }
+    queue_.push_back({std::move(fn), std::move(done)});
+    cv_.notify_all();
+    return Status::Ok();
+  }
+
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty() && stop_) return;
+      Op op = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+      Status prior = sticky_;
+      lock.unlock();
+      Status s = prior.ok() ? op.run() : prior;
+      if (op.done) op.done(s);
+      lock.lock();
+      busy_ = false;
+      if (!s.ok() && sticky_.ok() && s.code() != StatusCode::kCancelled) sticky_ = s;
+      if (queue_.empty()) idle_cv_.notify_all();
+    }
+  }
+
+  std::shared_ptr<CpuContext> ctx_;
+  std::mutex mu_;
+  std::condition_variable cv_, idle_cv_;
+  std::deque<Op> queue_;
+  bool busy_ = false;
+  bool stop_ = false;
+  Status sticky_;
+  std::atomic<bool> cancel_{false};
+  std::atomic<uint64_t> last_instructions_{0};
+  std::thread thread_;
+};
+
+Result<std::unique_ptr<Stream>> CpuContext::CreateStream() {
+  return std::unique_ptr<Stream>(std::make_unique<CpuStream>(shared_from_this()));
+}
+
+}  // namespace
+
+std::shared_ptr<Device> CreateCpuDevice(const CpuDeviceOptions& options) {
+  return std::make_shared<CpuDevice>(options);
+}
+
+uint64_t LastLaunchInstructions(const Stream& stream) {
+  const auto* s = dynamic_cast<const CpuStream*>(&stream);
+  return s != nullptr ? s->last_instructions() : 0;
+}
+
+}  // namespace gpuwasm::device::cpu

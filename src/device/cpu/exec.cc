@@ -1,0 +1,1276 @@
+#include "device/cpu/exec.h"
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "device/cpu/numeric.h"
+
+namespace gpuwasm::device::cpu {
+
+using ptx::Type;
+
+uint8_t* MemoryView::Resolve(uint64_t addr, uint64_t bytes) const {
+  auto it = std::upper_bound(regions.begin(), regions.end(), addr,
+                             [](uint64_t a, const Region& r) { return a < r.base; });
+  if (it == regions.begin()) return nullptr;
+  --it;
+  if (addr - it->base > it->size || bytes > it->size - (addr - it->base)) return nullptr;
+  return it->host + (addr - it->base);
+}
+
+LaunchRun::LaunchRun(LaunchSpec spec) : spec_(std::move(spec)) { total_ctas_ = spec_.config.grid.count(); }
+
+void LaunchRun::Fail(Status s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (status_.ok()) status_ = std::move(s);
+  failed_.store(true);
+}
+
+Status LaunchRun::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+namespace {
+
+constexpr uint32_t kFull = 0xffffffffu;
+enum LaneState : uint8_t { kRun, kBar, kExited };
+constexpr uint32_t kMaxCallDepth = 32;
+
+struct Frame {
+  uint32_t ret_pc;
+  uint32_t site;
+};
+
+template <class F>
+inline void ForLanes(uint32_t mask, F&& f) {
+  if (mask == kFull) {
+    for (int l = 0; l < 32; ++l) f(l);
+  } else {
+    for (uint32_t m = mask; m != 0; m &= m - 1) f(__builtin_ctz(m));
+  }
+}
+
+int RoundMode(Round r) {
+  switch (r) {
+    case Round::kRz: case Round::kRzi: return FE_TOWARDZERO;
+    case Round::kRm: case Round::kRmi: return FE_DOWNWARD;
+    case Round::kRp: case Round::kRpi: return FE_UPWARD;
+    default: return FE_TONEAREST;
+  }
+}
+
+// Integer type dispatch: f receives a value of the C++ type matching `t`.
+template <class F>
+void WithInt(Type t, F&& f) {
+  switch (t) {
+    case Type::kS8: f(int8_t{}); break;
+    case Type::kS16: f(int16_t{}); break;
+    case Type::kS32: f(int32_t{}); break;
+    case Type::kS64: f(int64_t{}); break;
+    case Type::kU8: case Type::kB8: f(uint8_t{}); break;
+    case Type::kU16: case Type::kB16: f(uint16_t{}); break;
+    case Type::kU64: case Type::kB64: f(uint64_t{}); break;
+    default: f(uint32_t{}); break;
+  }
+}
+
+template <class T>
+uint64_t Store(T v) {  // register value: sign-extended for signed types, zero-extended otherwise
+  if constexpr (std::is_signed_v<T>) return static_cast<uint64_t>(static_cast<int64_t>(v));
+  else return static_cast<uint64_t>(v);
+}
+
+bool IsHalfLike(Type t) { return t == Type::kF16 || t == Type::kBF16 || t == Type::kF16x2 || t == Type::kBF16x2; }
+
+class CtaExec {
+ public:
+  CtaExec(LaunchRun& run, const Program& p, const KernelEntry& k)
+      : run_(run), p_(p), k_(k), cfg_(run.spec().config), mem_(run.spec().memory) {
+    threads_ = static_cast<uint32_t>(cfg_.block.count());
+    nwarps_ = (threads_ + 31) / 32;
+    slots_ = p.slot_count;
+    regs_.assign(static_cast<size_t>(nwarps_) * slots_ * 32, 0);
+    shared_size_ = p.static_shared_bytes + cfg_.shared_bytes;
+    shared_.assign(shared_size_ + 16, 0);
+    local_size_ = p.local_bytes;
+    local_.assign(static_cast<size_t>(local_size_) * nwarps_ * 32 + 16, 0);
+    depth_.assign(static_cast<size_t>(nwarps_) * 32, 0);
+    frames_.assign(static_cast<size_t>(nwarps_) * 32 * kMaxCallDepth, Frame{0, 0});
+    warps_.resize(nwarps_);
+    // Constants never change: fill them once for every warp.
+    for (uint32_t w = 0; w < nwarps_; ++w) {
+      uint64_t* r = Regs(w);
+      for (size_t c = 0; c < p.consts.size(); ++c) {
+        std::fill_n(r + (p.const_base + c) * 32, 32, p.consts[c]);
+      }
+    }
+  }
+
+  // Runs one CTA; false when the launch failed (fault, cancel, deadline).
+  bool Run(uint64_t cta) {
+    cta_[0] = static_cast<uint32_t>(cta % cfg_.grid.x);
+    cta_[1] = static_cast<uint32_t>((cta / cfg_.grid.x) % cfg_.grid.y);
+    cta_[2] = static_cast<uint32_t>(cta / (uint64_t{cfg_.grid.x} * cfg_.grid.y));
+    for (uint32_t w = 0; w < nwarps_; ++w) InitWarp(w);
+    for (;;) {
+      bool any_run = false;
+      for (uint32_t w = 0; w < nwarps_; ++w) {
+        Warp& wp = warps_[w];
+        if (RunnableMask(wp) == 0) continue;
+        any_run = true;
+        if (!RunWarp(w)) return false;
+      }
+      bool all_exited = true, any_bar = false;
+      for (uint32_t w = 0; w < nwarps_; ++w) {
+        for (uint32_t l = 0; l < 32; ++l) {
+          if (!(warps_[w].live >> l & 1)) continue;
+          if (warps_[w].state[l] != kExited) all_exited = false;
+          if (warps_[w].state[l] == kBar) any_bar = true;
+        }
+      }
+      if (all_exited) return true;
+      if (!any_run && !any_bar) return true;
+      // Every live thread waits at the barrier (exited threads count as arrived): release it.
+      for (uint32_t w = 0; w < nwarps_; ++w) {
+        for (uint32_t l = 0; l < 32; ++l) {
+          if ((warps_[w].live >> l & 1) && warps_[w].state[l] == kBar) {
+            warps_[w].state[l] = kRun;
+            warps_[w].pc[l] += 1;
+          }
+        }
+      }
+    }
+  }
+
+ private:
+  struct Warp {
+    uint32_t pc[32];
+    uint8_t state[32];
+    uint32_t live = 0;
+  };
+
+  uint64_t* Regs(uint32_t w) { return regs_.data() + static_cast<size_t>(w) * slots_ * 32; }
+
+  uint32_t RunnableMask(const Warp& w) const {
+    uint32_t m = 0;
+    for (uint32_t l = 0; l < 32; ++l) {
+      if ((w.live >> l & 1) && w.state[l] == kRun) m |= 1u << l;
+    }
+    return m;
+  }
+
+  void InitWarp(uint32_t w) {
+    Warp& wp = warps_[w];
+    uint64_t* r = Regs(w);
+    uint32_t first = w * 32;
+    uint32_t n = std::min<uint32_t>(32, threads_ - first);
+    wp.live = n == 32 ? kFull : ((1u << n) - 1);
+    auto sp = [&](uint32_t s) { return r + static_cast<size_t>(p_.special_base + s) * 32; };
+    for (uint32_t l = 0; l < 32; ++l) {
+      wp.pc[l] = k_.entry_pc;
+      wp.state[l] = (wp.live >> l & 1) ? kRun : kExited;
+      depth_[w * 32 + l] = 0;
+      uint32_t t = first + l;
+      sp(kTidX)[l] = t % cfg_.block.x;
+      sp(kTidY)[l] = (t / cfg_.block.x) % cfg_.block.y;
+      sp(kTidZ)[l] = t / (cfg_.block.x * cfg_.block.y);
+      sp(kNtidX)[l] = cfg_.block.x;
+      sp(kNtidY)[l] = cfg_.block.y;
+      sp(kNtidZ)[l] = cfg_.block.z;
+      sp(kCtaidX)[l] = cta_[0];
+      sp(kCtaidY)[l] = cta_[1];
+      sp(kCtaidZ)[l] = cta_[2];
+      sp(kNctaidX)[l] = cfg_.grid.x;
+      sp(kNctaidY)[l] = cfg_.grid.y;
+      sp(kNctaidZ)[l] = cfg_.grid.z;
+      sp(kLaneId)[l] = l;
+      sp(kWarpId)[l] = w;
+      sp(kNWarpId)[l] = nwarps_;
+      sp(kLanemaskEq)[l] = 1u << l;
+      sp(kLanemaskLt)[l] = (1u << l) - 1;
+      sp(kLanemaskLe)[l] = l == 31 ? kFull : ((1u << (l + 1)) - 1);
+      sp(kLanemaskGt)[l] = l == 31 ? 0 : ~((1u << (l + 1)) - 1);
+      sp(kLanemaskGe)[l] = ~((1u << l) - 1);
+      sp(kSmId)[l] = 0;
+      sp(kNSmId)[l] = 1;
+      sp(kGridId)[l] = 1;
+      sp(kDynSmem)[l] = cfg_.shared_bytes;
+      sp(kTotalSmem)[l] = shared_size_;
+    }
+  }
+
+  bool Fault(const Inst& in, const std::string& what) {
+    run_.Fail(Status::DeviceFault("kernel '" + k_.name + "' (PTX line " + std::to_string(in.line) + "): " + what));
+    return false;
+  }
+
+  static std::string Hex(uint64_t v) {
+    char b[24];
+    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+    return b;
+  }
+
+  // Host address for a `bytes`-byte access at `addr` in space `m` by lane `l` of warp `w`.
+  uint8_t* Address(Mem m, uint64_t addr, uint32_t bytes, uint32_t w, uint32_t l, const Inst& in, bool store) {
+    if (m == Mem::kGeneric) {
+      if (addr - kSharedWindow < (1ull << 32)) {
+        m = Mem::kShared;
+        addr -= kSharedWindow;
+      } else if (addr - kLocalWindow < (1ull << 32)) {
+        m = Mem::kLocal;
+        addr -= kLocalWindow;
+      } else {
+        m = Mem::kGlobal;
+      }
+    }
+    uint8_t* p = nullptr;
+    const char* space = "global";
+    switch (m) {
+      case Mem::kGlobal: p = mem_.Resolve(addr, bytes); break;
+      case Mem::kShared:
+        space = "shared";
+        if (addr <= shared_size_ && bytes <= shared_size_ - addr) p = shared_.data() + addr;
+        break;
+      case Mem::kLocal:
+        space = "local";
+        if (addr <= local_size_ && bytes <= local_size_ - addr) {
+          p = local_.data() + (static_cast<size_t>(w) * 32 + l) * local_size_ + addr;
+        }
+        break;
+      default: break;
+    }
+    if (p == nullptr) {
+      Fault(in, std::string(space) + (store ? " store" : " load") + " of " + std::to_string(bytes) + " bytes at " +
+                    Hex(addr) + " is outside " +
+                    (m == Mem::kGlobal ? "the context's buffers"
+                                       : m == Mem::kShared ? "shared memory (" + std::to_string(shared_size_) + " bytes)"
+                                                           : "the thread's local memory (" + std::to_string(local_size_) + " bytes)"));
+    }
+    return p;
+  }
+
+  uint32_t Regroup(Warp& wp, uint32_t* gpc) {
+    uint32_t best = UINT32_MAX, mask = 0;
+    for (uint32_t l = 0; l < 32; ++l) {
+      if (!(wp.live >> l & 1) || wp.state[l] != kRun) continue;
+      if (wp.pc[l] < best) {
+        best = wp.pc[l];
+        mask = 1u << l;
+      } else if (wp.pc[l] == best) {
+        mask |= 1u << l;
+      }
+    }
+    *gpc = best;
+    return mask;
+  }
+
+  bool CheckStop() {
+    if (run_.failed()) return false;
+    const LaunchSpec& s = run_.spec();
+    if (s.cancel != nullptr && s.cancel->load(std::memory_order_relaxed)) {
+      run_.Fail(Status::Cancelled("launch of '" + k_.name + "' was cancelled"));
+      return false;
+    }
+    if (s.deadline && std::chrono::steady_clock::now() >= *s.deadline) {
+      run_.Fail(Status::DeadlineExceeded("launch of '" + k_.name + "' passed its deadline"));
+      return false;
+    }
+    return true;
+  }
+
+  bool RunWarp(uint32_t w) {
+    Warp& wp = warps_[w];
+    uint64_t* R = Regs(w);
+    uint32_t gpc;
+    uint32_t group = Regroup(wp, &gpc);
+    uint64_t insts = 0;
+    uint32_t steps = 0;
+    auto reg = [&](uint32_t s) { return R + static_cast<size_t>(s) * 32; };
+    while (group != 0) {
+      if (++steps == 4096) {
+        steps = 0;
+        run_.AddInstructions(insts);
+        insts = 0;
+        if (!CheckStop()) return false;
+      }
+      const Inst& in = p_.code[gpc];
+      uint32_t exec = group;
+      if (in.guard != kNoSlot) {
+        const uint64_t* g = reg(in.guard);
+        uint32_t m = 0;
+        ForLanes(group, [&](int l) { m |= static_cast<uint32_t>((g[l] & 1) != in.guard_negated) << l; });
+        exec = m;
+      }
+      insts += static_cast<uint64_t>(__builtin_popcount(exec));
+      switch (in.op) {
+        case Op::kBra: {
+          if (exec == group) {
+            gpc = in.target;
+          } else {
+            ForLanes(group, [&](int l) { wp.pc[l] = (exec >> l & 1) ? in.target : gpc + 1; });
+            group = Regroup(wp, &gpc);
+          }
+          continue;
+        }
+        case Op::kExit: {
+          ForLanes(group, [&](int l) {
+            if (exec >> l & 1) wp.state[l] = kExited;
+            else wp.pc[l] = gpc + 1;
+          });
+          group = Regroup(wp, &gpc);
+          continue;
+        }
+        case Op::kBar: {
+          ForLanes(group, [&](int l) {
+            if (exec >> l & 1) {
+              wp.state[l] = kBar;
+              wp.pc[l] = gpc;
+            } else {
+              wp.pc[l] = gpc + 1;
+            }
+          });
+          group = Regroup(wp, &gpc);
+          continue;
+        }
+        case Op::kCall: {
+          const CallSite& cs = p_.calls[in.target];
+          bool ok = true;
+          ForLanes(group, [&](int l) {
+            if (!(exec >> l & 1)) {
+              wp.pc[l] = gpc + 1;
+              return;
+            }
+            uint8_t& d = depth_[w * 32 + l];
+            if (d >= kMaxCallDepth) {
+              ok = false;
+              return;
+            }
+            for (size_t k = 0; k < cs.arg_slots.size(); ++k) reg(cs.param_slots[k])[l] = reg(cs.arg_slots[k])[l];
+            frames_[(static_cast<size_t>(w) * 32 + l) * kMaxCallDepth + d] = {gpc + 1, in.target};
+            ++d;
+            wp.pc[l] = cs.callee_entry;
+          });
+          if (!ok) return Fault(in, "call stack deeper than " + std::to_string(kMaxCallDepth));
+          group = Regroup(wp, &gpc);
+          continue;
+        }
+        case Op::kRet: {
+          ForLanes(group, [&](int l) {
+            if (!(exec >> l & 1)) {
+              wp.pc[l] = gpc + 1;
+              return;
+            }
+            uint8_t& d = depth_[w * 32 + l];
+            if (d == 0) {
+              wp.state[l] = kExited;
+              return;
+            }
+            --d;
+            const Frame& f = frames_[(static_cast<size_t>(w) * 32 + l) * kMaxCallDepth + d];
+            const CallSite& cs = p_.calls[f.site];
+            for (size_t k = 0; k < cs.ret_slots.size(); ++k) reg(cs.result_slots[k])[l] = reg(cs.ret_slots[k])[l];
+            wp.pc[l] = f.ret_pc;
+          });
+          group = Regroup(wp, &gpc);
+          continue;
+        }
+        case Op::kTrap:
+          if (exec != 0) return Fault(in, "trap instruction executed");
+          break;
+        default:
+          if (exec != 0 && !Execute(in, exec, group, w, R)) return false;
+          break;
+      }
+      ++gpc;
+    }
+    run_.AddInstructions(insts);
+    return true;
+  }
+
+  // ---- data instructions -------------------------------------------------------------------
+  bool Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w, uint64_t* R);
+  bool Memory(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R);
+  bool Atomic(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R);
+  void Convert(const Inst& in, uint32_t mask, uint64_t* R);
+  bool FloatOp(const Inst& in, uint32_t mask, uint64_t* R);
+  bool HalfOp(const Inst& in, uint32_t mask, uint64_t* R);
+  void IntOp(const Inst& in, uint32_t mask, uint64_t* R);
+  void Setp(const Inst& in, uint32_t mask, uint64_t* R);
+
+  LaunchRun& run_;
+  const Program& p_;
+  const KernelEntry& k_;
+  const LaunchConfig& cfg_;
+  const MemoryView& mem_;
+  uint32_t threads_, nwarps_, slots_;
+  uint32_t cta_[3] = {0, 0, 0};
+  std::vector<uint64_t> regs_;
+  std::vector<uint8_t> shared_;
+  uint32_t shared_size_;
+  std::vector<uint8_t> local_;
+  uint32_t local_size_;
+  std::vector<uint8_t> depth_;
+  std::vector<Frame> frames_;
+  std::vector<Warp> warps_;
+};
+
+#define REG(slot) (R + static_cast<size_t>(slot) * 32)
+
+template <class T>
+T Load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+bool CtaExec::Memory(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
+  const unsigned size = ptx::TypeSize(in.t);
+  const uint64_t* base = REG(in.s[0]);
+  const bool store = in.op == Op::kSt;
+  const bool sign = ptx::IsSigned(in.t);
+  bool ok = true;
+  ForLanes(mask, [&](int l) {
+    if (!ok) return;
+    uint64_t addr = base[l] + static_cast<uint64_t>(in.offset);
+    uint8_t* p = Address(in.mem, addr, size * in.vec, w, l, in, store);
+    if (p == nullptr) {
+      ok = false;
+      return;
+    }
+    for (unsigned k = 0; k < in.vec; ++k) {
+      uint8_t* e = p + k * size;
+      if (store) {
+        uint64_t v = REG(in.d[k])[l];
+        std::memcpy(e, &v, size);  // little-endian: the low bytes
+      } else {
+        uint64_t v = 0;
+        switch (size) {
+          case 1: v = sign ? static_cast<uint64_t>(static_cast<int64_t>(Load<int8_t>(e))) : Load<uint8_t>(e); break;
+          case 2: v = sign ? static_cast<uint64_t>(static_cast<int64_t>(Load<int16_t>(e))) : Load<uint16_t>(e); break;
+          case 4: v = sign ? static_cast<uint64_t>(static_cast<int64_t>(Load<int32_t>(e))) : Load<uint32_t>(e); break;
+          default: v = Load<uint64_t>(e); break;
+        }
+        REG(in.d[k])[l] = v;
+      }
+    }
+  });
+  return ok;
+}
+
+template <class T>
+T AtomicApply(AtomOp op, T old, T b, T c) {
+  switch (op) {
+    case AtomOp::kAdd: return static_cast<T>(old + b);
+    case AtomOp::kMin: return std::min(old, b);
+    case AtomOp::kMax: return std::max(old, b);
+    case AtomOp::kInc:
+      if constexpr (std::is_integral_v<T>) return old >= b ? T{0} : static_cast<T>(old + 1);
+      else return old;
+    case AtomOp::kDec:
+      if constexpr (std::is_integral_v<T>) return (old == 0 || old > b) ? b : static_cast<T>(old - 1);
+      else return old;
+    case AtomOp::kAnd:
+      if constexpr (std::is_integral_v<T>) return old & b;
+      else return old;
+    case AtomOp::kOr:
+      if constexpr (std::is_integral_v<T>) return old | b;
+      else return old;
+    case AtomOp::kXor:
+      if constexpr (std::is_integral_v<T>) return old ^ b;
+      else return old;
+    case AtomOp::kExch: return b;
+    case AtomOp::kCas: return old == b ? c : old;
+  }
+  return old;
+}
+
+template <class T, class U>
+T FromBits(U bits) {
+  if constexpr (std::is_same_v<T, float>) return AsF32(bits);
+  else if constexpr (std::is_same_v<T, double>) return AsF64(bits);
+  else return static_cast<T>(bits);
+}
+
+template <class T>
+uint64_t ToBits(T v) {
+  if constexpr (std::is_floating_point_v<T>) return Bits(v);
+  else return Store(v);
+}
+
+template <class T>
+T AtomicRmw(uint8_t* p, AtomOp op, T b, T c, bool shared) {
+  if (shared) {  // a CTA runs on one thread: lanes are serialised here
+    T old = Load<T>(p);
+    T v = AtomicApply(op, old, b, c);
+    std::memcpy(p, &v, sizeof v);
+    return old;
+  }
+  using Bitsize = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  std::atomic_ref<Bitsize> a(*reinterpret_cast<Bitsize*>(p));
+  Bitsize cur = a.load(std::memory_order_relaxed);
+  for (;;) {
+    T old;
+    std::memcpy(&old, &cur, sizeof old);
+    T v = AtomicApply(op, old, b, c);
+    Bitsize nb;
+    std::memcpy(&nb, &v, sizeof nb);
+    if (a.compare_exchange_weak(cur, nb, std::memory_order_acq_rel, std::memory_order_relaxed)) return old;
+  }
+}
+
+bool CtaExec::Atomic(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
+  const unsigned size = ptx::TypeSize(in.t);
+  bool ok = true;
+  auto op = static_cast<AtomOp>(in.cmp);
+  ForLanes(mask, [&](int l) {
+    if (!ok) return;
+    uint64_t addr = REG(in.s[0])[l] + static_cast<uint64_t>(in.offset);
+    Mem m = in.mem;
+    if (m == Mem::kGeneric) m = addr - kSharedWindow < (1ull << 32) ? Mem::kShared : Mem::kGlobal;
+    uint8_t* p = Address(in.mem, addr, size, w, l, in, true);
+    if (p == nullptr) {
+      ok = false;
+      return;
+    }
+    if (reinterpret_cast<uintptr_t>(p) % size != 0 || addr % size != 0) {
+      ok = Fault(in, "misaligned atomic at " + Hex(addr));
+      return;
+    }
+    bool shared = m == Mem::kShared;
+    uint64_t b = REG(in.s[1])[l], c = in.s[2] != kNoSlot ? REG(in.s[2])[l] : 0;
+    uint64_t old = 0;
+    auto go = [&](auto tag) {
+      using T = decltype(tag);
+      old = ToBits(AtomicRmw<T>(p, op, FromBits<T>(b), FromBits<T>(c), shared));
+    };
+    switch (in.t) {
+      case Type::kF32: go(float{}); break;
+      case Type::kF64: go(double{}); break;
+      case Type::kS32: go(int32_t{}); break;
+      case Type::kS64: go(int64_t{}); break;
+      default:
+        if (size == 4) go(uint32_t{});
+        else go(uint64_t{});
+        break;
+    }
+    REG(in.d[0])[l] = size == 4 ? (old & 0xffffffffu) : old;
+  });
+  return ok;
+}
+
+template <class T>
+bool CompareOrdered(Cmp c, T a, T b) {
+  switch (c) {
+    case Cmp::kEq: return a == b;
+    case Cmp::kNe: return a != b;
+    case Cmp::kLt: case Cmp::kLo: return a < b;
+    case Cmp::kLe: case Cmp::kLs: return a <= b;
+    case Cmp::kGt: case Cmp::kHi: return a > b;
+    case Cmp::kGe: case Cmp::kHs: return a >= b;
+    default: return false;
+  }
+}
+
+template <class T>
+bool CompareFloat(Cmp c, T a, T b) {
+  bool unordered = std::isnan(a) || std::isnan(b);
+  switch (c) {
+    case Cmp::kEq: return !unordered && a == b;
+    case Cmp::kNe: return !unordered && a != b;
+    case Cmp::kLt: return !unordered && a < b;
+    case Cmp::kLe: return !unordered && a <= b;
+    case Cmp::kGt: return !unordered && a > b;
+    case Cmp::kGe: return !unordered && a >= b;
+    case Cmp::kEqu: return unordered || a == b;
+    case Cmp::kNeu: return unordered || a != b;
+    case Cmp::kLtu: return unordered || a < b;
+    case Cmp::kLeu: return unordered || a <= b;
+    case Cmp::kGtu: return unordered || a > b;
+    case Cmp::kGeu: return unordered || a >= b;
+    case Cmp::kNum: return !unordered;
+    case Cmp::kNan: return unordered;
+    default: return false;
+  }
+}
+
+void CtaExec::Setp(const Inst& in, uint32_t mask, uint64_t* R) {
+  auto cmp = static_cast<Cmp>(in.cmp);
+  const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]);
+  auto result = [&](int l) -> bool {
+    switch (in.t) {
+      case Type::kF32: {
+        float x = AsF32(a[l]), y = AsF32(b[l]);
+        if (in.flags & kFtz) {
+          x = FlushF32(x);
+          y = FlushF32(y);
+        }
+        return CompareFloat(cmp, x, y);
+      }
+      case Type::kF64: return CompareFloat(cmp, AsF64(a[l]), AsF64(b[l]));
+      case Type::kF16: return CompareFloat(cmp, HalfToDouble(static_cast<uint16_t>(a[l])), HalfToDouble(static_cast<uint16_t>(b[l])));
+      case Type::kBF16: return CompareFloat(cmp, Bf16ToDouble(static_cast<uint16_t>(a[l])), Bf16ToDouble(static_cast<uint16_t>(b[l])));
+      default: {
+        bool r = false;
+        WithInt(in.t, [&](auto tag) {
+          using T = decltype(tag);
+          r = CompareOrdered(cmp, static_cast<T>(a[l]), static_cast<T>(b[l]));
+        });
+        return r;
+      }
+    }
+  };
+  auto bop = static_cast<BoolOp>(in.bool_op);
+  ForLanes(mask, [&](int l) {
+    bool t = result(l), f = !t;
+    if (in.flags & kHasPred3) {
+      bool c = (REG(in.s[2])[l] & 1) != ((in.flags & kNegPred3) != 0);
+      auto combine = [&](bool x) { return bop == BoolOp::kAnd ? (x && c) : bop == BoolOp::kOr ? (x || c) : (x != c); };
+      t = combine(t);
+      f = combine(f);
+    }
+    REG(in.d[0])[l] = t;
+    if (in.flags & kDualDst) REG(in.d[1])[l] = f;
+  });
+}
+
+template <class T>
+T IntDiv(T a, T b) {
+  if (b == 0) return static_cast<T>(-1);  // PTX leaves it unspecified; hardware gives all ones
+  if constexpr (std::is_signed_v<T>) {
+    if (a == std::numeric_limits<T>::min() && b == -1) return a;
+  }
+  return static_cast<T>(a / b);
+}
+
+template <class T>
+T IntRem(T a, T b) {
+  if (b == 0) return a;
+  if constexpr (std::is_signed_v<T>) {
+    if (a == std::numeric_limits<T>::min() && b == -1) return 0;
+  }
+  return static_cast<T>(a % b);
+}
+
+template <class T>
+T MulHi(T a, T b) {
+  if constexpr (sizeof(T) == 8) {
+    using W = std::conditional_t<std::is_signed_v<T>, __int128, unsigned __int128>;
+    return static_cast<T>((static_cast<W>(a) * static_cast<W>(b)) >> 64);
+  } else {
+    using W = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+    return static_cast<T>((static_cast<W>(a) * static_cast<W>(b)) >> (8 * sizeof(T)));
+  }
+}
+
+template <class T>
+uint32_t Clz(T v) {
+  using U = std::make_unsigned_t<T>;
+  U u = static_cast<U>(v);
+  return u == 0 ? 8 * sizeof(T) : static_cast<uint32_t>(std::countl_zero(u));
+}
+
+void CtaExec::IntOp(const Inst& in, uint32_t mask, uint64_t* R) {
+  uint64_t* d = REG(in.d[0]);
+  const uint64_t* a = REG(in.s[0]);
+  const uint64_t* b = in.s[1] != kNoSlot ? REG(in.s[1]) : a;
+  const uint64_t* c = in.s[2] != kNoSlot ? REG(in.s[2]) : a;
+  const uint64_t* e = in.s[3] != kNoSlot ? REG(in.s[3]) : a;
+  WithInt(in.t, [&](auto tag) {
+    using T = decltype(tag);
+    using U = std::make_unsigned_t<T>;
+    constexpr unsigned kBits = 8 * sizeof(T);
+    auto A = [&](int l) { return static_cast<T>(a[l]); };
+    auto B = [&](int l) { return static_cast<T>(b[l]); };
+    auto C = [&](int l) { return static_cast<T>(c[l]); };
+    auto sat_add = [](T x, T y, bool sub) -> T {
+      if constexpr (std::is_signed_v<T> && sizeof(T) == 4) {
+        int64_t r = sub ? int64_t{x} - y : int64_t{x} + y;
+        return static_cast<T>(std::clamp<int64_t>(r, INT32_MIN, INT32_MAX));
+      } else {
+        return static_cast<T>(sub ? static_cast<U>(x) - static_cast<U>(y) : static_cast<U>(x) + static_cast<U>(y));
+      }
+    };
+    switch (in.op) {
+      case Op::kAdd:
+        if (in.flags & kSat) ForLanes(mask, [&](int l) { d[l] = Store(sat_add(A(l), B(l), false)); });
+        else ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(static_cast<U>(A(l)) + static_cast<U>(B(l)))); });
+        break;
+      case Op::kSub:
+        if (in.flags & kSat) ForLanes(mask, [&](int l) { d[l] = Store(sat_add(A(l), B(l), true)); });
+        else ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(static_cast<U>(A(l)) - static_cast<U>(B(l)))); });
+        break;
+      case Op::kMulLo: ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(static_cast<U>(A(l)) * static_cast<U>(B(l)))); }); break;
+      case Op::kMulHi: ForLanes(mask, [&](int l) { d[l] = Store(MulHi<T>(A(l), B(l))); }); break;
+      case Op::kMadLo:
+        ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(static_cast<U>(A(l)) * static_cast<U>(B(l)) + static_cast<U>(C(l)))); });
+        break;
+      case Op::kMadHi:
+        ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(static_cast<U>(MulHi<T>(A(l), B(l))) + static_cast<U>(C(l)))); });
+        break;
+      case Op::kDiv: ForLanes(mask, [&](int l) { d[l] = Store(IntDiv<T>(A(l), B(l))); }); break;
+      case Op::kRem: ForLanes(mask, [&](int l) { d[l] = Store(IntRem<T>(A(l), B(l))); }); break;
+      case Op::kMin: ForLanes(mask, [&](int l) { d[l] = Store(std::min(A(l), B(l))); }); break;
+      case Op::kMax: ForLanes(mask, [&](int l) { d[l] = Store(std::max(A(l), B(l))); }); break;
+      case Op::kAbs:
+        ForLanes(mask, [&](int l) {
+          T x = A(l);
+          d[l] = Store(x < 0 ? static_cast<T>(U{0} - static_cast<U>(x)) : x);
+        });
+        break;
+      case Op::kNeg: ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(U{0} - static_cast<U>(A(l)))); }); break;
+      case Op::kAnd: ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(A(l) & B(l))); }); break;
+      case Op::kOr: ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(A(l) | B(l))); }); break;
+      case Op::kXor: ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(A(l) ^ B(l))); }); break;
+      case Op::kNot: ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(~A(l))); }); break;
+      case Op::kCnot: ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(A(l) == 0 ? 1 : 0)); }); break;
+      case Op::kShl:
+        ForLanes(mask, [&](int l) {
+          uint32_t s = static_cast<uint32_t>(b[l]);
+          d[l] = Store(s >= kBits ? T{0} : static_cast<T>(static_cast<U>(A(l)) << s));
+        });
+        break;
+      case Op::kShr:
+        ForLanes(mask, [&](int l) {
+          uint32_t s = static_cast<uint32_t>(b[l]);
+          T x = A(l);
+          if (s >= kBits) d[l] = Store(static_cast<T>(std::is_signed_v<T> && x < 0 ? -1 : 0));
+          else d[l] = Store(static_cast<T>(x >> s));
+        });
+        break;
+      case Op::kPopc: ForLanes(mask, [&](int l) { d[l] = static_cast<uint32_t>(std::popcount(static_cast<U>(A(l)))); }); break;
+      case Op::kClz: ForLanes(mask, [&](int l) { d[l] = Clz(A(l)); }); break;
+      case Op::kBrev:
+        ForLanes(mask, [&](int l) {
+          U x = static_cast<U>(A(l)), r = 0;
+          for (unsigned k = 0; k < kBits; ++k) r |= static_cast<U>(((x >> k) & 1) << (kBits - 1 - k));
+          d[l] = Store(static_cast<T>(r));
+        });
+        break;
+      case Op::kBfind:
+        ForLanes(mask, [&](int l) {
+          T x = A(l);
+          U u = static_cast<U>(x);
+          if constexpr (std::is_signed_v<T>) {
+            if (x < 0) u = static_cast<U>(~u);
+          }
+          uint32_t r = u == 0 ? 0xffffffffu : kBits - 1 - static_cast<uint32_t>(std::countl_zero(u));
+          if (u != 0 && (in.flags & kShiftAmt)) r = kBits - 1 - r;
+          d[l] = r;
+        });
+        break;
+      case Op::kBfe:
+        ForLanes(mask, [&](int l) {
+          uint32_t pos = static_cast<uint32_t>(b[l]) & 0xff, len = static_cast<uint32_t>(c[l]) & 0xff;
+          U x = static_cast<U>(A(l)), r = 0;
+          bool sbit = false;
+          if constexpr (std::is_signed_v<T>) {
+            uint32_t msb = len == 0 ? 0 : std::min(pos + len - 1, kBits - 1);
+            sbit = len != 0 && ((x >> msb) & 1);
+          }
+          for (uint32_t k = 0; k < kBits; ++k) {
+            bool bit = k < len ? (pos + k < kBits ? ((x >> (pos + k)) & 1) : sbit) : sbit;
+            if (bit) r |= static_cast<U>(U{1} << k);
+          }
+          d[l] = Store(static_cast<T>(r));
+        });
+        break;
+      case Op::kBfi:
+        ForLanes(mask, [&](int l) {
+          uint32_t pos = static_cast<uint32_t>(c[l]) & 0xff, len = static_cast<uint32_t>(e[l]) & 0xff;
+          U f = static_cast<U>(a[l]), r = static_cast<U>(b[l]);
+          for (uint32_t k = 0; k < len && pos + k < kBits; ++k) {
+            U bit = static_cast<U>(U{1} << (pos + k));
+            r = static_cast<U>(((f >> k) & 1) ? (r | bit) : (r & ~bit));
+          }
+          d[l] = Store(static_cast<T>(r));
+        });
+        break;
+      default: break;
+    }
+  });
+}
+
+template <class T>
+T FMin(T a, T b, bool nan) {
+  if (std::isnan(a) || std::isnan(b)) {
+    if (nan || (std::isnan(a) && std::isnan(b))) return std::numeric_limits<T>::quiet_NaN();
+    return std::isnan(a) ? b : a;
+  }
+  if (a == 0 && b == 0) return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+template <class T>
+T FMax(T a, T b, bool nan) {
+  if (std::isnan(a) || std::isnan(b)) {
+    if (nan || (std::isnan(a) && std::isnan(b))) return std::numeric_limits<T>::quiet_NaN();
+    return std::isnan(a) ? b : a;
+  }
+  if (a == 0 && b == 0) return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+
+bool CtaExec::FloatOp(const Inst& in, uint32_t mask, uint64_t* R) {
+  uint64_t* d = REG(in.d[0]);
+  const uint64_t* a = REG(in.s[0]);
+  const uint64_t* b = in.s[1] != kNoSlot ? REG(in.s[1]) : a;
+  const uint64_t* c = in.s[2] != kNoSlot ? REG(in.s[2]) : a;
+  const bool ftz = in.flags & kFtz, sat = in.flags & kSat;
+  RoundingScope rs(RoundMode(in.rnd));
+  auto body = [&](auto tag) {
+    using T = decltype(tag);
+    auto get = [&](const uint64_t* r, int l) {
+      T v = FromBits<T>(r[l]);
+      if constexpr (std::is_same_v<T, float>) {
+        if (ftz) v = FlushF32(v);
+      }
+      return v;
+    };
+    auto put = [&](int l, T v) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (ftz) v = FlushF32(v);
+      }
+      if (sat && in.op != Op::kMin && in.op != Op::kMax) v = std::isnan(v) ? T{0} : std::clamp(v, T{0}, T{1});
+      d[l] = ToBits(v);
+    };
+    switch (in.op) {
+      case Op::kAdd: ForLanes(mask, [&](int l) { put(l, get(a, l) + get(b, l)); }); break;
+      case Op::kSub: ForLanes(mask, [&](int l) { put(l, get(a, l) - get(b, l)); }); break;
+      case Op::kMulLo: ForLanes(mask, [&](int l) { put(l, get(a, l) * get(b, l)); }); break;
+      case Op::kFma: ForLanes(mask, [&](int l) { put(l, std::fma(get(a, l), get(b, l), get(c, l))); }); break;
+      case Op::kDiv: ForLanes(mask, [&](int l) { put(l, get(a, l) / get(b, l)); }); break;
+      case Op::kMin: ForLanes(mask, [&](int l) { put(l, FMin(get(a, l), get(b, l), sat)); }); break;
+      case Op::kMax: ForLanes(mask, [&](int l) { put(l, FMax(get(a, l), get(b, l), sat)); }); break;
+      case Op::kAbs: ForLanes(mask, [&](int l) { put(l, std::fabs(get(a, l))); }); break;
+      case Op::kNeg: ForLanes(mask, [&](int l) { put(l, -get(a, l)); }); break;
+      case Op::kSqrt: ForLanes(mask, [&](int l) { put(l, std::sqrt(get(a, l))); }); break;
+      case Op::kRcp: ForLanes(mask, [&](int l) { put(l, T{1} / get(a, l)); }); break;
+      case Op::kRsqrt: ForLanes(mask, [&](int l) { put(l, T{1} / std::sqrt(get(a, l))); }); break;
+      case Op::kSin: ForLanes(mask, [&](int l) { put(l, std::sin(get(a, l))); }); break;
+      case Op::kCos: ForLanes(mask, [&](int l) { put(l, std::cos(get(a, l))); }); break;
+      case Op::kEx2: ForLanes(mask, [&](int l) { put(l, std::exp2(get(a, l))); }); break;
+      case Op::kLg2: ForLanes(mask, [&](int l) { put(l, std::log2(get(a, l))); }); break;
+      case Op::kTanh: ForLanes(mask, [&](int l) { put(l, std::tanh(get(a, l))); }); break;
+      case Op::kCopysign: ForLanes(mask, [&](int l) { put(l, std::copysign(get(b, l), get(a, l))); }); break;
+      default: break;
+    }
+  };
+  if (in.t == Type::kF64) body(double{});
+  else body(float{});
+  return true;
+}
+
+// f16, bf16 and their packed x2 forms: computed in double (exact for add/mul), rounded once.
+bool CtaExec::HalfOp(const Inst& in, uint32_t mask, uint64_t* R) {
+  uint64_t* d = REG(in.d[0]);
+  const uint64_t* a = REG(in.s[0]);
+  const uint64_t* b = in.s[1] != kNoSlot ? REG(in.s[1]) : a;
+  const uint64_t* c = in.s[2] != kNoSlot ? REG(in.s[2]) : a;
+  const bool bf = in.t == Type::kBF16 || in.t == Type::kBF16x2;
+  const int lanes = (in.t == Type::kF16x2 || in.t == Type::kBF16x2) ? 2 : 1;
+  auto to = [&](uint16_t h) { return bf ? Bf16ToDouble(h) : HalfToDouble(h); };
+  auto from = [&](double v) { return bf ? DoubleToBf16(v) : DoubleToHalf(v); };
+  RoundingScope rs(RoundMode(in.rnd));
+  bool ok = true;
+  ForLanes(mask, [&](int l) {
+    uint64_t out = 0;
+    for (int h = 0; h < lanes; ++h) {
+      double x = to(static_cast<uint16_t>(a[l] >> (16 * h))), y = to(static_cast<uint16_t>(b[l] >> (16 * h))),
+             z = to(static_cast<uint16_t>(c[l] >> (16 * h)));
+      double r;
+      switch (in.op) {
+        case Op::kAdd: r = x + y; break;
+        case Op::kSub: r = x - y; break;
+        case Op::kMulLo: r = x * y; break;
+        case Op::kFma: r = std::fma(x, y, z); break;
+        case Op::kMin: r = FMin(x, y, false); break;
+        case Op::kMax: r = FMax(x, y, false); break;
+        case Op::kNeg: r = -x; break;
+        case Op::kAbs: r = std::fabs(x); break;
+        case Op::kEx2: r = std::exp2(x); break;
+        case Op::kTanh: r = std::tanh(x); break;
+        default: ok = false; r = 0; break;
+      }
+      if (in.flags & kSat) r = std::isnan(r) ? 0.0 : std::clamp(r, 0.0, 1.0);
+      out |= static_cast<uint64_t>(from(r)) << (16 * h);
+    }
+    d[l] = out;
+  });
+  if (!ok) return Fault(in, "this operation is not implemented for half-precision types");
+  return true;
+}
+
+template <class T>
+T SaturateFromDouble(double v) {
+  if (std::isnan(v)) return T{0};
+  if (v <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+  if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return static_cast<T>(v);
+}
+
+double RoundIntegral(double v, Round r) {
+  switch (r) {
+    case Round::kRni: return std::nearbyint(v);
+    case Round::kRmi: return std::floor(v);
+    case Round::kRpi: return std::ceil(v);
+    default: return std::trunc(v);
+  }
+}
+
+void CtaExec::Convert(const Inst& in, uint32_t mask, uint64_t* R) {
+  uint64_t* d = REG(in.d[0]);
+  const uint64_t* a = REG(in.s[0]);
+  const Type dt = in.t, st = in.t2;
+  const bool sat = in.flags & kSat, ftz = in.flags & kFtz;
+  const bool df = ptx::IsFloat(dt), sf = ptx::IsFloat(st);
+  auto read_float = [&](int l) -> double {
+    switch (st) {
+      case Type::kF32: {
+        float f = AsF32(a[l]);
+        return ftz ? FlushF32(f) : f;
+      }
+      case Type::kF64: return AsF64(a[l]);
+      case Type::kF16: return HalfToDouble(static_cast<uint16_t>(a[l]));
+      case Type::kBF16: return Bf16ToDouble(static_cast<uint16_t>(a[l]));
+      default: return 0;
+    }
+  };
+  auto write_float = [&](int l, double v) {
+    if (sat) v = std::isnan(v) ? 0.0 : std::clamp(v, 0.0, 1.0);
+    switch (dt) {
+      case Type::kF32: {
+        float f = static_cast<float>(v);
+        d[l] = Bits(ftz ? FlushF32(f) : f);
+        break;
+      }
+      case Type::kF64: d[l] = Bits(v); break;
+      case Type::kF16: d[l] = DoubleToHalf(v); break;
+      case Type::kBF16: d[l] = DoubleToBf16(v); break;
+      default: break;
+    }
+  };
+  if (sf && df) {
+    bool integral = in.rnd == Round::kRni || in.rnd == Round::kRzi || in.rnd == Round::kRmi || in.rnd == Round::kRpi;
+    RoundingScope rs(integral ? FE_TONEAREST : RoundMode(in.rnd));
+    ForLanes(mask, [&](int l) {
+      double v = read_float(l);
+      if (integral) v = RoundIntegral(v, in.rnd);
+      write_float(l, v);
+    });
+    return;
+  }
+  if (sf && !df) {  // float -> integer: rounded, then clamped to the destination range (NaN -> 0)
+    ForLanes(mask, [&](int l) {
+      double v = RoundIntegral(read_float(l), in.rnd == Round::kDefault ? Round::kRzi : in.rnd);
+      WithInt(dt, [&](auto tag) {
+        using T = decltype(tag);
+        d[l] = Store(SaturateFromDouble<T>(v));
+      });
+    });
+    return;
+  }
+  if (!sf && df) {  // integer -> float, rounded in the requested mode
+    RoundingScope rs(RoundMode(in.rnd));
+    ForLanes(mask, [&](int l) {
+      WithInt(st, [&](auto tag) {
+        using T = decltype(tag);
+        T x = static_cast<T>(a[l]);
+        if (dt == Type::kF32) {
+          d[l] = Bits(static_cast<float>(x));
+        } else if (dt == Type::kF64) {
+          d[l] = Bits(static_cast<double>(x));
+        } else {
+          write_float(l, static_cast<double>(x));
+        }
+      });
+    });
+    return;
+  }
+  // integer -> integer: extend or truncate; .sat clamps to the destination range.
+  ForLanes(mask, [&](int l) {
+    WithInt(st, [&](auto stag) {
+      using S = decltype(stag);
+      S x = static_cast<S>(a[l]);
+      WithInt(dt, [&](auto dtag) {
+        using D = decltype(dtag);
+        if (sat) {
+          if constexpr (std::is_signed_v<S>) {
+            int64_t v = x;
+            int64_t lo = std::is_signed_v<D> ? static_cast<int64_t>(std::numeric_limits<D>::min()) : 0;
+            int64_t hi = std::numeric_limits<D>::max() > static_cast<uint64_t>(INT64_MAX)
+                             ? INT64_MAX
+                             : static_cast<int64_t>(std::numeric_limits<D>::max());
+            d[l] = Store(static_cast<D>(std::clamp(v, lo, hi)));
+          } else {
+            uint64_t v = x;
+            uint64_t hi = static_cast<uint64_t>(std::numeric_limits<D>::max());
+            d[l] = Store(static_cast<D>(std::min(v, hi)));
+          }
+        } else {
+          d[l] = Store(static_cast<D>(x));
+        }
+      });
+    });
+  });
+}
+
+bool CtaExec::Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w, uint64_t* R) {
+  switch (in.op) {
+    case Op::kNop: return true;
+    case Op::kMov: {
+      uint64_t* d = REG(in.d[0]);
+      const uint64_t* a = REG(in.s[0]);
+      ForLanes(mask, [&](int l) { d[l] = a[l]; });
+      return true;
+    }
+    case Op::kPack: {
+      unsigned eb = ptx::TypeSize(in.t) * 8 / in.vec;
+      uint64_t em = eb == 64 ? ~0ull : ((1ull << eb) - 1);
+      uint64_t* d = REG(in.d[0]);
+      ForLanes(mask, [&](int l) {
+        uint64_t v = 0;
+        for (unsigned k = 0; k < in.vec; ++k) v |= (REG(in.s[k])[l] & em) << (eb * k);
+        d[l] = v;
+      });
+      return true;
+    }
+    case Op::kUnpack: {
+      unsigned eb = ptx::TypeSize(in.t) * 8 / in.vec;
+      uint64_t em = eb == 64 ? ~0ull : ((1ull << eb) - 1);
+      const uint64_t* a = REG(in.s[0]);
+      ForLanes(mask, [&](int l) {
+        uint64_t v = a[l];
+        for (unsigned k = 0; k < in.vec; ++k) REG(in.d[k])[l] = (v >> (eb * k)) & em;
+      });
+      return true;
+    }
+    case Op::kLdKParam: {
+      unsigned size = ptx::TypeSize(in.t);
+      const auto& params = run_.spec().params;
+      if (in.offset < 0 || static_cast<uint64_t>(in.offset) + size > params.size()) {
+        return Fault(in, "parameter load outside the kernel's parameters");
+      }
+      uint64_t v = 0;
+      std::memcpy(&v, params.data() + in.offset, size);
+      if (ptx::IsSigned(in.t) && size < 8) {
+        int shift = 64 - 8 * size;
+        v = static_cast<uint64_t>(static_cast<int64_t>(v << shift) >> shift);
+      }
+      uint64_t* d = REG(in.d[0]);
+      ForLanes(mask, [&](int l) { d[l] = v; });
+      return true;
+    }
+    case Op::kLd:
+    case Op::kSt: return Memory(in, mask, w, R);
+    case Op::kCvta: {  // to generic
+      uint64_t add = in.mem == Mem::kShared ? kSharedWindow : in.mem == Mem::kLocal ? kLocalWindow : 0;
+      uint64_t* d = REG(in.d[0]);
+      const uint64_t* a = REG(in.s[0]);
+      ForLanes(mask, [&](int l) { d[l] = a[l] + add; });
+      return true;
+    }
+    case Op::kCvtaTo: {
+      uint64_t sub = in.mem == Mem::kShared ? kSharedWindow : in.mem == Mem::kLocal ? kLocalWindow : 0;
+      uint64_t* d = REG(in.d[0]);
+      const uint64_t* a = REG(in.s[0]);
+      ForLanes(mask, [&](int l) { d[l] = sub != 0 && a[l] >= sub ? a[l] - sub : a[l]; });
+      return true;
+    }
+    case Op::kMulWide:
+    case Op::kMadWide: {
+      uint64_t* d = REG(in.d[0]);
+      const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]);
+      const uint64_t* c = in.op == Op::kMadWide ? REG(in.s[2]) : nullptr;
+      WithInt(in.t2, [&](auto tag) {
+        using T = decltype(tag);
+        using W = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+        ForLanes(mask, [&](int l) {
+          uint64_t p = static_cast<uint64_t>(static_cast<W>(static_cast<T>(a[l])) * static_cast<W>(static_cast<T>(b[l])));
+          if (c != nullptr) p += c[l];
+          if (sizeof(T) == 2) p &= 0xffffffffu;
+          d[l] = p;
+        });
+      });
+      return true;
+    }
+    case Op::kSetp: Setp(in, mask, R); return true;
+    case Op::kSelp: {
+      uint64_t* d = REG(in.d[0]);
+      const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]), *p = REG(in.s[2]);
+      bool neg = in.flags & kNegPred3;
+      ForLanes(mask, [&](int l) { d[l] = ((p[l] & 1) != neg) ? a[l] : b[l]; });
+      return true;
+    }
+    case Op::kCvt: Convert(in, mask, R); return true;
+    case Op::kTestp: {
+      uint64_t* d = REG(in.d[0]);
+      const uint64_t* a = REG(in.s[0]);
+      ForLanes(mask, [&](int l) {
+        double v = in.t == Type::kF64 ? AsF64(a[l]) : AsF32(a[l]);
+        int c = in.t == Type::kF64 ? std::fpclassify(v) : std::fpclassify(static_cast<float>(v));
+        bool r = false;
+        switch (in.cmp) {
+          case 0: r = std::isfinite(v); break;
+          case 1: r = std::isinf(v); break;
+          case 2: r = !std::isnan(v); break;
+          case 3: r = std::isnan(v); break;
+          case 4: r = c == FP_NORMAL; break;
+          case 5: r = c == FP_SUBNORMAL; break;
+        }
+        d[l] = r;
+      });
+      return true;
+    }
+    case Op::kPrmt: {
+      uint64_t* d = REG(in.d[0]);
+      const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]), *c = REG(in.s[2]);
+      ForLanes(mask, [&](int l) {
+        uint64_t bytes = (a[l] & 0xffffffffu) | ((b[l] & 0xffffffffu) << 32);
+        uint32_t sel = static_cast<uint32_t>(c[l]), r = 0;
+        for (int k = 0; k < 4; ++k) {
+          uint32_t s = (sel >> (4 * k)) & 0xf;
+          uint32_t byte = (bytes >> (8 * (s & 7))) & 0xff;
+          if (s & 8) byte = (byte & 0x80) ? 0xff : 0;  // replicate the sign bit
+          r |= byte << (8 * k);
+        }
+        d[l] = r;
+      });
+      return true;
+    }
+    case Op::kShf: {
+      uint64_t* d = REG(in.d[0]);
+      const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]), *c = REG(in.s[2]);
+      bool left = in.flags & kLeft, wrap = in.flags & kWrap;
+      ForLanes(mask, [&](int l) {
+        uint32_t n = static_cast<uint32_t>(c[l]);
+        n = wrap ? (n & 31) : std::min(n, 32u);
+        uint64_t v = ((b[l] & 0xffffffffu) << 32) | (a[l] & 0xffffffffu);
+        d[l] = left ? static_cast<uint32_t>((v << n) >> 32) : static_cast<uint32_t>(v >> n);
+      });
+      return true;
+    }
+    case Op::kLop3: {
+      uint64_t* d = REG(in.d[0]);
+      const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]), *c = REG(in.s[2]), *lut = REG(in.s[3]);
+      ForLanes(mask, [&](int l) {
+        uint32_t x = static_cast<uint32_t>(a[l]), y = static_cast<uint32_t>(b[l]), z = static_cast<uint32_t>(c[l]);
+        uint32_t t = static_cast<uint32_t>(lut[l]), r = 0;
+        for (int k = 0; k < 32; ++k) {
+          uint32_t idx = ((x >> k & 1) << 2) | ((y >> k & 1) << 1) | (z >> k & 1);
+          r |= ((t >> idx) & 1) << k;
+        }
+        d[l] = r;
+      });
+      return true;
+    }
+    case Op::kAtom: return Atomic(in, mask, w, R);
+    case Op::kShfl: {
+      auto mode = static_cast<ShflMode>(in.cmp);
+      uint32_t vals[32];
+      bool valid[32];
+      const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]), *c = REG(in.s[2]);
+      ForLanes(mask, [&](int l) {
+        int lane = l;
+        int bval = static_cast<int>(b[l] & 31);
+        uint32_t cval = static_cast<uint32_t>(c[l]);
+        int clamp = static_cast<int>(cval & 31), segmask = static_cast<int>((cval >> 8) & 31);
+        int max_lane = (lane & segmask) | (clamp & ~segmask);
+        int min_lane = lane & segmask;
+        int j = lane;
+        bool p = false;
+        switch (mode) {
+          case ShflMode::kUp: j = lane - bval; p = j >= max_lane; break;
+          case ShflMode::kDown: j = lane + bval; p = j <= max_lane; break;
+          case ShflMode::kBfly: j = lane ^ bval; p = j <= max_lane; break;
+          case ShflMode::kIdx: j = min_lane | (bval & ~segmask); p = j <= max_lane; break;
+        }
+        if (!p || j < 0 || j > 31) j = lane;
+        vals[l] = static_cast<uint32_t>(a[j]);
+        valid[l] = p;
+      });
+      ForLanes(mask, [&](int l) {
+        REG(in.d[0])[l] = vals[l];
+        if (in.flags & kDualDst) REG(in.d[1])[l] = valid[l];
+      });
+      return true;
+    }
+    case Op::kVote: {
+      const uint64_t *p = REG(in.s[0]), *mm = REG(in.s[1]);
+      bool neg = in.flags & kNegSrc0;
+      uint32_t members = mask & static_cast<uint32_t>(mm[__builtin_ctz(mask)]);
+      uint32_t ballot = 0;
+      ForLanes(members, [&](int l) { ballot |= static_cast<uint32_t>((p[l] & 1) != neg) << l; });
+      uint64_t r = 0;
+      switch (static_cast<VoteMode>(in.cmp)) {
+        case VoteMode::kAll: r = ballot == members; break;
+        case VoteMode::kAny: r = ballot != 0; break;
+        case VoteMode::kUni: r = ballot == 0 || ballot == members; break;
+        case VoteMode::kBallot: r = ballot; break;
+      }
+      uint64_t* d = REG(in.d[0]);
+      ForLanes(mask, [&](int l) { d[l] = r; });
+      return true;
+    }
+    case Op::kActivemask: {
+      uint64_t* d = REG(in.d[0]);
+      ForLanes(mask, [&](int l) { d[l] = group; });
+      return true;
+    }
+    case Op::kClock: {
+      uint64_t now = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+      uint64_t* d = REG(in.d[0]);
+      ForLanes(mask, [&](int l) { d[l] = now; });
+      return true;
+    }
+    default: break;
+  }
+  if (IsHalfLike(in.t)) return HalfOp(in, mask, R);
+  if (in.t == Type::kF32 || in.t == Type::kF64) return FloatOp(in, mask, R);
+  if (in.t == Type::kPred) {  // and/or/xor/not on predicates
+    uint64_t* d = REG(in.d[0]);
+    const uint64_t* a = REG(in.s[0]);
+    const uint64_t* b = in.s[1] != kNoSlot ? REG(in.s[1]) : a;
+    ForLanes(mask, [&](int l) {
+      bool x = a[l] & 1, y = b[l] & 1;
+      d[l] = in.op == Op::kAnd ? (x && y) : in.op == Op::kOr ? (x || y) : in.op == Op::kXor ? (x != y) : !x;
+    });
+    return true;
+  }
+  IntOp(in, mask, R);
+  return true;
+}
+
+}  // namespace
+
+void LaunchRun::Work() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++active_;
+  }
+  const Program& p = *spec_.program;
+  // Scratch (registers, shared and local memory) is per launch and per thread, zero-filled:
+  // nothing of another launch is ever visible to this one.
+  std::unique_ptr<CtaExec> exec;
+  while (!failed()) {
+    uint64_t cta = next_cta_.fetch_add(1);
+    if (cta >= total_ctas_) break;
+    if (!exec) exec = std::make_unique<CtaExec>(*this, p, *spec_.kernel);
+    if (!exec->Run(cta)) break;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  --active_;
+  cv_.notify_all();
+}
+
+void LaunchRun::Wait() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return active_ == 0 && (next_cta_.load() >= total_ctas_ || failed_.load()); });
+}
+
+}  // namespace gpuwasm::device::cpu

@@ -1,0 +1,835 @@
+#include "device/cpu/program.h"
+
+#include <cstring>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace gpuwasm::device::cpu {
+
+using ptx::Operand;
+using ptx::Type;
+
+const KernelEntry* Program::FindKernel(std::string_view name) const {
+  for (const KernelEntry& k : kernels) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+namespace {
+
+Status Unsupported(const ptx::Instruction& in, const std::string& why) {
+  return Status::Unsupported("line " + std::to_string(in.pos.line) + ": unsupported instruction '" + in.text() +
+                             "'" + (why.empty() ? "" : ": " + why));
+}
+
+Status BadAt(const ptx::Instruction& in, const std::string& why) {
+  return Status::InvalidArgument("line " + std::to_string(in.pos.line) + ", column " + std::to_string(in.pos.col) +
+                                 ": " + in.text() + ": " + why);
+}
+
+uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+struct Mods {
+  std::vector<Type> types;
+  std::string space;  // global shared local param const ""(generic)
+  Round rnd = Round::kDefault;
+  uint16_t flags = 0;
+  bool hi = false, lo = false, wide = false, to = false, uni = false;
+  int vec = 1;
+  std::string cmp, boolop, atom, mode;
+  std::set<std::string> other;
+};
+
+Mods ParseMods(const ptx::Instruction& in) {
+  Mods m;
+  static const std::map<std::string, Round> kRound = {{"rn", Round::kRn},   {"rz", Round::kRz},   {"rm", Round::kRm},
+                                                      {"rp", Round::kRp},   {"rni", Round::kRni}, {"rzi", Round::kRzi},
+                                                      {"rmi", Round::kRmi}, {"rpi", Round::kRpi}};
+  static const std::set<std::string> kCmp = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
+                                             "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"};
+  static const std::set<std::string> kAtom = {"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"};
+  for (size_t i = 0; i < in.modifiers.size(); ++i) {
+    const std::string& x = in.modifiers[i];
+    if (auto t = ptx::ParseType("." + x)) {
+      m.types.push_back(*t);
+    } else if (x == "global" || x == "shared" || x == "local" || x == "param" || x == "const") {
+      m.space = x;
+    } else if (auto r = kRound.find(x); r != kRound.end()) {
+      m.rnd = r->second;
+    } else if (x == "ftz") {
+      m.flags |= kFtz;
+    } else if (x == "sat" || x == "satfinite") {
+      m.flags |= kSat;
+    } else if (x == "approx" || x == "full") {
+      m.flags |= kApprox;
+    } else if (x == "hi") {
+      m.hi = true;
+    } else if (x == "lo") {
+      m.lo = true;
+    } else if (x == "wide") {
+      m.wide = true;
+    } else if (x == "to") {
+      m.to = true;
+    } else if (x == "uni") {
+      m.uni = true;
+    } else if (x == "v2" || x == "v4") {
+      m.vec = x == "v2" ? 2 : 4;
+    } else if (x == "shiftamt") {
+      m.flags |= kShiftAmt;
+    } else if (x == "wrap") {
+      m.flags |= kWrap;
+    } else if (x == "l") {
+      m.flags |= kLeft;
+    } else if (in.opcode == "setp" && kCmp.count(x) != 0 && m.cmp.empty()) {
+      m.cmp = x;
+    } else if (in.opcode == "setp" && (x == "and" || x == "or" || x == "xor")) {
+      m.boolop = x;
+    } else if ((in.opcode == "atom" || in.opcode == "red") && kAtom.count(x) != 0) {
+      m.atom = x;
+    } else if ((in.opcode == "shfl" && (x == "up" || x == "down" || x == "bfly" || x == "idx")) ||
+               (in.opcode == "vote" && (x == "all" || x == "any" || x == "uni" || x == "ballot"))) {
+      m.mode = x;
+    } else {
+      m.other.insert(x);
+    }
+  }
+  return m;
+}
+
+class Decoder {
+ public:
+  explicit Decoder(const ptx::Module& m) : m_(m) {}
+
+  Result<Program> Run() {
+    // Slots: registers, then parameter slots, a sink, specials, then constants.
+    p_.register_slots = static_cast<uint32_t>(m_.registers.size());
+    uint32_t next = p_.register_slots;
+    for (size_t fi = 0; fi < m_.functions.size(); ++fi) {
+      const ptx::Function& f = m_.functions[fi];
+      if (f.is_entry) continue;
+      for (const ptx::Param& prm : f.params) {
+        if (prm.size > 8) return Status::Unsupported("function '" + f.name + "': parameter " + prm.name + " larger than 8 bytes");
+        func_param_slot_[fi][prm.name] = next++;
+      }
+      for (const ptx::Param& prm : f.returns) {
+        if (prm.size > 8) return Status::Unsupported("function '" + f.name + "': return value larger than 8 bytes");
+        func_param_slot_[fi][prm.name] = next++;
+      }
+    }
+    for (const ptx::Function& f : m_.functions) {
+      for (const ptx::Statement& s : f.body) {
+        if (s.kind == ptx::Statement::Kind::kVariable && s.var.space == ptx::Space::kParam) ++param_var_count_;
+      }
+    }
+    param_var_base_ = next;
+    next += param_var_count_;
+    sink_ = next++;
+    p_.special_base = next;
+    p_.const_base = next + kSpecialCount;
+
+    GPUWASM_RETURN_IF_ERROR(LayOutModuleVariables());
+    // Entry points first, so pcs are known for calls; labels patched per function.
+    for (size_t fi = 0; fi < m_.functions.size(); ++fi) {
+      if (!m_.functions[fi].has_body) continue;
+      GPUWASM_RETURN_IF_ERROR(EmitFunction(static_cast<int>(fi)));
+    }
+    for (auto& [site, callee] : pending_calls_) {
+      auto it = entry_pc_.find(callee);
+      if (it == entry_pc_.end()) return Status::Unsupported("call to '" + m_.functions[callee].name + "', which has no body");
+      p_.calls[site].callee_entry = it->second;
+    }
+    GPUWASM_RETURN_IF_ERROR(CheckCallGraph());
+    p_.static_shared_bytes = static_cast<uint32_t>(AlignUp(shared_bytes_, 16));
+    p_.dynamic_shared_offset = p_.static_shared_bytes;
+    p_.local_bytes = static_cast<uint32_t>(AlignUp(local_bytes_, 8));
+    p_.slot_count = p_.const_base + static_cast<uint32_t>(p_.consts.size());
+    return std::move(p_);
+  }
+
+ private:
+  struct Symbol {
+    enum Kind { kKernelParam, kSlot, kShared, kLocal, kGlobal, kDynShared } kind;
+    uint64_t value = 0;  // offset, or slot
+  };
+
+  uint32_t Const(uint64_t v) {
+    auto it = const_index_.find(v);
+    if (it != const_index_.end()) return it->second;
+    uint32_t slot = p_.const_base + static_cast<uint32_t>(p_.consts.size());
+    p_.consts.push_back(v);
+    const_index_[v] = slot;
+    return slot;
+  }
+
+  Status AddShared(const ptx::Variable& v) {
+    if (v.is_extern || (v.is_array && v.count == 0)) {
+      symbols_global_[v.name] = {Symbol::kDynShared, 0};
+      return Status::Ok();
+    }
+    shared_bytes_ = AlignUp(shared_bytes_, std::max<uint32_t>(v.align, 1));
+    if (shared_bytes_ + v.size() > (1ull << 31)) return Status::InvalidArgument("shared variables exceed 2 GiB");
+    (symbols_global_)[v.name] = {Symbol::kShared, shared_bytes_};
+    shared_bytes_ += v.size();
+    return Status::Ok();
+  }
+
+  Status LayOutModuleVariables() {
+    for (const ptx::Variable& v : m_.globals) {
+      if (v.space == ptx::Space::kShared) {
+        GPUWASM_RETURN_IF_ERROR(AddShared(v));
+      } else if (v.space == ptx::Space::kGlobal || v.space == ptx::Space::kConst) {
+        if (v.is_extern) return Status::Unsupported("extern variable '" + v.name + "' cannot be resolved");
+        GlobalVariable g;
+        g.name = v.name;
+        g.size = std::max<uint64_t>(v.size(), 1);
+        g.align = std::max<uint32_t>(v.align, 1);
+        g.init = v.init;
+        g.address_slot = p_.const_base + static_cast<uint32_t>(p_.consts.size());
+        p_.consts.push_back(0);  // patched with the address at load
+        symbols_global_[v.name] = {Symbol::kGlobal, g.address_slot};
+        p_.globals.push_back(std::move(g));
+      } else {
+        return Status::Unsupported("module-scope variable '" + v.name + "' in this state space");
+      }
+    }
+    return Status::Ok();
+  }
+
+  std::optional<Symbol> Lookup(const std::string& name) const {
+    if (auto it = local_symbols_.find(name); it != local_symbols_.end()) return it->second;
+    if (auto it = symbols_global_.find(name); it != symbols_global_.end()) return it->second;
+    return std::nullopt;
+  }
+
+  // The value of a symbol used as an operand (its address).
+  Result<uint32_t> SymbolValue(const ptx::Instruction& in, const std::string& name) {
+    auto s = Lookup(name);
+    if (!s) return BadAt(in, "unknown symbol " + name);
+    switch (s->kind) {
+      case Symbol::kShared: return Const(s->value);
+      case Symbol::kDynShared: return Const(kDynSharedMarker);
+      case Symbol::kLocal: return Const(s->value);
+      case Symbol::kGlobal: return static_cast<uint32_t>(s->value);
+      case Symbol::kKernelParam:
+      case Symbol::kSlot: return Unsupported(in, "taking the address of parameter " + name);
+    }
+    return BadAt(in, "bad symbol");
+  }
+
+  Result<uint32_t> Slot(const ptx::Instruction& in, const Operand& o, Type t) {
+    switch (o.kind) {
+      case Operand::Kind::kRegister: return static_cast<uint32_t>(o.reg);
+      case Operand::Kind::kSink: return sink_;
+      case Operand::Kind::kImmediate: {
+        uint64_t bits = o.imm_bits;
+        if (t == Type::kF32 && o.imm_double) {
+          double d;
+          std::memcpy(&d, &bits, 8);
+          float f = static_cast<float>(d);
+          uint32_t u;
+          std::memcpy(&u, &f, 4);
+          bits = u;
+        } else if (t == Type::kF64 && o.imm_float) {
+          uint32_t u = static_cast<uint32_t>(bits);
+          float f;
+          std::memcpy(&f, &u, 4);
+          double d = f;
+          std::memcpy(&bits, &d, 8);
+        }
+        return Const(bits);
+      }
+      case Operand::Kind::kSpecial: {
+        static const std::map<std::string, uint32_t> kSpecials = {
+            {"%tid.x", kTidX},         {"%tid.y", kTidY},           {"%tid.z", kTidZ},         {"%ntid.x", kNtidX},
+            {"%ntid.y", kNtidY},       {"%ntid.z", kNtidZ},         {"%ctaid.x", kCtaidX},     {"%ctaid.y", kCtaidY},
+            {"%ctaid.z", kCtaidZ},     {"%nctaid.x", kNctaidX},     {"%nctaid.y", kNctaidY},   {"%nctaid.z", kNctaidZ},
+            {"%laneid", kLaneId},      {"%warpid", kWarpId},        {"%nwarpid", kNWarpId},    {"%lanemask_eq", kLanemaskEq},
+            {"%lanemask_lt", kLanemaskLt}, {"%lanemask_le", kLanemaskLe}, {"%lanemask_gt", kLanemaskGt},
+            {"%lanemask_ge", kLanemaskGe}, {"%smid", kSmId},        {"%nsmid", kNSmId},        {"%gridid", kGridId},
+            {"%dynamic_smem_size", kDynSmem}, {"%total_smem_size", kTotalSmem}};
+        auto it = kSpecials.find(o.symbol);
+        if (it == kSpecials.end()) return Unsupported(in, "special register " + o.symbol);
+        return p_.special_base + it->second;
+      }
+      case Operand::Kind::kSymbol: return SymbolValue(in, o.symbol);
+      default: return BadAt(in, "unexpected operand");
+    }
+  }
+
+  // Address operand: base slot + offset.
+  Status Address(const ptx::Instruction& in, const Operand& o, Inst* out) {
+    if (o.kind != Operand::Kind::kAddress) return BadAt(in, "expected an address operand");
+    out->offset = o.offset;
+    if (o.reg >= 0) {
+      out->s[0] = static_cast<uint32_t>(o.reg);
+    } else if (!o.symbol.empty()) {
+      GPUWASM_ASSIGN_OR_RETURN(out->s[0], SymbolValue(in, o.symbol));
+    } else {
+      out->s[0] = Const(0);
+    }
+    return Status::Ok();
+  }
+
+  static Mem SpaceOf(const std::string& s) {
+    if (s == "shared") return Mem::kShared;
+    if (s == "local") return Mem::kLocal;
+    if (s == "global" || s == "const") return Mem::kGlobal;
+    return Mem::kGeneric;
+  }
+
+  Status Emit(Inst inst, const ptx::Instruction& in) {
+    inst.line = static_cast<uint32_t>(in.pos.line);
+    if (in.guard >= 0) {
+      inst.guard = static_cast<uint32_t>(in.guard);
+      inst.guard_negated = in.guard_negated;
+    }
+    p_.code.push_back(inst);
+    return Status::Ok();
+  }
+
+  Status EmitFunction(int fi) {
+    const ptx::Function& f = m_.functions[fi];
+    current_function_ = fi;
+    local_symbols_.clear();
+    for (const ptx::Param& prm : f.params) {
+      if (f.is_entry) {
+        local_symbols_[prm.name] = {Symbol::kKernelParam, prm.offset};
+      } else {
+        local_symbols_[prm.name] = {Symbol::kSlot, func_param_slot_[fi][prm.name]};
+      }
+    }
+    for (const ptx::Param& prm : f.returns) local_symbols_[prm.name] = {Symbol::kSlot, func_param_slot_[fi][prm.name]};
+    entry_pc_[fi] = static_cast<uint32_t>(p_.code.size());
+    if (f.is_entry) {
+      KernelEntry k;
+      k.name = f.name;
+      k.entry_pc = entry_pc_[fi];
+      k.params = f.params;
+      k.param_bytes = f.param_bytes;
+      uint64_t mt = uint64_t{std::max(1u, f.maxntid[0])} * std::max(1u, f.maxntid[1]) * std::max(1u, f.maxntid[2]);
+      k.max_threads = f.maxntid[0] != 0 ? static_cast<uint32_t>(mt) : 0;
+      p_.kernels.push_back(std::move(k));
+    }
+    std::map<std::string, uint32_t> labels;
+    std::vector<std::pair<size_t, std::string>> branches;
+    for (const ptx::Statement& s : f.body) {
+      if (s.kind == ptx::Statement::Kind::kLabel) {
+        labels[s.label] = static_cast<uint32_t>(p_.code.size());
+        continue;
+      }
+      if (s.kind == ptx::Statement::Kind::kVariable) {
+        const ptx::Variable& v = s.var;
+        if (v.space == ptx::Space::kShared) {
+          GPUWASM_RETURN_IF_ERROR(AddShared(v));
+        } else if (v.space == ptx::Space::kLocal) {
+          local_bytes_ = AlignUp(local_bytes_, std::max<uint32_t>(v.align, 1));
+          local_symbols_[v.name] = {Symbol::kLocal, local_bytes_};
+          local_bytes_ += v.size();
+          if (local_bytes_ > (1u << 20)) return Status::Unsupported("more than 1 MiB of local memory per thread");
+        } else if (v.space == ptx::Space::kParam) {
+          if (v.size() > 8) return Status::Unsupported("line " + std::to_string(v.pos.line) + ": call parameter larger than 8 bytes");
+          local_symbols_[v.name] = {Symbol::kSlot, param_var_base_ + param_var_used_++};
+        } else {
+          return Status::Unsupported("line " + std::to_string(v.pos.line) + ": variable in this state space inside a function");
+        }
+        continue;
+      }
+      const ptx::Instruction& in = s.inst;
+      if (in.opcode == "bra") {
+        branches.emplace_back(p_.code.size(), in.operands[0].symbol);
+      }
+      GPUWASM_RETURN_IF_ERROR(Instruction(fi, in));
+    }
+    // A function falls off its end only if the PTX is malformed; end it explicitly.
+    Inst end;
+    end.op = f.is_entry ? Op::kExit : Op::kRet;
+    p_.code.push_back(end);
+    for (auto& [pc, label] : branches) {
+      auto it = labels.find(label);
+      if (it == labels.end()) return Status::InvalidArgument("undefined label " + label);
+      p_.code[pc].target = it->second;
+    }
+    return Status::Ok();
+  }
+
+  Status Instruction(int fi, const ptx::Instruction& in) {
+    Mods m = ParseMods(in);
+    const auto& ops = in.operands;
+    const std::string& op = in.opcode;
+    Inst x;
+    x.t = m.types.empty() ? Type::kNone : m.types.back();
+    x.rnd = m.rnd;
+    x.flags = m.flags;
+    auto need = [&](size_t n) -> Status {
+      if (ops.size() != n) return BadAt(in, "expected " + std::to_string(n) + " operands, got " + std::to_string(ops.size()));
+      return Status::Ok();
+    };
+    auto dst = [&](size_t i) -> Result<uint32_t> {
+      if (ops[i].kind != Operand::Kind::kRegister && ops[i].kind != Operand::Kind::kSink) {
+        return BadAt(in, "operand " + std::to_string(i + 1) + " must be a register");
+      }
+      return Slot(in, ops[i], x.t);
+    };
+    auto srcs = [&](size_t from, size_t n) -> Status {
+      for (size_t k = 0; k < n; ++k) { GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, ops[from + k], x.t)); }
+      return Status::Ok();
+    };
+    auto arith = [&](Op o, size_t nsrc) -> Status {
+      GPUWASM_RETURN_IF_ERROR(need(nsrc + 1));
+      x.op = o;
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+      GPUWASM_RETURN_IF_ERROR(srcs(1, nsrc));
+      return Emit(x, in);
+    };
+    if (!m.other.empty() && op != "mov" && op != "ld" && op != "st" && op != "bar" && op != "barrier" &&
+        op != "membar" && op != "fence" && op != "shfl" && op != "vote" && op != "atom" && op != "red" &&
+        op != "call" && op != "min" && op != "max" && op != "cvt" && op != "div" && op != "prmt" && op != "shf" &&
+        op != "ldu" && op != "testp") {
+      return Unsupported(in, "modifier ." + *m.other.begin());
+    }
+    if (op == "mov") {
+      GPUWASM_RETURN_IF_ERROR(need(2));
+      if (ops[1].kind == Operand::Kind::kSpecial && (ops[1].symbol == "%clock" || ops[1].symbol == "%clock64" ||
+                                                       ops[1].symbol == "%globaltimer")) {
+        x.op = Op::kClock;
+        GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+        return Emit(x, in);
+      }
+      if (ops[1].kind == Operand::Kind::kVector || ops[0].kind == Operand::Kind::kVector) {
+        bool pack = ops[1].kind == Operand::Kind::kVector;
+        const Operand& v = pack ? ops[1] : ops[0];
+        if (v.elements.size() != 2 && v.elements.size() != 4) return BadAt(in, "vector of 2 or 4 elements expected");
+        x.op = pack ? Op::kPack : Op::kUnpack;
+        x.vec = static_cast<uint8_t>(v.elements.size());
+        Type et = ptx::TypeSize(x.t) / x.vec == 2 ? Type::kB16 : ptx::TypeSize(x.t) / x.vec == 4 ? Type::kB32 : Type::kB8;
+        for (size_t k = 0; k < v.elements.size(); ++k) {
+          GPUWASM_ASSIGN_OR_RETURN(uint32_t s, Slot(in, v.elements[k], et));
+          if (pack) x.s[k] = s; else x.d[k] = s;
+        }
+        if (pack) { GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0)); }
+        else { GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t)); }
+        return Emit(x, in);
+      }
+      return arith(Op::kMov, 1);
+    }
+    if (op == "ld" || op == "ldu" || op == "st") {
+      GPUWASM_RETURN_IF_ERROR(need(2));
+      bool store = op == "st";
+      const Operand& addr = store ? ops[0] : ops[1];
+      const Operand& val = store ? ops[1] : ops[0];
+      for (const std::string& o : m.other) {
+        if (o != "nc" && o != "volatile" && o != "relaxed" && o != "weak" && o != "ca" && o != "cg" && o != "cs" &&
+            o != "lu" && o != "cv" && o != "wb" && o != "wt" && o != "gpu" && o != "cta" && o != "sys" &&
+            o.rfind("L1::", 0) != 0 && o.rfind("L2::", 0) != 0) {
+          return Unsupported(in, "modifier ." + o);
+        }
+      }
+      if (m.space == "param") {
+        auto sym = addr.kind == Operand::Kind::kAddress && addr.reg < 0 ? Lookup(addr.symbol) : std::nullopt;
+        if (!sym) return Unsupported(in, "parameter access through a register");
+        if (sym->kind == Symbol::kKernelParam) {
+          if (store) return BadAt(in, "kernel parameters are read-only");
+          if (m.vec != 1 || val.kind == Operand::Kind::kVector) return Unsupported(in, "vector parameter load");
+          x.op = Op::kLdKParam;
+          x.offset = static_cast<int64_t>(sym->value) + addr.offset;
+          GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+          if (ops[0].kind == Operand::Kind::kRegister) {
+            x.dst_bits = static_cast<uint8_t>(ptx::TypeSize(m_.registers[ops[0].reg].type) * 8);
+          }
+          return Emit(x, in);
+        }
+        if (sym->kind != Symbol::kSlot || addr.offset != 0 || m.vec != 1) return Unsupported(in, "call parameter at an offset");
+        x.op = Op::kMov;
+        if (store) {
+          x.d[0] = static_cast<uint32_t>(sym->value);
+          GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, val, x.t));
+        } else {
+          GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+          x.s[0] = static_cast<uint32_t>(sym->value);
+        }
+        return Emit(x, in);
+      }
+      x.op = store ? Op::kSt : Op::kLd;
+      x.mem = op == "ldu" ? Mem::kGlobal : SpaceOf(m.space);
+      x.vec = static_cast<uint8_t>(m.vec);
+      GPUWASM_RETURN_IF_ERROR(Address(in, addr, &x));
+      uint32_t vals[4];
+      if (val.kind == Operand::Kind::kVector) {
+        if (val.elements.size() != static_cast<size_t>(m.vec)) return BadAt(in, "vector size does not match ." + std::string(m.vec == 2 ? "v2" : "v4"));
+        for (int k = 0; k < m.vec; ++k) { GPUWASM_ASSIGN_OR_RETURN(vals[k], Slot(in, val.elements[k], x.t)); }
+      } else {
+        if (m.vec != 1) return BadAt(in, "vector access needs a vector operand");
+        GPUWASM_ASSIGN_OR_RETURN(vals[0], Slot(in, val, x.t));
+      }
+      // s[0] is the address; the values (loaded or stored) are d[0..vec).
+      for (int k = 0; k < m.vec; ++k) x.d[k] = vals[k];
+      if (!store) {
+        const Operand& first = val.kind == Operand::Kind::kVector ? val.elements[0] : val;
+        x.dst_bits = first.kind == Operand::Kind::kRegister
+                         ? static_cast<uint8_t>(ptx::TypeSize(m_.registers[first.reg].type) * 8)
+                         : 64;
+      }
+      return Emit(x, in);
+    }
+    if (op == "cvta") {
+      GPUWASM_RETURN_IF_ERROR(need(2));
+      x.op = m.to ? Op::kCvtaTo : Op::kCvta;
+      x.mem = SpaceOf(m.space);
+      if (m.space.empty()) return BadAt(in, "cvta needs a state space");
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
+      return Emit(x, in);
+    }
+    if (op == "add" || op == "sub") {
+      if (!m.other.empty()) return Unsupported(in, "");
+      return arith(op == "add" ? Op::kAdd : Op::kSub, 2);
+    }
+    if (op == "mul" || op == "mad") {
+      bool mad = op == "mad";
+      if (ptx::IsFloat(x.t)) return arith(mad ? Op::kFma : Op::kMulLo, mad ? 3 : 2);
+      if (m.wide) {
+        x.t2 = x.t;
+        x.t = ptx::TypeSize(x.t) == 4 ? (ptx::IsSigned(x.t) ? Type::kS64 : Type::kU64)
+                                      : (ptx::IsSigned(x.t) ? Type::kS32 : Type::kU32);
+        if (ptx::TypeSize(x.t2) != 2 && ptx::TypeSize(x.t2) != 4) return Unsupported(in, ".wide of this type");
+        GPUWASM_RETURN_IF_ERROR(need(mad ? 4 : 3));
+        x.op = mad ? Op::kMadWide : Op::kMulWide;
+        GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+        GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t2));
+        GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], x.t2));
+        if (mad) { GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], x.t)); }
+        return Emit(x, in);
+      }
+      if (m.hi) return arith(mad ? Op::kMadHi : Op::kMulHi, mad ? 3 : 2);
+      return arith(mad ? Op::kMadLo : Op::kMulLo, mad ? 3 : 2);
+    }
+    if (op == "fma") return arith(Op::kFma, 3);
+    if (op == "div") return arith(Op::kDiv, 2);
+    if (op == "rem") return arith(Op::kRem, 2);
+    if (op == "min" || op == "max") {
+      for (const std::string& o : m.other) {
+        if (o != "NaN" && o != "xorsign") return Unsupported(in, "modifier ." + o);
+        if (o == "xorsign") return Unsupported(in, "");
+      }
+      if (m.other.count("NaN") != 0) x.flags |= kSat;  // reuse: propagate NaN
+      return arith(op == "min" ? Op::kMin : Op::kMax, 2);
+    }
+    if (op == "abs") return arith(Op::kAbs, 1);
+    if (op == "neg") return arith(Op::kNeg, 1);
+    if (op == "and") return arith(Op::kAnd, 2);
+    if (op == "or") return arith(Op::kOr, 2);
+    if (op == "xor") return arith(Op::kXor, 2);
+    if (op == "not") return arith(Op::kNot, 1);
+    if (op == "cnot") return arith(Op::kCnot, 1);
+    if (op == "shl" || op == "shr") {
+      GPUWASM_RETURN_IF_ERROR(need(3));
+      x.op = op == "shl" ? Op::kShl : Op::kShr;
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kU32));
+      return Emit(x, in);
+    }
+    if (op == "popc" || op == "clz" || op == "brev" || op == "bfind") {
+      Op o = op == "popc" ? Op::kPopc : op == "clz" ? Op::kClz : op == "brev" ? Op::kBrev : Op::kBfind;
+      return arith(o, 1);
+    }
+    if (op == "bfe") return arith(Op::kBfe, 3);
+    if (op == "bfi") return arith(Op::kBfi, 4);
+    if (op == "prmt") {
+      if (!m.other.empty()) return Unsupported(in, "prmt mode ." + *m.other.begin());
+      return arith(Op::kPrmt, 3);
+    }
+    if (op == "shf") {
+      for (const std::string& o : m.other) {
+        if (o != "r" && o != "clamp") return Unsupported(in, "modifier ." + o);
+      }
+      return arith(Op::kShf, 3);
+    }
+    if (op == "lop3") return arith(Op::kLop3, 4);
+    if (op == "setp") {
+      if (ops.size() != 3 && ops.size() != 4) return BadAt(in, "setp needs 3 or 4 operands");
+      static const std::map<std::string, Cmp> kCmps = {
+          {"eq", Cmp::kEq},   {"ne", Cmp::kNe},   {"lt", Cmp::kLt},   {"le", Cmp::kLe},   {"gt", Cmp::kGt},
+          {"ge", Cmp::kGe},   {"lo", Cmp::kLo},   {"ls", Cmp::kLs},   {"hi", Cmp::kHi},   {"hs", Cmp::kHs},
+          {"equ", Cmp::kEqu}, {"neu", Cmp::kNeu}, {"ltu", Cmp::kLtu}, {"leu", Cmp::kLeu}, {"gtu", Cmp::kGtu},
+          {"geu", Cmp::kGeu}, {"num", Cmp::kNum}, {"nan", Cmp::kNan}};
+      auto c = kCmps.find(m.cmp);
+      if (c == kCmps.end()) return BadAt(in, "setp needs a comparison");
+      x.op = Op::kSetp;
+      x.cmp = static_cast<uint8_t>(c->second);
+      x.bool_op = static_cast<uint8_t>(m.boolop == "and" ? BoolOp::kAnd : m.boolop == "or" ? BoolOp::kOr
+                                                        : m.boolop == "xor" ? BoolOp::kXor : BoolOp::kNone);
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], Type::kPred));
+      if (ops[0].reg2 >= 0) {
+        x.d[1] = static_cast<uint32_t>(ops[0].reg2);
+        x.flags |= kDualDst;
+      }
+      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], x.t));
+      if (ops.size() == 4) {
+        if (x.bool_op == static_cast<uint8_t>(BoolOp::kNone)) return BadAt(in, "a 4th operand needs .and/.or/.xor");
+        GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], Type::kPred));
+        x.flags |= kHasPred3;
+        if (ops[3].negate) x.flags |= kNegPred3;
+      }
+      return Emit(x, in);
+    }
+    if (op == "selp") {
+      GPUWASM_RETURN_IF_ERROR(need(4));
+      x.op = Op::kSelp;
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+      GPUWASM_RETURN_IF_ERROR(srcs(1, 2));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], Type::kPred));
+      if (ops[3].negate) x.flags |= kNegPred3;
+      return Emit(x, in);
+    }
+    if (op == "sqrt") return arith(Op::kSqrt, 1);
+    if (op == "rcp") return arith(Op::kRcp, 1);
+    if (op == "rsqrt") return arith(Op::kRsqrt, 1);
+    if (op == "sin") return arith(Op::kSin, 1);
+    if (op == "cos") return arith(Op::kCos, 1);
+    if (op == "ex2") return arith(Op::kEx2, 1);
+    if (op == "lg2") return arith(Op::kLg2, 1);
+    if (op == "tanh") return arith(Op::kTanh, 1);
+    if (op == "copysign") return arith(Op::kCopysign, 2);
+    if (op == "testp") {
+      static const std::map<std::string, uint8_t> kTests = {{"finite", 0}, {"infinite", 1}, {"number", 2},
+                                                            {"notanumber", 3}, {"normal", 4}, {"subnormal", 5}};
+      if (m.other.size() != 1 || kTests.count(*m.other.begin()) == 0) return Unsupported(in, "");
+      x.cmp = kTests.at(*m.other.begin());
+      GPUWASM_RETURN_IF_ERROR(need(2));
+      x.op = Op::kTestp;
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], Type::kPred));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
+      return Emit(x, in);
+    }
+    if (op == "cvt") {
+      if (!m.other.empty()) return Unsupported(in, "modifier ." + *m.other.begin());
+      if (m.types.size() != 2) return BadAt(in, "cvt needs a destination and a source type");
+      GPUWASM_RETURN_IF_ERROR(need(2));
+      x.op = Op::kCvt;
+      x.t = m.types[0];
+      x.t2 = m.types[1];
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t2));
+      if (ops[0].kind == Operand::Kind::kRegister) {
+        x.dst_bits = static_cast<uint8_t>(ptx::TypeSize(m_.registers[ops[0].reg].type) * 8);
+      }
+      return Emit(x, in);
+    }
+    if (op == "bra") {
+      x.op = Op::kBra;
+      return Emit(x, in);  // target patched by EmitFunction
+    }
+    if (op == "ret") {
+      x.op = m_.functions[fi].is_entry ? Op::kExit : Op::kRet;
+      return Emit(x, in);
+    }
+    if (op == "exit") {
+      x.op = Op::kExit;
+      return Emit(x, in);
+    }
+    if (op == "trap" || op == "brkpt") {
+      x.op = Op::kTrap;
+      return Emit(x, in);
+    }
+    if (op == "membar" || op == "fence" || op == "nanosleep" || op == "prefetch" || op == "prefetchu") {
+      x.op = Op::kNop;
+      return Emit(x, in);
+    }
+    if (op == "bar" || op == "barrier") {
+      bool warp = m.other.count("warp") != 0;
+      if (warp) {
+        x.op = Op::kNop;  // bar.warp.sync: lanes of a group are already in lockstep
+        return Emit(x, in);
+      }
+      if (m.other.count("arrive") != 0 || m.other.count("red") != 0) {
+        return Unsupported(in, "only barrier 0 without a thread count is supported");
+      }
+      if (ops.size() != 1 || ops[0].kind != Operand::Kind::kImmediate || ops[0].imm_bits != 0) {
+        return Unsupported(in, "only barrier 0 without a thread count is supported");
+      }
+      x.op = Op::kBar;
+      return Emit(x, in);
+    }
+    if (op == "atom" || op == "red") {
+      static const std::map<std::string, AtomOp> kAtoms = {
+          {"add", AtomOp::kAdd}, {"min", AtomOp::kMin}, {"max", AtomOp::kMax}, {"inc", AtomOp::kInc},
+          {"dec", AtomOp::kDec}, {"and", AtomOp::kAnd}, {"or", AtomOp::kOr},   {"xor", AtomOp::kXor},
+          {"exch", AtomOp::kExch}, {"cas", AtomOp::kCas}};
+      auto a = kAtoms.find(m.atom);
+      if (a == kAtoms.end()) return BadAt(in, "atomic operation missing");
+      for (const std::string& o : m.other) {
+        if (o != "relaxed" && o != "gpu" && o != "sys" && o != "cta" && o != "acquire" && o != "release" && o != "acq_rel") {
+          return Unsupported(in, "modifier ." + o);
+        }
+      }
+      if (ptx::TypeSize(x.t) != 4 && ptx::TypeSize(x.t) != 8) return Unsupported(in, "atomic of this size");
+      x.op = Op::kAtom;
+      x.cmp = static_cast<uint8_t>(a->second);
+      x.mem = SpaceOf(m.space);
+      bool red = op == "red";
+      size_t base = red ? 0 : 1;
+      size_t nvals = a->second == AtomOp::kCas ? 2 : 1;
+      GPUWASM_RETURN_IF_ERROR(need(base + 1 + nvals));
+      x.d[0] = red ? sink_ : 0;
+      if (!red) { GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0)); }
+      GPUWASM_RETURN_IF_ERROR(Address(in, ops[base], &x));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[base + 1], x.t));
+      if (nvals == 2) { GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[base + 2], x.t)); }
+      return Emit(x, in);
+    }
+    if (op == "shfl") {
+      static const std::map<std::string, ShflMode> kModes = {
+          {"up", ShflMode::kUp}, {"down", ShflMode::kDown}, {"bfly", ShflMode::kBfly}, {"idx", ShflMode::kIdx}};
+      auto md = kModes.find(m.mode);
+      if (md == kModes.end()) return BadAt(in, "shfl needs a mode");
+      x.op = Op::kShfl;
+      x.cmp = static_cast<uint8_t>(md->second);
+      if (ops.size() != 4 && ops.size() != 5) return BadAt(in, "shfl needs 4 or 5 operands");
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+      if (ops[0].reg2 >= 0) {
+        x.d[1] = static_cast<uint32_t>(ops[0].reg2);
+        x.flags |= kDualDst;
+      }
+      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], Type::kB32));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kB32));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], Type::kB32));
+      x.s[3] = Const(0xffffffffu);
+      if (ops.size() == 5) { GPUWASM_ASSIGN_OR_RETURN(x.s[3], Slot(in, ops[4], Type::kB32)); }
+      return Emit(x, in);
+    }
+    if (op == "vote") {
+      static const std::map<std::string, VoteMode> kModes = {
+          {"all", VoteMode::kAll}, {"any", VoteMode::kAny}, {"uni", VoteMode::kUni}, {"ballot", VoteMode::kBallot}};
+      auto md = kModes.find(m.mode);
+      if (md == kModes.end()) return BadAt(in, "vote needs a mode");
+      x.op = Op::kVote;
+      x.cmp = static_cast<uint8_t>(md->second);
+      if (ops.size() != 2 && ops.size() != 3) return BadAt(in, "vote needs 2 or 3 operands");
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], Type::kPred));
+      if (ops[1].negate) x.flags |= kNegSrc0;
+      x.s[1] = Const(0xffffffffu);
+      if (ops.size() == 3) { GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kB32)); }
+      return Emit(x, in);
+    }
+    if (op == "activemask") {
+      GPUWASM_RETURN_IF_ERROR(need(1));
+      x.op = Op::kActivemask;
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+      return Emit(x, in);
+    }
+    if (op == "call") {
+      return EmitCall(in);
+    }
+    return Unsupported(in, "");
+  }
+
+  Status EmitCall(const ptx::Instruction& in) {
+    const Operand* ret = nullptr;
+    const Operand* args = nullptr;
+    const Operand* callee = nullptr;
+    for (const Operand& o : in.operands) {
+      if (o.kind == Operand::Kind::kSymbol) callee = &o;
+      else if (o.kind == Operand::Kind::kVector && callee == nullptr) ret = &o;
+      else if (o.kind == Operand::Kind::kVector) args = &o;
+      else return Unsupported(in, "indirect calls");
+    }
+    if (callee == nullptr) return BadAt(in, "call without a target");
+    int fi = -1;
+    for (size_t k = 0; k < m_.functions.size(); ++k) {
+      if (m_.functions[k].name == callee->symbol) fi = static_cast<int>(k);
+    }
+    if (fi < 0 || m_.functions[fi].is_entry) return BadAt(in, "call target " + callee->symbol + " is not a .func");
+    const ptx::Function& f = m_.functions[fi];
+    CallSite cs;
+    size_t nargs = args ? args->elements.size() : 0, nret = ret ? ret->elements.size() : 0;
+    if (nargs != f.params.size() || nret != f.returns.size()) {
+      return BadAt(in, "call to " + f.name + " passes " + std::to_string(nargs) + " arguments and " +
+                           std::to_string(nret) + " results; it takes " + std::to_string(f.params.size()) + " and " +
+                           std::to_string(f.returns.size()));
+    }
+    for (size_t k = 0; k < nargs; ++k) {
+      auto s = args->elements[k].kind == Operand::Kind::kSymbol ? Lookup(args->elements[k].symbol) : std::nullopt;
+      uint32_t slot;
+      if (s && s->kind == Symbol::kSlot) slot = static_cast<uint32_t>(s->value);
+      else { GPUWASM_ASSIGN_OR_RETURN(slot, Slot(in, args->elements[k], f.params[k].type)); }
+      cs.arg_slots.push_back(slot);
+      cs.param_slots.push_back(func_param_slot_[fi][f.params[k].name]);
+    }
+    for (size_t k = 0; k < nret; ++k) {
+      auto s = ret->elements[k].kind == Operand::Kind::kSymbol ? Lookup(ret->elements[k].symbol) : std::nullopt;
+      if (!s || s->kind != Symbol::kSlot) return BadAt(in, "call results must be .param variables");
+      cs.result_slots.push_back(static_cast<uint32_t>(s->value));
+      cs.ret_slots.push_back(func_param_slot_[fi][f.returns[k].name]);
+    }
+    Inst x;
+    x.op = Op::kCall;
+    x.target = static_cast<uint32_t>(p_.calls.size());
+    pending_calls_.emplace_back(p_.calls.size(), fi);
+    callees_[current_function_].insert(fi);
+    p_.calls.push_back(std::move(cs));
+    return Emit(x, in);
+  }
+
+  Status CheckCallGraph() {
+    // Every function's registers live in one slot space, so a function may not be re-entered.
+    std::map<int, int> state;  // 0 new, 1 on stack, 2 done
+    std::map<int, size_t> depth;
+    std::function<Status(int)> visit = [&](int f) -> Status {
+      state[f] = 1;
+      size_t d = 0;
+      for (int g : callees_[f]) {
+        if (state[g] == 1) return Status::Unsupported("recursive call to '" + m_.functions[g].name + "' is not supported by the CPU device");
+        if (state[g] == 0) GPUWASM_RETURN_IF_ERROR(visit(g));
+        d = std::max(d, depth[g] + 1);
+      }
+      depth[f] = d;
+      state[f] = 2;
+      return Status::Ok();
+    };
+    for (size_t f = 0; f < m_.functions.size(); ++f) {
+      if (state[static_cast<int>(f)] == 0) GPUWASM_RETURN_IF_ERROR(visit(static_cast<int>(f)));
+      p_.max_call_depth = std::max(p_.max_call_depth, depth[static_cast<int>(f)]);
+    }
+    return Status::Ok();
+  }
+
+ public:
+  // Marker constant for the dynamic shared base; rewritten when the layout is final.
+  static constexpr uint64_t kDynSharedMarker = 0xd15a5aedd15a5aedull;
+
+ private:
+  const ptx::Module& m_;
+  Program p_;
+  std::map<int, std::map<std::string, uint32_t>> func_param_slot_;
+  uint32_t param_var_base_ = 0, param_var_count_ = 0, param_var_used_ = 0;
+  uint32_t sink_ = 0;
+  std::unordered_map<uint64_t, uint32_t> const_index_;
+  std::map<std::string, Symbol> symbols_global_;
+  std::map<std::string, Symbol> local_symbols_;
+  uint64_t shared_bytes_ = 0, local_bytes_ = 0;
+  std::map<int, uint32_t> entry_pc_;
+  std::vector<std::pair<size_t, int>> pending_calls_;
+  std::map<int, std::set<int>> callees_;
+  int current_function_ = -1;
+
+  friend Result<Program> DecodeImpl(const ptx::Module&);
+};
+
+}  // namespace
+
+Result<Program> Decode(const ptx::Module& module) {
+  Decoder d(module);
+  GPUWASM_ASSIGN_OR_RETURN(Program p, d.Run());
+  // The dynamic shared base is only known once all static shared variables are laid out.
+  for (uint64_t& c : p.consts) {
+    if (c == Decoder::kDynSharedMarker) c = p.dynamic_shared_offset;
+  }
+  return p;
+}
+
+}  // namespace gpuwasm::device::cpu

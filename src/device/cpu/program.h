@@ -1,0 +1,120 @@
+// The CPU device's executable form of a PTX module: decoded instructions over register slots.
+//
+// Every operand is a slot index into a warp's register file (uint64_t per lane): registers,
+// immediates and symbol addresses (constant slots, filled once per warp), and special registers
+// (%tid.x ..., filled per warp). Handlers therefore never test operand kinds. All functions of a
+// module share one slot space; calls copy parameter slots (recursion is refused at load).
+//
+// Thread-safety: immutable after Decode; shared by all launches.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+#include "ptx/ast.h"
+
+namespace gpuwasm::device::cpu {
+
+enum class Op : uint8_t {
+  kNop, kMov, kPack, kUnpack, kLdKParam, kLd, kSt, kCvta, kCvtaTo,
+  kAdd, kSub, kMulLo, kMulHi, kMulWide, kMadLo, kMadHi, kMadWide, kFma, kDiv, kRem, kMin, kMax, kAbs, kNeg,
+  kAnd, kOr, kXor, kNot, kCnot, kShl, kShr, kPopc, kClz, kBrev, kBfind, kBfe, kBfi, kPrmt, kShf, kLop3,
+  kSetp, kSelp, kSqrt, kRcp, kRsqrt, kSin, kCos, kEx2, kLg2, kTanh, kCopysign, kCvt, kTestp,
+  kBra, kCall, kRet, kExit, kBar, kAtom, kShfl, kVote, kActivemask, kClock, kTrap,
+};
+
+// Memory state spaces as the executor sees them.
+enum class Mem : uint8_t { kGlobal, kShared, kLocal, kGeneric };
+
+// Rounding: rn (default) rz rm rp; for float->int and float->float-integral: rni rzi rmi rpi.
+enum class Round : uint8_t { kDefault, kRn, kRz, kRm, kRp, kRni, kRzi, kRmi, kRpi };
+
+enum Flag : uint16_t {
+  kFtz = 1, kSat = 2, kApprox = 4, kShiftAmt = 8, kWrap = 16, kLeft = 32, kHasPred3 = 64, kNegPred3 = 128,
+  kNegSrc0 = 256,  // vote: the predicate operand is negated
+  kDualDst = 512,  // setp/shfl: a second (predicate) destination
+};
+
+enum class Cmp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kLo, kLs, kHi, kHs, kEqu, kNeu, kLtu, kLeu, kGtu, kGeu, kNum, kNan };
+enum class BoolOp : uint8_t { kNone, kAnd, kOr, kXor };
+enum class AtomOp : uint8_t { kAdd, kMin, kMax, kInc, kDec, kAnd, kOr, kXor, kExch, kCas };
+enum class ShflMode : uint8_t { kUp, kDown, kBfly, kIdx };
+enum class VoteMode : uint8_t { kAll, kAny, kUni, kBallot };
+
+constexpr uint32_t kNoSlot = 0xffffffffu;
+
+struct Inst {
+  Op op = Op::kNop;
+  ptx::Type t = ptx::Type::kNone;   // the instruction's (destination) type
+  ptx::Type t2 = ptx::Type::kNone;  // cvt: source type; mul/mad.wide: source type
+  Mem mem = Mem::kGlobal;
+  Round rnd = Round::kDefault;
+  uint8_t cmp = 0;                  // Cmp for setp; AtomOp; ShflMode; VoteMode
+  uint8_t bool_op = 0;              // BoolOp for setp
+  uint8_t vec = 1;                  // ld/st vector width; pack/unpack element count
+  uint16_t flags = 0;
+  uint8_t dst_bits = 0;             // destination register width (sign extension of loads)
+  uint32_t guard = kNoSlot;         // predicate slot, or none
+  bool guard_negated = false;
+  uint32_t d[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
+  uint32_t s[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
+  int64_t offset = 0;               // address offset; kernel-param offset
+  uint32_t target = 0;              // branch target pc, or call-site index
+  uint32_t line = 0;                // PTX line, for faults
+};
+
+struct CallSite {
+  uint32_t callee_entry = 0;
+  std::vector<uint32_t> arg_slots, param_slots;  // copied caller -> callee at the call
+  std::vector<uint32_t> ret_slots, result_slots; // copied callee -> caller at the return
+};
+
+struct KernelEntry {
+  std::string name;
+  uint32_t entry_pc = 0;
+  std::vector<ptx::Param> params;
+  uint64_t param_bytes = 0;
+  uint32_t max_threads = 0;
+};
+
+// Special registers, each a per-warp slot at special_base + index.
+enum Special : uint32_t {
+  kTidX, kTidY, kTidZ, kNtidX, kNtidY, kNtidZ, kCtaidX, kCtaidY, kCtaidZ, kNctaidX, kNctaidY, kNctaidZ,
+  kLaneId, kWarpId, kNWarpId, kLanemaskEq, kLanemaskLt, kLanemaskLe, kLanemaskGt, kLanemaskGe, kSmId, kNSmId,
+  kGridId, kDynSmem, kTotalSmem, kSpecialCount,
+};
+
+struct GlobalVariable {
+  std::string name;
+  uint64_t size = 0;
+  uint32_t align = 1;
+  std::vector<uint8_t> init;
+  uint32_t address_slot = kNoSlot;  // constant slot receiving the variable's device address
+};
+
+struct Program {
+  std::vector<Inst> code;
+  std::vector<CallSite> calls;
+  std::vector<KernelEntry> kernels;
+  uint32_t register_slots = 0;   // slots [0, register_slots)
+  uint32_t special_base = 0;     // [special_base, special_base + kSpecialCount)
+  uint32_t const_base = 0;       // [const_base, const_base + consts.size())
+  std::vector<uint64_t> consts;  // values of constant slots (global addresses patched at load)
+  uint32_t slot_count = 0;
+  uint32_t static_shared_bytes = 0;  // all .shared variables of the module
+  uint32_t dynamic_shared_offset = 0;
+  uint32_t local_bytes = 0;          // per-thread local frame
+  std::vector<GlobalVariable> globals;  // .global/.const variables to allocate at load
+  size_t max_call_depth = 0;
+
+  const KernelEntry* FindKernel(std::string_view name) const;
+};
+
+// Decodes a parsed module. Unsupported instructions and forms fail with Unsupported naming the
+// instruction and its line.
+Result<Program> Decode(const ptx::Module& module);
+
+}  // namespace gpuwasm::device::cpu

@@ -1,0 +1,145 @@
+// The Device interface: what gpuwasm needs from a GPU, implemented by the CPU device (PTX
+// executed on the host, bounds-checked) and the CUDA device (driver API).
+//
+//   Device   one physical device; reports its limits; creates contexts.
+//   Context  one per tenant: device memory, loaded modules and streams live in a context, and a
+//            kernel can only reach the memory of its own context.
+//   Module   PTX loaded into a context; hands out Kernels by .entry name.
+//   Stream   an in-order queue: copies, memsets and launches run asynchronously in the order
+//            enqueued; an error (device fault) is sticky: later work fails with it and
+//            Synchronize() returns it.
+//
+// Thread-safety: Device and Context methods may be called from any thread. A Stream is used by
+// one thread at a time (its owner); completions run on the device's threads.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "ptx/ast.h"
+
+namespace gpuwasm::device {
+
+using DevicePtr = uint64_t;  // an address in the device's (context's) address space
+
+enum class DeviceKind : uint8_t { kCpu = 0, kCuda = 1 };
+
+struct DeviceInfo {
+  DeviceKind kind = DeviceKind::kCpu;
+  std::string name;
+  int compute_major = 0, compute_minor = 0;
+  uint32_t sm_count = 0;
+  uint32_t warp_size = 32;
+  uint32_t max_threads_per_block = 1024;
+  uint32_t max_block_dim[3] = {1024, 1024, 64};
+  uint32_t max_grid_dim[3] = {0x7fffffff, 65535, 65535};
+  uint32_t max_shared_per_block = 48 * 1024;  // static + dynamic
+  uint64_t total_memory = 0;
+};
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t count() const { return uint64_t{x} * y * z; }
+};
+
+struct LaunchConfig {
+  Dim3 grid;
+  Dim3 block;
+  uint32_t shared_bytes = 0;  // dynamic shared memory
+};
+
+// A kernel's parameter list as declared in its PTX (.param order, sizes and offsets).
+struct KernelParam {
+  std::string name;
+  ptx::Type type = ptx::Type::kNone;
+  uint64_t size = 0;
+  uint64_t offset = 0;
+};
+
+struct KernelSignature {
+  std::string name;
+  std::vector<KernelParam> params;
+  uint64_t param_bytes = 0;        // size of the packed parameter buffer
+  uint32_t static_shared_bytes = 0;
+  uint32_t max_threads = 0;        // from .maxntid (0: none)
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual const KernelSignature& signature() const = 0;
+};
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  // The kernel named `name` (an .entry); NotFound otherwise.
+  virtual Result<std::shared_ptr<const Kernel>> GetKernel(std::string_view name) const = 0;
+  virtual std::vector<std::string> KernelNames() const = 0;
+};
+
+// Called once when an enqueued operation has finished (OK) or failed; on a device thread.
+using Completion = std::function<void(const Status&)>;
+
+struct LaunchOptions {
+  // Work not finished by then is stopped; the launch fails with DeadlineExceeded.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  Completion on_complete;
+};
+
+class Stream {
+ public:
+  virtual ~Stream() = default;  // waits for queued work
+  // `src` is copied before returning: the caller may reuse it at once.
+  virtual Status MemcpyHtoD(DevicePtr dst, const void* src, uint64_t bytes) = 0;
+  // Waits for earlier work, then copies.
+  virtual Status MemcpyDtoH(void* dst, DevicePtr src, uint64_t bytes) = 0;
+  virtual Status MemcpyDtoD(DevicePtr dst, DevicePtr src, uint64_t bytes) = 0;
+  virtual Status Memset(DevicePtr dst, uint8_t value, uint64_t bytes) = 0;
+  // `params` is the packed parameter buffer (signature().param_bytes long). Configuration errors
+  // are returned at once; execution errors through Synchronize() and options.on_complete.
+  virtual Status Launch(const Kernel& kernel, const LaunchConfig& config, std::vector<uint8_t> params,
+                        LaunchOptions options = {}) = 0;
+  // Waits for all enqueued work; returns the stream's first error, if any.
+  virtual Status Synchronize() = 0;
+  // Stops running and queued work (they fail with Cancelled); the stream stays usable.
+  virtual void Cancel() = 0;
+};
+
+struct ContextOptions {
+  uint64_t max_bytes = UINT64_MAX;  // device memory quota of the context
+};
+
+class Context {
+ public:
+  virtual ~Context() = default;
+  // Zero-filled device memory of `bytes` bytes (ResourceExhausted beyond the quota).
+  virtual Result<DevicePtr> Allocate(uint64_t bytes) = 0;
+  // Frees a pointer returned by Allocate (InvalidArgument for anything else).
+  virtual Status Free(DevicePtr ptr) = 0;
+  // Parses, validates and loads PTX. Errors name the line and column (InvalidArgument), or the
+  // unsupported instruction (Unsupported).
+  virtual Result<std::shared_ptr<const Module>> LoadModule(std::string_view ptx) = 0;
+  virtual Result<std::unique_ptr<Stream>> CreateStream() = 0;
+  virtual uint64_t allocated_bytes() const = 0;  // live allocations (not module globals)
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceInfo& info() const = 0;
+  virtual Result<std::shared_ptr<Context>> CreateContext(const ContextOptions& options = {}) = 0;
+};
+
+// Checks a launch configuration against the device's limits and the kernel (InvalidArgument
+// naming the limit).
+Status CheckLaunchConfig(const DeviceInfo& info, const KernelSignature& kernel, const LaunchConfig& config);
+
+}  // namespace gpuwasm::device

@@ -1,0 +1,823 @@
+#include "ptx/parser.h"
+
+#include <cctype>
+#include <cstring>
+#include <unordered_map>
+
+namespace gpuwasm::ptx {
+
+unsigned TypeSize(Type t) {
+  switch (t) {
+    case Type::kB8: case Type::kU8: case Type::kS8: case Type::kPred: return 1;
+    case Type::kB16: case Type::kU16: case Type::kS16: case Type::kF16: case Type::kBF16: return 2;
+    case Type::kB32: case Type::kU32: case Type::kS32: case Type::kF32: case Type::kF16x2: case Type::kBF16x2: return 4;
+    case Type::kB64: case Type::kU64: case Type::kS64: case Type::kF64: return 8;
+    case Type::kNone: return 0;
+  }
+  return 0;
+}
+
+bool IsFloat(Type t) {
+  return t == Type::kF16 || t == Type::kF16x2 || t == Type::kBF16 || t == Type::kBF16x2 || t == Type::kF32 ||
+         t == Type::kF64;
+}
+
+bool IsSigned(Type t) { return t == Type::kS8 || t == Type::kS16 || t == Type::kS32 || t == Type::kS64; }
+
+namespace {
+struct TypeEntry {
+  const char* name;
+  Type type;
+};
+constexpr TypeEntry kTypes[] = {
+    {".b8", Type::kB8},     {".b16", Type::kB16},   {".b32", Type::kB32},       {".b64", Type::kB64},
+    {".u8", Type::kU8},     {".u16", Type::kU16},   {".u32", Type::kU32},       {".u64", Type::kU64},
+    {".s8", Type::kS8},     {".s16", Type::kS16},   {".s32", Type::kS32},       {".s64", Type::kS64},
+    {".f16", Type::kF16},   {".f16x2", Type::kF16x2}, {".bf16", Type::kBF16},   {".bf16x2", Type::kBF16x2},
+    {".f32", Type::kF32},   {".f64", Type::kF64},   {".pred", Type::kPred},
+};
+}  // namespace
+
+const char* TypeName(Type t) {
+  for (const TypeEntry& e : kTypes) {
+    if (e.type == t) return e.name;
+  }
+  return ".none";
+}
+
+std::optional<Type> ParseType(std::string_view dotted) {
+  for (const TypeEntry& e : kTypes) {
+    if (dotted == e.name) return e.type;
+  }
+  return std::nullopt;
+}
+
+std::string Instruction::text() const {
+  std::string s = opcode;
+  for (const std::string& m : modifiers) s += "." + m;
+  return s;
+}
+
+const Function* Module::FindFunction(std::string_view name) const {
+  for (const Function& f : functions) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+const Variable* Module::FindGlobal(std::string_view name) const {
+  for (const Variable& v : globals) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+namespace {
+
+struct Token {
+  enum Kind { kEnd, kIdent, kInt, kFloat, kString, kPunct } kind = kEnd;
+  std::string text;
+  uint64_t value = 0;  // ints; float bits
+  bool is_double = false;
+  char punct = 0;
+  Position pos;
+};
+
+bool IdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%' || c == '.'; }
+bool IdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%' || c == '.'; }
+
+class Lexer {
+ public:
+  explicit Lexer(std::string_view s) : s_(s) {}
+
+  Status Next(Token* t) {
+    SkipSpace();
+    t->pos = {line_, Col()};
+    t->text.clear();
+    if (i_ >= s_.size()) {
+      t->kind = Token::kEnd;
+      return Status::Ok();
+    }
+    char c = s_[i_];
+    if (std::isdigit(static_cast<unsigned char>(c))) return Number(t);
+    if (IdentStart(c)) {
+      size_t b = i_;
+      while (i_ < s_.size() && IdentChar(s_[i_])) ++i_;
+      t->kind = Token::kIdent;
+      t->text = std::string(s_.substr(b, i_ - b));
+      return Status::Ok();
+    }
+    if (c == '"') {
+      size_t b = ++i_;
+      while (i_ < s_.size() && s_[i_] != '"' && s_[i_] != '\n') ++i_;
+      if (i_ >= s_.size() || s_[i_] != '"') return Error(t->pos, "unterminated string");
+      t->kind = Token::kString;
+      t->text = std::string(s_.substr(b, i_ - b));
+      ++i_;
+      return Status::Ok();
+    }
+    if (std::strchr(",;:{}[]()+-|!@<>=*", c) != nullptr) {
+      t->kind = Token::kPunct;
+      t->punct = c;
+      t->text = std::string(1, c);
+      ++i_;
+      return Status::Ok();
+    }
+    return Error(t->pos, std::string("unexpected character '") + c + "'");
+  }
+
+  void SkipLine() {
+    while (i_ < s_.size() && s_[i_] != '\n') ++i_;
+  }
+
+  static Status Error(Position p, const std::string& m) {
+    return Status::InvalidArgument("line " + std::to_string(p.line) + ", column " + std::to_string(p.col) + ": " + m);
+  }
+
+ private:
+  int Col() const { return static_cast<int>(i_ - line_start_) + 1; }
+
+  void SkipSpace() {
+    while (i_ < s_.size()) {
+      char c = s_[i_];
+      if (c == '\n') {
+        ++line_;
+        line_start_ = ++i_;
+      } else if (std::isspace(static_cast<unsigned char>(c))) {
+        ++i_;
+      } else if (c == '/' && i_ + 1 < s_.size() && s_[i_ + 1] == '/') {
+        SkipLine();
+      } else if (c == '/' && i_ + 1 < s_.size() && s_[i_ + 1] == '*') {
+        i_ += 2;
+        while (i_ + 1 < s_.size() && !(s_[i_] == '*' && s_[i_ + 1] == '/')) {
+          if (s_[i_] == '\n') {
+            ++line_;
+            line_start_ = i_ + 1;
+          }
+          ++i_;
+        }
+        i_ = std::min(i_ + 2, s_.size());
+      } else {
+        break;
+      }
+    }
+  }
+
+  static int Hex(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  }
+
+  Status Number(Token* t) {
+    size_t b = i_;
+    if (s_[i_] == '0' && i_ + 1 < s_.size() && (s_[i_ + 1] == 'f' || s_[i_ + 1] == 'F' || s_[i_ + 1] == 'd' || s_[i_ + 1] == 'D')) {
+      bool dbl = s_[i_ + 1] == 'd' || s_[i_ + 1] == 'D';
+      size_t digits = dbl ? 16 : 8;
+      i_ += 2;
+      uint64_t v = 0;
+      for (size_t k = 0; k < digits; ++k) {
+        if (i_ >= s_.size() || Hex(s_[i_]) < 0) return Error(t->pos, "malformed hexadecimal float constant");
+        v = v << 4 | static_cast<uint64_t>(Hex(s_[i_++]));
+      }
+      t->kind = Token::kFloat;
+      t->value = v;
+      t->is_double = dbl;
+      t->text = std::string(s_.substr(b, i_ - b));
+      return Status::Ok();
+    }
+    if (s_[i_] == '0' && i_ + 1 < s_.size() && (s_[i_ + 1] == 'x' || s_[i_ + 1] == 'X')) {
+      i_ += 2;
+      uint64_t v = 0;
+      size_t n = 0;
+      while (i_ < s_.size() && Hex(s_[i_]) >= 0) {
+        if (++n > 16) return Error(t->pos, "integer constant too large");
+        v = v << 4 | static_cast<uint64_t>(Hex(s_[i_++]));
+      }
+      if (n == 0) return Error(t->pos, "malformed hexadecimal constant");
+      if (i_ < s_.size() && s_[i_] == 'U') ++i_;
+      t->kind = Token::kInt;
+      t->value = v;
+      t->text = std::string(s_.substr(b, i_ - b));
+      return Status::Ok();
+    }
+    while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+    bool is_float = false;
+    if (i_ < s_.size() && s_[i_] == '.') {
+      is_float = true;
+      ++i_;
+      while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+    }
+    if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
+      is_float = true;
+      ++i_;
+      if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) ++i_;
+      while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+    }
+    t->text = std::string(s_.substr(b, i_ - b));
+    if (is_float) {
+      double d = std::strtod(t->text.c_str(), nullptr);
+      std::memcpy(&t->value, &d, 8);
+      t->kind = Token::kFloat;
+      t->is_double = true;
+      return Status::Ok();
+    }
+    errno = 0;
+    t->value = std::strtoull(t->text.c_str(), nullptr, 10);
+    if (errno == ERANGE) return Error(t->pos, "integer constant too large");
+    if (i_ < s_.size() && s_[i_] == 'U') ++i_;
+    t->kind = Token::kInt;
+    return Status::Ok();
+  }
+
+  std::string_view s_;
+  size_t i_ = 0;
+  int line_ = 1;
+  size_t line_start_ = 0;
+};
+
+class Parser {
+ public:
+  Parser(std::string_view text, const ParseLimits& limits) : lex_(text), limits_(limits) {}
+
+  Result<Module> Run() {
+    GPUWASM_RETURN_IF_ERROR(Advance());
+    while (tok_.kind != Token::kEnd) GPUWASM_RETURN_IF_ERROR(TopLevel());
+    if (module_.version.empty()) return Status::InvalidArgument("missing .version directive");
+    if (module_.target.empty()) return Status::InvalidArgument("missing .target directive");
+    return std::move(module_);
+  }
+
+ private:
+  Status Advance() { return lex_.Next(&tok_); }
+  Status Error(const std::string& m) const { return Lexer::Error(tok_.pos, m); }
+  Status ErrorAt(Position p, const std::string& m) const { return Lexer::Error(p, m); }
+  bool IsPunct(char c) const { return tok_.kind == Token::kPunct && tok_.punct == c; }
+  bool IsIdent(std::string_view s) const { return tok_.kind == Token::kIdent && tok_.text == s; }
+
+  Status Expect(char c) {
+    if (!IsPunct(c)) return Error(std::string("expected '") + c + "', found '" + tok_.text + "'");
+    return Advance();
+  }
+
+  Result<uint64_t> ExpectInt() {
+    if (tok_.kind != Token::kInt) return Error("expected an integer, found '" + tok_.text + "'");
+    uint64_t v = tok_.value;
+    GPUWASM_RETURN_IF_ERROR(Advance());
+    return v;
+  }
+
+  Result<std::string> ExpectIdent(const char* what) {
+    if (tok_.kind != Token::kIdent) return Error(std::string("expected ") + what + ", found '" + tok_.text + "'");
+    std::string s = tok_.text;
+    GPUWASM_RETURN_IF_ERROR(Advance());
+    return s;
+  }
+
+  Status SkipBalancedBraces() {
+    int depth = 0;
+    do {
+      if (tok_.kind == Token::kEnd) return Error("unterminated { } block");
+      if (IsPunct('{')) ++depth;
+      if (IsPunct('}')) --depth;
+      GPUWASM_RETURN_IF_ERROR(Advance());
+    } while (depth > 0);
+    return Status::Ok();
+  }
+
+  Status TopLevel() {
+    if (tok_.kind != Token::kIdent) return Error("unexpected '" + tok_.text + "' at module scope");
+    const std::string d = tok_.text;
+    if (d == ".version") {
+      GPUWASM_RETURN_IF_ERROR(Advance());
+      if (tok_.kind != Token::kFloat && tok_.kind != Token::kInt) return Error("expected a version number");
+      module_.version = tok_.text;
+      return Advance();
+    }
+    if (d == ".target") {
+      GPUWASM_RETURN_IF_ERROR(Advance());
+      GPUWASM_ASSIGN_OR_RETURN(module_.target, ExpectIdent("a target"));
+      while (IsPunct(',')) {
+        GPUWASM_RETURN_IF_ERROR(Advance());
+        GPUWASM_RETURN_IF_ERROR(ExpectIdent("a target option").status());
+      }
+      return Status::Ok();
+    }
+    if (d == ".address_size") {
+      GPUWASM_RETURN_IF_ERROR(Advance());
+      Position at = tok_.pos;
+      GPUWASM_ASSIGN_OR_RETURN(uint64_t a, ExpectInt());
+      if (a != 64) return ErrorAt(at, ".address_size " + std::to_string(a) + " is not supported (only 64)");
+      module_.address_size = 64;
+      return Status::Ok();
+    }
+    if (d == ".file" || d == ".loc") {
+      lex_.SkipLine();
+      return Advance();
+    }
+    if (d == ".section") {  // debug sections: skipped whole
+      GPUWASM_RETURN_IF_ERROR(Advance());
+      while (!IsPunct('{') && tok_.kind != Token::kEnd) GPUWASM_RETURN_IF_ERROR(Advance());
+      return SkipBalancedBraces();
+    }
+    if (d == ".pragma") {
+      GPUWASM_RETURN_IF_ERROR(Advance());
+      if (tok_.kind == Token::kString) GPUWASM_RETURN_IF_ERROR(Advance());
+      return Expect(';');
+    }
+    bool visible = false, is_extern = false;
+    while (IsIdent(".visible") || IsIdent(".extern") || IsIdent(".weak") || IsIdent(".common")) {
+      visible |= tok_.text == ".visible";
+      is_extern |= tok_.text == ".extern";
+      GPUWASM_RETURN_IF_ERROR(Advance());
+    }
+    if (IsIdent(".entry") || IsIdent(".func")) return FunctionDecl(visible, is_extern);
+    if (IsIdent(".global") || IsIdent(".const") || IsIdent(".shared")) {
+      GPUWASM_ASSIGN_OR_RETURN(Variable v, VariableDecl(is_extern));
+      if (module_.FindGlobal(v.name) != nullptr) return ErrorAt(v.pos, "symbol '" + v.name + "' declared twice");
+      module_.globals.push_back(std::move(v));
+      return Status::Ok();
+    }
+    return Error("unknown or unsupported directive '" + tok_.text + "' at module scope");
+  }
+
+  // [.align N] .type name[N]? [= init] ;   (current token: the state space)
+  Result<Variable> VariableDecl(bool is_extern) {
+    Variable v;
+    v.pos = tok_.pos;
+    v.is_extern = is_extern;
+    const std::string space = tok_.text;
+    v.space = space == ".global"  ? Space::kGlobal
+              : space == ".const" ? Space::kConst
+              : space == ".shared" ? Space::kShared
+              : space == ".local"  ? Space::kLocal
+                                   : Space::kParam;
+    GPUWASM_RETURN_IF_ERROR(Advance());
+    for (;;) {
+      if (IsIdent(".align")) {
+        GPUWASM_RETURN_IF_ERROR(Advance());
+        GPUWASM_ASSIGN_OR_RETURN(uint64_t a, ExpectInt());
+        if (a == 0 || a > 4096 || (a & (a - 1)) != 0) return Error(".align must be a power of two up to 4096");
+        v.align = static_cast<uint32_t>(a);
+      } else if (tok_.kind == Token::kIdent && tok_.text[0] == '.' && !ParseType(tok_.text)) {
+        if (tok_.text == ".v2" || tok_.text == ".v4") return Error("vector variables are not supported");
+        GPUWASM_RETURN_IF_ERROR(Advance());  // .ptr and other attributes
+      } else {
+        break;
+      }
+    }
+    auto type = tok_.kind == Token::kIdent ? ParseType(tok_.text) : std::nullopt;
+    if (!type) return Error("expected a type for variable, found '" + tok_.text + "'");
+    v.type = *type;
+    GPUWASM_RETURN_IF_ERROR(Advance());
+    GPUWASM_ASSIGN_OR_RETURN(v.name, ExpectIdent("a variable name"));
+    if (v.align == 0) v.align = std::max(1u, TypeSize(v.type));
+    if (IsPunct('[')) {
+      v.is_array = true;
+      GPUWASM_RETURN_IF_ERROR(Advance());
+      if (IsPunct(']')) {
+        v.count = 0;
+      } else {
+        GPUWASM_ASSIGN_OR_RETURN(v.count, ExpectInt());
+      }
+      GPUWASM_RETURN_IF_ERROR(Expect(']'));
+    }
+    if (v.count > limits_.max_variable_bytes || v.size() > limits_.max_variable_bytes) {
+      return ErrorAt(v.pos, "variable '" + v.name + "' is too large");
+    }
+    if (IsPunct('=')) {
+      GPUWASM_RETURN_IF_ERROR(Advance());
+      GPUWASM_RETURN_IF_ERROR(Initializer(&v));
+    }
+    GPUWASM_RETURN_IF_ERROR(Expect(';'));
+    return v;
+  }
+
+  Status Initializer(Variable* v) {
+    unsigned es = TypeSize(v->type);
+    auto push = [&](uint64_t bits) {
+      for (unsigned k = 0; k < es; ++k) v->init.push_back(static_cast<uint8_t>(bits >> (8 * k)));
+    };
+    auto value = [&]() -> Result<uint64_t> {
+      bool neg = false;
+      if (IsPunct('-')) {
+        neg = true;
+        GPUWASM_RETURN_IF_ERROR(Advance());
+      }
+      if (tok_.kind != Token::kInt && tok_.kind != Token::kFloat) return Error("expected a constant in initializer");
+      uint64_t b = tok_.value;
+      if (tok_.kind == Token::kFloat && v->type == Type::kF32 && tok_.is_double && tok_.text.rfind("0d", 0) != 0) {
+        double d;
+        std::memcpy(&d, &b, 8);
+        float f = static_cast<float>(d);
+        uint32_t u;
+        std::memcpy(&u, &f, 4);
+        b = u;
+      }
+      GPUWASM_RETURN_IF_ERROR(Advance());
+      return neg ? (~b + 1) : b;
+    };
+    if (IsPunct('{')) {
+      GPUWASM_RETURN_IF_ERROR(Advance());
+      while (!IsPunct('}')) {
+        GPUWASM_ASSIGN_OR_RETURN(uint64_t b, value());
+        push(b);
+        if (v->init.size() > limits_.max_variable_bytes) return Error("initializer too large");
+        if (IsPunct(',')) GPUWASM_RETURN_IF_ERROR(Advance());
+        else if (!IsPunct('}')) return Error("expected ',' or '}' in initializer");
+      }
+      GPUWASM_RETURN_IF_ERROR(Advance());
+    } else {
+      GPUWASM_ASSIGN_OR_RETURN(uint64_t b, value());
+      push(b);
+    }
+    if (v->is_array && v->count == 0) v->count = v->init.size() / es;
+    if (v->init.size() > v->size()) return ErrorAt(v->pos, "initializer of '" + v->name + "' is larger than the variable");
+    return Status::Ok();
+  }
+
+  Result<Param> ParamDecl(uint64_t* offset) {
+    if (!IsIdent(".param") && !IsIdent(".reg")) return Error("expected .param, found '" + tok_.text + "'");
+    GPUWASM_RETURN_IF_ERROR(Advance());
+    Param p;
+    for (;;) {
+      if (IsIdent(".align")) {
+        GPUWASM_RETURN_IF_ERROR(Advance());
+        GPUWASM_ASSIGN_OR_RETURN(uint64_t a, ExpectInt());
+        if (a == 0 || a > 256 || (a & (a - 1)) != 0) return Error(".align must be a power of two up to 256");
+        p.align = static_cast<uint32_t>(a);
+      } else if (IsIdent(".ptr") || IsIdent(".global") || IsIdent(".shared") || IsIdent(".const") || IsIdent(".local")) {
+        GPUWASM_RETURN_IF_ERROR(Advance());
+      } else {
+        break;
+      }
+    }
+    auto type = tok_.kind == Token::kIdent ? ParseType(tok_.text) : std::nullopt;
+    if (!type || *type == Type::kPred) return Error("expected a parameter type, found '" + tok_.text + "'");
+    p.type = *type;
+    GPUWASM_RETURN_IF_ERROR(Advance());
+    GPUWASM_ASSIGN_OR_RETURN(p.name, ExpectIdent("a parameter name"));
+    if (IsPunct('[')) {
+      GPUWASM_RETURN_IF_ERROR(Advance());
+      GPUWASM_ASSIGN_OR_RETURN(p.count, ExpectInt());
+      GPUWASM_RETURN_IF_ERROR(Expect(']'));
+      if (p.count == 0 || p.count > 4096) return Error("parameter array size out of range");
+    }
+    p.size = TypeSize(p.type) * p.count;
+    if (p.align == 0) p.align = TypeSize(p.type);
+    *offset = (*offset + p.align - 1) / p.align * p.align;
+    p.offset = *offset;
+    *offset += p.size;
+    return p;
+  }
+
+  Status ParamList(std::vector<Param>* out, uint64_t* bytes) {
+    GPUWASM_RETURN_IF_ERROR(Expect('('));
+    uint64_t offset = 0;
+    while (!IsPunct(')')) {
+      GPUWASM_ASSIGN_OR_RETURN(Param p, ParamDecl(&offset));
+      out->push_back(std::move(p));
+      if (IsPunct(',')) GPUWASM_RETURN_IF_ERROR(Advance());
+      else if (!IsPunct(')')) return Error("expected ',' or ')' in parameter list");
+    }
+    if (bytes != nullptr) *bytes = offset;
+    return Advance();
+  }
+
+  Status FunctionDecl(bool visible, bool is_extern) {
+    Function f;
+    f.pos = tok_.pos;
+    f.visible = visible;
+    f.is_entry = tok_.text == ".entry";
+    GPUWASM_RETURN_IF_ERROR(Advance());
+    if (!f.is_entry && IsPunct('(')) GPUWASM_RETURN_IF_ERROR(ParamList(&f.returns, nullptr));
+    GPUWASM_ASSIGN_OR_RETURN(f.name, ExpectIdent("a function name"));
+    if (module_.FindFunction(f.name) != nullptr) {
+      // A prototype followed by its definition: keep the definition.
+      for (size_t k = 0; k < module_.functions.size(); ++k) {
+        if (module_.functions[k].name == f.name && !module_.functions[k].has_body) {
+          module_.functions.erase(module_.functions.begin() + static_cast<long>(k));
+          break;
+        }
+      }
+      if (module_.FindFunction(f.name) != nullptr) return ErrorAt(f.pos, "function '" + f.name + "' defined twice");
+    }
+    if (IsPunct('(')) GPUWASM_RETURN_IF_ERROR(ParamList(&f.params, &f.param_bytes));
+    // Performance directives (newline-terminated in nvcc output; here simply token lists).
+    while (tok_.kind == Token::kIdent && tok_.text[0] == '.') {
+      std::string d = tok_.text;
+      GPUWASM_RETURN_IF_ERROR(Advance());
+      int k = 0;
+      while (tok_.kind == Token::kInt) {
+        if ((d == ".maxntid" || d == ".reqntid") && k < 3) f.maxntid[k] = static_cast<uint32_t>(tok_.value);
+        ++k;
+        GPUWASM_RETURN_IF_ERROR(Advance());
+        if (IsPunct(',')) GPUWASM_RETURN_IF_ERROR(Advance());
+      }
+      if (d == ".noreturn") continue;
+      if (d != ".maxntid" && d != ".reqntid" && d != ".minnctapersm" && d != ".maxnreg" && d != ".maxclusterrank" &&
+          d != ".reqnctapercluster" && d != ".explicitcluster") {
+        return Error("unsupported function directive '" + d + "'");
+      }
+    }
+    if (IsPunct(';')) {
+      f.has_body = false;
+      if (!is_extern && f.is_entry) return Error("kernel '" + f.name + "' has no body");
+      module_.functions.push_back(std::move(f));
+      return Advance();
+    }
+    function_index_ = static_cast<int>(module_.functions.size());
+    module_.functions.push_back(Function{});
+    scopes_.clear();
+    scopes_.emplace_back();
+    GPUWASM_RETURN_IF_ERROR(Expect('{'));
+    Status s = Body(&f);
+    if (!s.ok()) return s;
+    module_.functions[function_index_] = std::move(f);
+    return Status::Ok();
+  }
+
+  Status DeclareRegisters() {  // current token: the type after .reg
+    auto type = tok_.kind == Token::kIdent ? ParseType(tok_.text) : std::nullopt;
+    if (IsIdent(".v2") || IsIdent(".v4")) return Error("vector registers are not supported");
+    if (!type) return Error("expected a register type, found '" + tok_.text + "'");
+    GPUWASM_RETURN_IF_ERROR(Advance());
+    for (;;) {
+      Position p = tok_.pos;
+      GPUWASM_ASSIGN_OR_RETURN(std::string name, ExpectIdent("a register name"));
+      uint64_t count = 0;
+      bool range = false;
+      if (IsPunct('<')) {
+        GPUWASM_RETURN_IF_ERROR(Advance());
+        GPUWASM_ASSIGN_OR_RETURN(count, ExpectInt());
+        GPUWASM_RETURN_IF_ERROR(Expect('>'));
+        range = true;
+      }
+      if (module_.registers.size() + count > limits_.max_registers) return ErrorAt(p, "too many registers");
+      if (range) {
+        for (uint64_t k = 0; k < count; ++k) GPUWASM_RETURN_IF_ERROR(AddRegister(name + std::to_string(k), *type, p));
+      } else {
+        GPUWASM_RETURN_IF_ERROR(AddRegister(name, *type, p));
+      }
+      if (!IsPunct(',')) break;
+      GPUWASM_RETURN_IF_ERROR(Advance());
+    }
+    return Expect(';');
+  }
+
+  Status AddRegister(const std::string& name, Type type, Position p) {
+    auto& scope = scopes_.back();
+    if (scope.count(name) != 0) return ErrorAt(p, "register " + name + " declared twice in one scope");
+    scope[name] = static_cast<int>(module_.registers.size());
+    module_.registers.push_back({name, type, function_index_});
+    return Status::Ok();
+  }
+
+  int LookupRegister(const std::string& name) const {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+      auto f = it->find(name);
+      if (f != it->end()) return f->second;
+    }
+    return -1;
+  }
+
+  Status Body(Function* f) {
+    int depth = 0;
+    for (;;) {
+      if (f->body.size() > limits_.max_statements) return Error("too many statements");
+      if (tok_.kind == Token::kEnd) return Error("unexpected end of input: function '" + f->name + "' is not closed");
+      if (IsPunct('}')) {
+        GPUWASM_RETURN_IF_ERROR(Advance());
+        if (depth == 0) return Status::Ok();
+        --depth;
+        scopes_.pop_back();
+        continue;
+      }
+      if (IsPunct('{')) {
+        if (++depth > limits_.max_scope_depth) return Error("scopes nested too deeply");
+        scopes_.emplace_back();
+        GPUWASM_RETURN_IF_ERROR(Advance());
+        continue;
+      }
+      if (tok_.kind == Token::kIdent && tok_.text[0] == '.') {
+        const std::string d = tok_.text;
+        if (d == ".reg") {
+          GPUWASM_RETURN_IF_ERROR(Advance());
+          GPUWASM_RETURN_IF_ERROR(DeclareRegisters());
+        } else if (d == ".loc" || d == ".file") {
+          lex_.SkipLine();
+          GPUWASM_RETURN_IF_ERROR(Advance());
+        } else if (d == ".pragma") {
+          GPUWASM_RETURN_IF_ERROR(Advance());
+          if (tok_.kind == Token::kString) GPUWASM_RETURN_IF_ERROR(Advance());
+          GPUWASM_RETURN_IF_ERROR(Expect(';'));
+        } else if (d == ".shared" || d == ".local" || d == ".param" || d == ".global" || d == ".const") {
+          Statement st;
+          st.kind = Statement::Kind::kVariable;
+          st.scope = depth;
+          GPUWASM_ASSIGN_OR_RETURN(st.var, VariableDecl(false));
+          f->body.push_back(std::move(st));
+        } else {
+          return Error("unknown or unsupported directive '" + d + "' in function body");
+        }
+        continue;
+      }
+      // label:
+      if (tok_.kind == Token::kIdent && tok_.text[0] != '%') {
+        Token save = tok_;
+        Lexer save_lex = lex_;
+        GPUWASM_RETURN_IF_ERROR(Advance());
+        if (IsPunct(':')) {
+          Statement st;
+          st.kind = Statement::Kind::kLabel;
+          st.label = save.text;
+          st.inst.pos = save.pos;
+          st.scope = depth;
+          f->body.push_back(std::move(st));
+          GPUWASM_RETURN_IF_ERROR(Advance());
+          continue;
+        }
+        tok_ = save;
+        lex_ = save_lex;
+      }
+      Statement st;
+      st.scope = depth;
+      GPUWASM_RETURN_IF_ERROR(InstructionStmt(&st.inst));
+      f->body.push_back(std::move(st));
+    }
+  }
+
+  Status InstructionStmt(Instruction* in) {
+    in->pos = tok_.pos;
+    if (IsPunct('@')) {
+      GPUWASM_RETURN_IF_ERROR(Advance());
+      if (IsPunct('!')) {
+        in->guard_negated = true;
+        GPUWASM_RETURN_IF_ERROR(Advance());
+      }
+      Position p = tok_.pos;
+      GPUWASM_ASSIGN_OR_RETURN(std::string g, ExpectIdent("a predicate register"));
+      in->guard = LookupRegister(g);
+      if (in->guard < 0) return ErrorAt(p, "undefined register " + g);
+    }
+    in->pos = tok_.pos;
+    GPUWASM_ASSIGN_OR_RETURN(std::string op, ExpectIdent("an instruction"));
+    size_t dot = op.find('.');
+    in->opcode = op.substr(0, dot);
+    while (dot != std::string::npos) {
+      size_t next = op.find('.', dot + 1);
+      in->modifiers.push_back(op.substr(dot + 1, next == std::string::npos ? std::string::npos : next - dot - 1));
+      dot = next;
+    }
+    while (!IsPunct(';')) {
+      if (tok_.kind == Token::kEnd) return Error("missing ';' after " + op);
+      Operand o;
+      GPUWASM_RETURN_IF_ERROR(ParseOperand(&o));
+      in->operands.push_back(std::move(o));
+      if (IsPunct(',')) GPUWASM_RETURN_IF_ERROR(Advance());
+      else if (!IsPunct(';')) return Error("expected ',' or ';' after an operand of " + op + ", found '" + tok_.text + "'");
+    }
+    return Advance();
+  }
+
+  Status NameOperand(const std::string& name, Position p, Operand* o) {
+    o->pos = p;
+    if (name == "_") {
+      o->kind = Operand::Kind::kSink;
+      return Status::Ok();
+    }
+    int r = LookupRegister(name);
+    if (r >= 0) {
+      o->kind = Operand::Kind::kRegister;
+      o->reg = r;
+      return Status::Ok();
+    }
+    if (name[0] == '%') {
+      static const char* kSpecials[] = {"%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid",
+                                        "%smid", "%nsmid", "%gridid", "%clock", "%clock64", "%lanemask_eq",
+                                        "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt",
+                                        "%dynamic_smem_size", "%total_smem_size", "%globaltimer"};
+      std::string base = name.substr(0, name.find('.'));
+      for (const char* s : kSpecials) {
+        if (base == s) {
+          o->kind = Operand::Kind::kSpecial;
+          o->symbol = name;
+          return Status::Ok();
+        }
+      }
+      return ErrorAt(p, "undefined register " + name);
+    }
+    o->kind = Operand::Kind::kSymbol;  // symbol or label: resolved by the validator
+    o->symbol = name;
+    return Status::Ok();
+  }
+
+  Status ParseOperand(Operand* o) {
+    o->pos = tok_.pos;
+    if (IsPunct('!')) {
+      GPUWASM_RETURN_IF_ERROR(Advance());
+      GPUWASM_RETURN_IF_ERROR(ParseOperand(o));
+      if (o->kind != Operand::Kind::kRegister) return ErrorAt(o->pos, "'!' applies to predicate registers only");
+      o->negate = true;
+      return Status::Ok();
+    }
+    if (IsPunct('[')) {
+      GPUWASM_RETURN_IF_ERROR(Advance());
+      o->kind = Operand::Kind::kAddress;
+      if (tok_.kind == Token::kIdent) {
+        Operand base;
+        GPUWASM_RETURN_IF_ERROR(NameOperand(tok_.text, tok_.pos, &base));
+        if (base.kind == Operand::Kind::kRegister) o->reg = base.reg;
+        else if (base.kind == Operand::Kind::kSymbol) o->symbol = base.symbol;
+        else return Error("unsupported address base '" + tok_.text + "'");
+        GPUWASM_RETURN_IF_ERROR(Advance());
+        if (IsPunct('+') || IsPunct('-')) {
+          bool neg = IsPunct('-');
+          GPUWASM_RETURN_IF_ERROR(Advance());
+          if (IsPunct('-')) {
+            neg = !neg;
+            GPUWASM_RETURN_IF_ERROR(Advance());
+          }
+          GPUWASM_ASSIGN_OR_RETURN(uint64_t off, ExpectInt());
+          o->offset = neg ? -static_cast<int64_t>(off) : static_cast<int64_t>(off);
+        }
+      } else {
+        bool neg = false;
+        if (IsPunct('-')) {
+          neg = true;
+          GPUWASM_RETURN_IF_ERROR(Advance());
+        }
+        GPUWASM_ASSIGN_OR_RETURN(uint64_t off, ExpectInt());
+        o->offset = neg ? -static_cast<int64_t>(off) : static_cast<int64_t>(off);
+      }
+      return Expect(']');
+    }
+    if (IsPunct('{') || IsPunct('(')) {
+      char close = IsPunct('{') ? '}' : ')';
+      GPUWASM_RETURN_IF_ERROR(Advance());
+      o->kind = Operand::Kind::kVector;
+      while (!IsPunct(close)) {
+        Operand e;
+        GPUWASM_RETURN_IF_ERROR(ParseOperand(&e));
+        o->elements.push_back(std::move(e));
+        if (o->elements.size() > 64) return Error("operand list too long");
+        if (IsPunct(',')) GPUWASM_RETURN_IF_ERROR(Advance());
+        else if (!IsPunct(close)) return Error(std::string("expected ',' or '") + close + "' in operand list");
+      }
+      return Advance();
+    }
+    bool neg = false;
+    if (IsPunct('-')) {
+      neg = true;
+      GPUWASM_RETURN_IF_ERROR(Advance());
+    }
+    if (tok_.kind == Token::kInt) {
+      o->kind = Operand::Kind::kImmediate;
+      o->imm_bits = neg ? ~tok_.value + 1 : tok_.value;
+      return Advance();
+    }
+    if (tok_.kind == Token::kFloat) {
+      o->kind = Operand::Kind::kImmediate;
+      o->imm_float = !tok_.is_double;
+      o->imm_double = tok_.is_double;
+      o->imm_bits = tok_.value;
+      if (neg) o->imm_bits ^= tok_.is_double ? (1ull << 63) : (1ull << 31);
+      return Advance();
+    }
+    if (neg) return Error("expected a number after '-'");
+    if (tok_.kind != Token::kIdent) return Error("expected an operand, found '" + tok_.text + "'");
+    GPUWASM_RETURN_IF_ERROR(NameOperand(tok_.text, tok_.pos, o));
+    GPUWASM_RETURN_IF_ERROR(Advance());
+    if (IsPunct('|')) {  // dual destination: a|p
+      GPUWASM_RETURN_IF_ERROR(Advance());
+      Position p = tok_.pos;
+      GPUWASM_ASSIGN_OR_RETURN(std::string second, ExpectIdent("a predicate register"));
+      o->reg2 = LookupRegister(second);
+      if (o->reg2 < 0) return ErrorAt(p, "undefined register " + second);
+    }
+    return Status::Ok();
+  }
+
+  Lexer lex_;
+  Token tok_;
+  ParseLimits limits_;
+  Module module_;
+  std::vector<std::unordered_map<std::string, int>> scopes_;
+  int function_index_ = -1;
+};
+
+}  // namespace
+
+Result<Module> Parse(std::string_view text, const ParseLimits& limits) {
+  if (text.size() > limits.max_bytes) {
+    return Status::InvalidArgument("PTX text of " + std::to_string(text.size()) + " bytes exceeds the limit of " +
+                                   std::to_string(limits.max_bytes));
+  }
+  Parser p(text, limits);
+  GPUWASM_ASSIGN_OR_RETURN(Module m, p.Run());
+  GPUWASM_RETURN_IF_ERROR(Validate(m));
+  return m;
+}
+
+}  // namespace gpuwasm::ptx

@@ -1,0 +1,121 @@
+// Bad kernels: out-of-bounds accesses fault cleanly without touching anything outside the
+// context's buffers; runaway kernels stop at their deadline or on cancel; unsupported PTX is
+// refused by name and line.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "kernel_harness.h"
+
+namespace gpuwasm::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(Faults, out_of_bounds_store_faults_and_touches_nothing_outside) {
+  KernelHarness h;
+  auto k = h.Load("oob_write", "sm_80", "oob_write");
+  ASSERT_NE(k, nullptr);
+  unsigned n = 1000;
+  auto canary_before = h.Upload(std::vector<int>(64, 0x5a5a5a5a));
+  auto out = h.Zeros<int>(n);
+  auto canary_after = h.Upload(std::vector<int>(64, 0x5a5a5a5a));
+  Status s = h.Run(*k, {(n + 127) / 128}, {128}, Params(k->signature()).Add(out).Add(n).Add(1u).Build());
+  ASSERT_EQ(s.code(), StatusCode::kDeviceFault) << s;
+  EXPECT_NE(s.message().find("kernel 'oob_write' (PTX line "), std::string::npos) << s;
+  EXPECT_NE(s.message().find("global store of 4 bytes at 0x"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("is outside the context's buffers"), std::string::npos) << s;
+  // The stream is poisoned (like a CUDA context after a fault)...
+  EXPECT_EQ(h.stream().Synchronize().code(), StatusCode::kDeviceFault);
+  // ...but its memory is intact and readable through a new stream.
+  auto fresh = *h.context().CreateStream();
+  std::vector<int> c1(64), c2(64);
+  ASSERT_TRUE(fresh->MemcpyDtoH(c1.data(), canary_before, 256).ok());
+  ASSERT_TRUE(fresh->MemcpyDtoH(c2.data(), canary_after, 256).ok());
+  EXPECT_EQ(c1, std::vector<int>(64, 0x5a5a5a5a));
+  EXPECT_EQ(c2, std::vector<int>(64, 0x5a5a5a5a));
+}
+
+TEST(Faults, in_bounds_launch_of_the_same_kernel_succeeds) {
+  KernelHarness h;
+  auto k = h.Load("oob_write", "sm_80", "oob_write");
+  unsigned n = 1000;
+  auto out = h.Zeros<int>(n + 1);
+  ASSERT_TRUE(h.Run(*k, {8}, {128}, Params(k->signature()).Add(out).Add(n).Add(1u).Build()).ok());
+  EXPECT_EQ(h.Download<int>(out, n + 1)[n], static_cast<int>(n - 1));
+}
+
+TEST(Faults, pointer_of_another_context_faults) {
+  KernelHarness tenant_a, tenant_b;
+  auto k = tenant_a.Load("oob_write", "sm_80", "oob_write");
+  auto foreign = tenant_b.Zeros<int>(100);
+  Status s = tenant_a.Run(*k, {1}, {32}, Params(k->signature()).Add(foreign).Add(32u).Add(0u).Build());
+  EXPECT_EQ(s.code(), StatusCode::kDeviceFault) << s;
+  EXPECT_EQ(tenant_b.Download<int>(foreign, 100), std::vector<int>(100, 0));
+}
+
+TEST(Faults, deadline_stops_a_kernel_that_never_ends) {
+  KernelHarness h;
+  auto k = h.Load("spin", "sm_80", "spin");
+  auto flag = h.Upload(std::vector<int>{1});
+  auto out = h.Zeros<int>(64);
+  device::LaunchOptions o;
+  o.deadline = std::chrono::steady_clock::now() + milliseconds(200);
+  auto t0 = std::chrono::steady_clock::now();
+  Status s = h.Run(*k, {1}, {64}, Params(k->signature()).Add(flag).Add(out).Build(), 0, o);
+  auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s;
+  EXPECT_GE(took, 190);
+  EXPECT_LE(took, 400);
+}
+
+TEST(Faults, cancel_stops_a_running_kernel_and_the_stream_stays_usable) {
+  KernelHarness h;
+  auto k = h.Load("spin", "sm_80", "spin");
+  auto flag = h.Upload(std::vector<int>{1});
+  auto out = h.Zeros<int>(32);
+  std::atomic<bool> completed{false};
+  Status seen;
+  device::LaunchOptions o;
+  o.on_complete = [&](const Status& s) {
+    seen = s;
+    completed = true;
+  };
+  device::LaunchConfig c;
+  c.block.x = 32;
+  ASSERT_TRUE(h.stream().Launch(*k, c, Params(k->signature()).Add(flag).Add(out).Build(), o).ok());
+  std::this_thread::sleep_for(milliseconds(50));
+  h.stream().Cancel();
+  EXPECT_TRUE(completed.load());
+  EXPECT_EQ(seen.code(), StatusCode::kCancelled) << seen;
+  // The flag cleared, the same kernel finishes.
+  int zero = 0;
+  ASSERT_TRUE(h.stream().MemcpyHtoD(flag, &zero, 4).ok());
+  ASSERT_TRUE(h.Run(*k, {1}, {32}, Params(k->signature()).Add(flag).Add(out).Build()).ok());
+}
+
+TEST(Unsupported, instruction_is_named_with_its_line) {
+  KernelHarness h;
+  const char* ptx =
+      ".version 8.0\n.target sm_80\n.address_size 64\n"
+      ".visible .entry k(.param .u64 p)\n{\n  .reg .b32 %r<4>;\n"
+      "  bar.arrive 1, 64;\n  ret;\n}\n";
+  auto m = h.context().LoadModule(ptx);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kUnsupported);
+  EXPECT_EQ(m.status().message(), "line 7: unsupported instruction 'bar.arrive': only barrier 0 without a thread count is supported");
+}
+
+TEST(Unsupported, recursion_is_refused) {
+  KernelHarness h;
+  const char* ptx =
+      ".version 8.0\n.target sm_80\n.address_size 64\n"
+      ".func f()\n{\n  call.uni f, ();\n  ret;\n}\n"
+      ".visible .entry k()\n{\n  call.uni f, ();\n  ret;\n}\n";
+  auto m = h.context().LoadModule(ptx);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(), "recursive call to 'f' is not supported by the CPU device");
+}
+
+}  // namespace
+}  // namespace gpuwasm::testing

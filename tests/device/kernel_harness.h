@@ -1,0 +1,142 @@
+// Test harness for running corpus kernels on a Device: load PTX by name, move data, pack
+// parameters checked against the kernel's signature, launch and wait.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device/cpu/cpu_device.h"
+#include "device/device.h"
+
+namespace gpuwasm::testing {
+
+inline std::string KernelPtxPath(const std::string& name, const std::string& arch) {
+  return std::string(GPUWASM_KERNEL_PTX_DIR) + "/" + name + "." + arch + ".ptx";
+}
+
+inline std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "cannot open " << path;
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Packs kernel arguments at the offsets of the kernel's .param list, checking each size.
+class Params {
+ public:
+  explicit Params(const device::KernelSignature& sig) : sig_(sig), bytes_(sig.param_bytes, 0) {}
+  template <class T>
+  Params& Add(T v) {
+    EXPECT_LT(next_, sig_.params.size()) << "too many arguments for " << sig_.name;
+    if (next_ >= sig_.params.size()) return *this;
+    const auto& p = sig_.params[next_++];
+    EXPECT_EQ(p.size, sizeof(T)) << sig_.name << " parameter " << p.name;
+    std::memcpy(bytes_.data() + p.offset, &v, std::min<size_t>(sizeof(T), p.size));
+    return *this;
+  }
+  std::vector<uint8_t> Build() {
+    EXPECT_EQ(next_, sig_.params.size()) << "too few arguments for " << sig_.name;
+    return bytes_;
+  }
+
+ private:
+  const device::KernelSignature& sig_;
+  std::vector<uint8_t> bytes_;
+  size_t next_ = 0;
+};
+
+class KernelHarness {
+ public:
+  explicit KernelHarness(std::shared_ptr<device::Device> dev = nullptr) : dev_(dev ? dev : SharedCpuDevice()) {
+    ctx_ = *dev_->CreateContext();
+    stream_ = *ctx_->CreateStream();
+  }
+
+  static std::shared_ptr<device::Device> SharedCpuDevice() {
+    static std::shared_ptr<device::Device> d = device::cpu::CreateCpuDevice();
+    return d;
+  }
+
+  std::shared_ptr<const device::Kernel> Load(const std::string& file, const std::string& arch, const std::string& kernel) {
+    auto m = ctx_->LoadModule(ReadText(KernelPtxPath(file, arch)));
+    EXPECT_TRUE(m.ok()) << file << "." << arch << ": " << m.status();
+    if (!m.ok()) return nullptr;
+    modules_.push_back(*m);
+    auto k = (*m)->GetKernel(kernel);
+    EXPECT_TRUE(k.ok()) << k.status();
+    return k.ok() ? *k : nullptr;
+  }
+
+  template <class T>
+  device::DevicePtr Upload(const std::vector<T>& v) {
+    auto p = ctx_->Allocate(std::max<size_t>(1, v.size() * sizeof(T)));
+    EXPECT_TRUE(p.ok()) << p.status();
+    if (!v.empty()) {
+      EXPECT_TRUE(stream_->MemcpyHtoD(*p, v.data(), v.size() * sizeof(T)).ok());
+    }
+    return *p;
+  }
+
+  template <class T>
+  device::DevicePtr Zeros(size_t n) {
+    return Upload(std::vector<T>(n, T{}));
+  }
+
+  template <class T>
+  std::vector<T> Download(device::DevicePtr p, size_t n) {
+    std::vector<T> v(n);
+    Status s = stream_->MemcpyDtoH(v.data(), p, n * sizeof(T));
+    EXPECT_TRUE(s.ok()) << s;
+    return v;
+  }
+
+  Status Run(const device::Kernel& k, device::Dim3 grid, device::Dim3 block, std::vector<uint8_t> params,
+             uint32_t shared = 0, device::LaunchOptions options = {}) {
+    device::LaunchConfig c;
+    c.grid = grid;
+    c.block = block;
+    c.shared_bytes = shared;
+    GPUWASM_RETURN_IF_ERROR(stream_->Launch(k, c, std::move(params), std::move(options)));
+    return stream_->Synchronize();
+  }
+
+  device::Context& context() { return *ctx_; }
+  device::Stream& stream() { return *stream_; }
+
+ private:
+  std::shared_ptr<device::Device> dev_;
+  std::shared_ptr<device::Context> ctx_;
+  std::unique_ptr<device::Stream> stream_;
+  std::vector<std::shared_ptr<const device::Module>> modules_;
+};
+
+// Distance in units in the last place between two floats (0 when bit-identical).
+inline uint32_t UlpDiff(float a, float b) {
+  if (std::isnan(a) && std::isnan(b)) return 0;
+  int32_t ia, ib;
+  std::memcpy(&ia, &a, 4);
+  std::memcpy(&ib, &b, 4);
+  if (ia < 0) ia = INT32_MIN - ia;
+  if (ib < 0) ib = INT32_MIN - ib;
+  int64_t d = static_cast<int64_t>(ia) - ib;
+  return static_cast<uint32_t>(std::min<int64_t>(d < 0 ? -d : d, UINT32_MAX));
+}
+
+inline uint64_t UlpDiff(double a, double b) {
+  if (std::isnan(a) && std::isnan(b)) return 0;
+  int64_t ia, ib;
+  std::memcpy(&ia, &a, 8);
+  std::memcpy(&ib, &b, 8);
+  if (ia < 0) ia = INT64_MIN - ia;
+  if (ib < 0) ib = INT64_MIN - ib;
+  __int128 d = static_cast<__int128>(ia) - ib;
+  return static_cast<uint64_t>(d < 0 ? -d : d);
+}
+
+}  // namespace gpuwasm::testing
