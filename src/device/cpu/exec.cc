@@ -103,12 +103,13 @@ class CtaExec {
     depth_.assign(static_cast<size_t>(nwarps_) * 32, 0);
     frames_.assign(static_cast<size_t>(nwarps_) * 32 * kMaxCallDepth, Frame{0, 0});
     warps_.resize(nwarps_);
-    // Constants never change: fill them once for every warp.
+    // Constants and the special registers that do not depend on the CTA are filled once.
     for (uint32_t w = 0; w < nwarps_; ++w) {
       uint64_t* r = Regs(w);
       for (size_t c = 0; c < p.consts.size(); ++c) {
         std::fill_n(r + (p.const_base + c) * 32, 32, p.consts[c]);
       }
+      InitSpecials(w);
     }
   }
 
@@ -165,17 +166,27 @@ class CtaExec {
     return m;
   }
 
+  uint64_t* Special(uint32_t w, uint32_t s) { return Regs(w) + static_cast<size_t>(p_.special_base + s) * 32; }
+
   void InitWarp(uint32_t w) {
     Warp& wp = warps_[w];
-    uint64_t* r = Regs(w);
-    uint32_t first = w * 32;
-    uint32_t n = std::min<uint32_t>(32, threads_ - first);
+    uint32_t n = std::min<uint32_t>(32, threads_ - w * 32);
     wp.live = n == 32 ? kFull : ((1u << n) - 1);
-    auto sp = [&](uint32_t s) { return r + static_cast<size_t>(p_.special_base + s) * 32; };
+    uint64_t *cx = Special(w, kCtaidX), *cy = Special(w, kCtaidY), *cz = Special(w, kCtaidZ);
     for (uint32_t l = 0; l < 32; ++l) {
       wp.pc[l] = k_.entry_pc;
       wp.state[l] = (wp.live >> l & 1) ? kRun : kExited;
       depth_[w * 32 + l] = 0;
+      cx[l] = cta_[0];
+      cy[l] = cta_[1];
+      cz[l] = cta_[2];
+    }
+  }
+
+  void InitSpecials(uint32_t w) {
+    uint32_t first = w * 32;
+    auto sp = [&](uint32_t s) { return Special(w, s); };
+    for (uint32_t l = 0; l < 32; ++l) {
       uint32_t t = first + l;
       sp(kTidX)[l] = t % cfg_.block.x;
       sp(kTidY)[l] = (t / cfg_.block.x) % cfg_.block.y;
@@ -183,9 +194,6 @@ class CtaExec {
       sp(kNtidX)[l] = cfg_.block.x;
       sp(kNtidY)[l] = cfg_.block.y;
       sp(kNtidZ)[l] = cfg_.block.z;
-      sp(kCtaidX)[l] = cta_[0];
-      sp(kCtaidY)[l] = cta_[1];
-      sp(kCtaidZ)[l] = cta_[2];
       sp(kNctaidX)[l] = cfg_.grid.x;
       sp(kNctaidY)[l] = cfg_.grid.y;
       sp(kNctaidZ)[l] = cfg_.grid.z;
@@ -307,7 +315,7 @@ class CtaExec {
         ForLanes(group, [&](int l) { m |= static_cast<uint32_t>((g[l] & 1) != in.guard_negated) << l; });
         exec = m;
       }
-      insts += static_cast<uint64_t>(__builtin_popcount(exec));
+      insts += exec == kFull ? 32 : static_cast<uint64_t>(std::popcount(exec));
       switch (in.op) {
         case Op::kBra: {
           if (exec == group) {
@@ -396,6 +404,9 @@ class CtaExec {
   // ---- data instructions -------------------------------------------------------------------
   bool Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w, uint64_t* R);
   bool Memory(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R);
+  template <unsigned kSize, bool kStore, bool kSigned>
+  bool MemLanes(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R);
+  uint8_t* GlobalFast(uint64_t addr, uint32_t bytes);
   bool Atomic(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R);
   void Convert(const Inst& in, uint32_t mask, uint64_t* R);
   bool FloatOp(const Inst& in, uint32_t mask, uint64_t* R);
@@ -418,6 +429,9 @@ class CtaExec {
   std::vector<uint8_t> depth_;
   std::vector<Frame> frames_;
   std::vector<Warp> warps_;
+  // The global region the last access hit.
+  uint64_t cache_base_ = 0, cache_size_ = 0;
+  uint8_t* cache_host_ = nullptr;
 };
 
 #define REG(slot) (R + static_cast<size_t>(slot) * 32)
@@ -429,38 +443,87 @@ T Load(const uint8_t* p) {
   return v;
 }
 
-bool CtaExec::Memory(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
-  const unsigned size = ptx::TypeSize(in.t);
+uint8_t* CtaExec::GlobalFast(uint64_t addr, uint32_t bytes) {
+  uint64_t off = addr - cache_base_;
+  if (off < cache_size_ && bytes <= cache_size_ - off) return cache_host_ + off;
+  // Slow path: find the region and remember it (lanes of a warp usually share one buffer).
+  auto it = std::upper_bound(mem_.regions.begin(), mem_.regions.end(), addr,
+                             [](uint64_t a, const MemoryView::Region& r) { return a < r.base; });
+  if (it == mem_.regions.begin()) return nullptr;
+  --it;
+  off = addr - it->base;
+  if (off >= it->size || bytes > it->size - off) return nullptr;
+  cache_base_ = it->base;
+  cache_size_ = it->size;
+  cache_host_ = it->host;
+  return it->host + off;
+}
+
+template <unsigned kSize, bool kStore, bool kSigned>
+bool CtaExec::MemLanes(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
+  using U = std::conditional_t<kSize == 1, uint8_t, std::conditional_t<kSize == 2, uint16_t,
+            std::conditional_t<kSize == 4, uint32_t, uint64_t>>>;
+  using S = std::make_signed_t<U>;
   const uint64_t* base = REG(in.s[0]);
-  const bool store = in.op == Op::kSt;
-  const bool sign = ptx::IsSigned(in.t);
-  bool ok = true;
-  ForLanes(mask, [&](int l) {
-    if (!ok) return;
-    uint64_t addr = base[l] + static_cast<uint64_t>(in.offset);
-    uint8_t* p = Address(in.mem, addr, size * in.vec, w, l, in, store);
-    if (p == nullptr) {
-      ok = false;
-      return;
+  const uint64_t offset = static_cast<uint64_t>(in.offset);
+  const unsigned vec = in.vec;
+  const uint32_t bytes = kSize * vec;
+  const bool global = in.mem == Mem::kGlobal;
+  uint64_t* vals[4];
+  for (unsigned k = 0; k < vec; ++k) vals[k] = REG(in.d[k]);
+  // Locals, not members: stores through uint8_t* could alias members and force reloads.
+  uint64_t cbase = cache_base_, csize = cache_size_;
+  uint8_t* chost = cache_host_;
+  for (uint32_t m = mask; m != 0; m &= m - 1) {
+    const int l = __builtin_ctz(m);
+    const uint64_t addr = base[l] + offset;
+    uint8_t* p;
+    const uint64_t off = addr - cbase;
+    if (global && off < csize && bytes <= csize - off) {
+      p = chost + off;
+    } else {
+      p = global ? GlobalFast(addr, bytes) : nullptr;
+      if (p == nullptr) p = Address(in.mem, addr, bytes, w, l, in, kStore);
+      if (p == nullptr) return false;
+      cbase = cache_base_;
+      csize = cache_size_;
+      chost = cache_host_;
     }
-    for (unsigned k = 0; k < in.vec; ++k) {
-      uint8_t* e = p + k * size;
-      if (store) {
-        uint64_t v = REG(in.d[k])[l];
-        std::memcpy(e, &v, size);  // little-endian: the low bytes
+    if (vec == 1) {
+      if constexpr (kStore) {
+        U v = static_cast<U>(vals[0][l]);
+        std::memcpy(p, &v, kSize);
+      } else if constexpr (kSigned) {
+        vals[0][l] = static_cast<uint64_t>(static_cast<int64_t>(Load<S>(p)));
       } else {
-        uint64_t v = 0;
-        switch (size) {
-          case 1: v = sign ? static_cast<uint64_t>(static_cast<int64_t>(Load<int8_t>(e))) : Load<uint8_t>(e); break;
-          case 2: v = sign ? static_cast<uint64_t>(static_cast<int64_t>(Load<int16_t>(e))) : Load<uint16_t>(e); break;
-          case 4: v = sign ? static_cast<uint64_t>(static_cast<int64_t>(Load<int32_t>(e))) : Load<uint32_t>(e); break;
-          default: v = Load<uint64_t>(e); break;
-        }
-        REG(in.d[k])[l] = v;
+        vals[0][l] = Load<U>(p);
+      }
+      continue;
+    }
+    for (unsigned k = 0; k < vec; ++k) {
+      uint8_t* e = p + k * kSize;
+      if constexpr (kStore) {
+        U v = static_cast<U>(vals[k][l]);
+        std::memcpy(e, &v, kSize);
+      } else if constexpr (kSigned) {
+        vals[k][l] = static_cast<uint64_t>(static_cast<int64_t>(Load<S>(e)));
+      } else {
+        vals[k][l] = Load<U>(e);
       }
     }
-  });
-  return ok;
+  }
+  return true;
+}
+
+bool CtaExec::Memory(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
+  const bool store = in.op == Op::kSt;
+  const bool sign = ptx::IsSigned(in.t);
+  switch (ptx::TypeSize(in.t)) {
+    case 1: return store ? MemLanes<1, true, false>(in, mask, w, R) : sign ? MemLanes<1, false, true>(in, mask, w, R) : MemLanes<1, false, false>(in, mask, w, R);
+    case 2: return store ? MemLanes<2, true, false>(in, mask, w, R) : sign ? MemLanes<2, false, true>(in, mask, w, R) : MemLanes<2, false, false>(in, mask, w, R);
+    case 4: return store ? MemLanes<4, true, false>(in, mask, w, R) : sign ? MemLanes<4, false, true>(in, mask, w, R) : MemLanes<4, false, false>(in, mask, w, R);
+    default: return store ? MemLanes<8, true, false>(in, mask, w, R) : MemLanes<8, false, false>(in, mask, w, R);
+  }
 }
 
 template <class T>
@@ -602,41 +665,65 @@ bool CompareFloat(Cmp c, T a, T b) {
 void CtaExec::Setp(const Inst& in, uint32_t mask, uint64_t* R) {
   auto cmp = static_cast<Cmp>(in.cmp);
   const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]);
-  auto result = [&](int l) -> bool {
-    switch (in.t) {
-      case Type::kF32: {
-        float x = AsF32(a[l]), y = AsF32(b[l]);
-        if (in.flags & kFtz) {
-          x = FlushF32(x);
-          y = FlushF32(y);
-        }
-        return CompareFloat(cmp, x, y);
-      }
-      case Type::kF64: return CompareFloat(cmp, AsF64(a[l]), AsF64(b[l]));
-      case Type::kF16: return CompareFloat(cmp, HalfToDouble(static_cast<uint16_t>(a[l])), HalfToDouble(static_cast<uint16_t>(b[l])));
-      case Type::kBF16: return CompareFloat(cmp, Bf16ToDouble(static_cast<uint16_t>(a[l])), Bf16ToDouble(static_cast<uint16_t>(b[l])));
-      default: {
-        bool r = false;
-        WithInt(in.t, [&](auto tag) {
-          using T = decltype(tag);
-          r = CompareOrdered(cmp, static_cast<T>(a[l]), static_cast<T>(b[l]));
-        });
-        return r;
-      }
-    }
-  };
   auto bop = static_cast<BoolOp>(in.bool_op);
-  ForLanes(mask, [&](int l) {
-    bool t = result(l), f = !t;
-    if (in.flags & kHasPred3) {
-      bool c = (REG(in.s[2])[l] & 1) != ((in.flags & kNegPred3) != 0);
-      auto combine = [&](bool x) { return bop == BoolOp::kAnd ? (x && c) : bop == BoolOp::kOr ? (x || c) : (x != c); };
+  const bool pred3 = in.flags & kHasPred3, dual = in.flags & kDualDst, neg3 = in.flags & kNegPred3;
+  uint64_t* d0 = REG(in.d[0]);
+  uint64_t* d1 = dual ? REG(in.d[1]) : nullptr;
+  const uint64_t* c = pred3 ? REG(in.s[2]) : nullptr;
+  auto finish = [&](int l, bool t) {
+    if (!pred3 && !dual) {
+      d0[l] = t;
+      return;
+    }
+    bool f = !t;
+    if (pred3) {
+      bool cv = (c[l] & 1) != neg3;
+      auto combine = [&](bool x) { return bop == BoolOp::kAnd ? (x && cv) : bop == BoolOp::kOr ? (x || cv) : (x != cv); };
       t = combine(t);
       f = combine(f);
     }
-    REG(in.d[0])[l] = t;
-    if (in.flags & kDualDst) REG(in.d[1])[l] = f;
-  });
+    d0[l] = t;
+    if (dual) d1[l] = f;
+  };
+  switch (in.t) {
+    case Type::kF32: {
+      const bool ftz = in.flags & kFtz;
+      ForLanes(mask, [&](int l) {
+        float x = AsF32(a[l]), y = AsF32(b[l]);
+        if (ftz) {
+          x = FlushF32(x);
+          y = FlushF32(y);
+        }
+        finish(l, CompareFloat(cmp, x, y));
+      });
+      return;
+    }
+    case Type::kF64: ForLanes(mask, [&](int l) { finish(l, CompareFloat(cmp, AsF64(a[l]), AsF64(b[l]))); }); return;
+    case Type::kF16:
+      ForLanes(mask, [&](int l) {
+        finish(l, CompareFloat(cmp, HalfToDouble(static_cast<uint16_t>(a[l])), HalfToDouble(static_cast<uint16_t>(b[l]))));
+      });
+      return;
+    case Type::kBF16:
+      ForLanes(mask, [&](int l) {
+        finish(l, CompareFloat(cmp, Bf16ToDouble(static_cast<uint16_t>(a[l])), Bf16ToDouble(static_cast<uint16_t>(b[l]))));
+      });
+      return;
+    default:
+      WithInt(in.t, [&](auto tag) {
+        using T = decltype(tag);
+        auto run = [&](auto op) { ForLanes(mask, [&](int l) { finish(l, op(static_cast<T>(a[l]), static_cast<T>(b[l]))); }); };
+        switch (cmp) {
+          case Cmp::kEq: run([](T x, T y) { return x == y; }); break;
+          case Cmp::kNe: run([](T x, T y) { return x != y; }); break;
+          case Cmp::kLt: case Cmp::kLo: run([](T x, T y) { return x < y; }); break;
+          case Cmp::kLe: case Cmp::kLs: run([](T x, T y) { return x <= y; }); break;
+          case Cmp::kGt: case Cmp::kHi: run([](T x, T y) { return x > y; }); break;
+          case Cmp::kGe: case Cmp::kHs: run([](T x, T y) { return x >= y; }); break;
+          default: run([](T, T) { return false; }); break;
+        }
+      });
+  }
 }
 
 template <class T>

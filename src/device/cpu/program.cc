@@ -477,6 +477,7 @@ class Decoder {
       GPUWASM_RETURN_IF_ERROR(need(2));
       x.op = m.to ? Op::kCvtaTo : Op::kCvta;
       x.mem = SpaceOf(m.space);
+      if (x.mem == Mem::kGlobal) x.op = Op::kMov;  // global addresses are generic addresses
       if (m.space.empty()) return BadAt(in, "cvta needs a state space");
       GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
       GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
