@@ -39,7 +39,6 @@ Status LaunchRun::status() const {
 namespace {
 
 constexpr uint32_t kFull = 0xffffffffu;
-enum LaneState : uint8_t { kRun, kBar, kExited };
 constexpr uint32_t kMaxCallDepth = 32;
 
 struct Frame {
@@ -120,51 +119,33 @@ class CtaExec {
     cta_[2] = static_cast<uint32_t>(cta / (uint64_t{cfg_.grid.x} * cfg_.grid.y));
     for (uint32_t w = 0; w < nwarps_; ++w) InitWarp(w);
     for (;;) {
-      bool any_run = false;
+      for (uint32_t w = 0; w < nwarps_; ++w) {
+        if (warps_[w].run != 0 && !RunWarp(w)) return false;
+      }
+      // No warp can run: every live thread has exited or waits at the barrier. Exited threads
+      // count as arrived, so the barrier releases (or the CTA is done).
+      bool any_bar = false;
       for (uint32_t w = 0; w < nwarps_; ++w) {
         Warp& wp = warps_[w];
-        if (RunnableMask(wp) == 0) continue;
-        any_run = true;
-        if (!RunWarp(w)) return false;
+        if (wp.bar == 0) continue;
+        any_bar = true;
+        for (uint32_t m = wp.bar; m != 0; m &= m - 1) wp.pc[__builtin_ctz(m)] += 1;
+        wp.run |= wp.bar;
+        wp.bar = 0;
       }
-      bool all_exited = true, any_bar = false;
-      for (uint32_t w = 0; w < nwarps_; ++w) {
-        for (uint32_t l = 0; l < 32; ++l) {
-          if (!(warps_[w].live >> l & 1)) continue;
-          if (warps_[w].state[l] != kExited) all_exited = false;
-          if (warps_[w].state[l] == kBar) any_bar = true;
-        }
-      }
-      if (all_exited) return true;
-      if (!any_run && !any_bar) return true;
-      // Every live thread waits at the barrier (exited threads count as arrived): release it.
-      for (uint32_t w = 0; w < nwarps_; ++w) {
-        for (uint32_t l = 0; l < 32; ++l) {
-          if ((warps_[w].live >> l & 1) && warps_[w].state[l] == kBar) {
-            warps_[w].state[l] = kRun;
-            warps_[w].pc[l] += 1;
-          }
-        }
-      }
+      if (!any_bar) return true;
     }
   }
 
  private:
   struct Warp {
     uint32_t pc[32];
-    uint8_t state[32];
-    uint32_t live = 0;
+    uint32_t live = 0;  // lanes that exist (the last warp may be partial)
+    uint32_t run = 0;   // lanes able to run
+    uint32_t bar = 0;   // lanes waiting at bar.sync; exited lanes are live & ~run & ~bar
   };
 
   uint64_t* Regs(uint32_t w) { return regs_.data() + static_cast<size_t>(w) * slots_ * 32; }
-
-  uint32_t RunnableMask(const Warp& w) const {
-    uint32_t m = 0;
-    for (uint32_t l = 0; l < 32; ++l) {
-      if ((w.live >> l & 1) && w.state[l] == kRun) m |= 1u << l;
-    }
-    return m;
-  }
 
   uint64_t* Special(uint32_t w, uint32_t s) { return Regs(w) + static_cast<size_t>(p_.special_base + s) * 32; }
 
@@ -172,10 +153,11 @@ class CtaExec {
     Warp& wp = warps_[w];
     uint32_t n = std::min<uint32_t>(32, threads_ - w * 32);
     wp.live = n == 32 ? kFull : ((1u << n) - 1);
+    wp.run = wp.live;
+    wp.bar = 0;
     uint64_t *cx = Special(w, kCtaidX), *cy = Special(w, kCtaidY), *cz = Special(w, kCtaidZ);
     for (uint32_t l = 0; l < 32; ++l) {
       wp.pc[l] = k_.entry_pc;
-      wp.state[l] = (wp.live >> l & 1) ? kRun : kExited;
       depth_[w * 32 + l] = 0;
       cx[l] = cta_[0];
       cy[l] = cta_[1];
@@ -265,8 +247,8 @@ class CtaExec {
 
   uint32_t Regroup(Warp& wp, uint32_t* gpc) {
     uint32_t best = UINT32_MAX, mask = 0;
-    for (uint32_t l = 0; l < 32; ++l) {
-      if (!(wp.live >> l & 1) || wp.state[l] != kRun) continue;
+    for (uint32_t m = wp.run; m != 0; m &= m - 1) {
+      const uint32_t l = static_cast<uint32_t>(__builtin_ctz(m));
       if (wp.pc[l] < best) {
         best = wp.pc[l];
         mask = 1u << l;
@@ -327,22 +309,15 @@ class CtaExec {
           continue;
         }
         case Op::kExit: {
-          ForLanes(group, [&](int l) {
-            if (exec >> l & 1) wp.state[l] = kExited;
-            else wp.pc[l] = gpc + 1;
-          });
+          ForLanes(group, [&](int l) { wp.pc[l] = gpc + 1; });
+          wp.run &= ~exec;
           group = Regroup(wp, &gpc);
           continue;
         }
         case Op::kBar: {
-          ForLanes(group, [&](int l) {
-            if (exec >> l & 1) {
-              wp.state[l] = kBar;
-              wp.pc[l] = gpc;
-            } else {
-              wp.pc[l] = gpc + 1;
-            }
-          });
+          ForLanes(group, [&](int l) { wp.pc[l] = (exec >> l & 1) ? gpc : gpc + 1; });
+          wp.run &= ~exec;
+          wp.bar |= exec;
           group = Regroup(wp, &gpc);
           continue;
         }
@@ -376,7 +351,7 @@ class CtaExec {
             }
             uint8_t& d = depth_[w * 32 + l];
             if (d == 0) {
-              wp.state[l] = kExited;
+              wp.run &= ~(1u << l);  // returning from the kernel: the thread exits
               return;
             }
             --d;
@@ -469,11 +444,37 @@ bool CtaExec::MemLanes(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
   const unsigned vec = in.vec;
   const uint32_t bytes = kSize * vec;
   const bool global = in.mem == Mem::kGlobal;
+  const bool shared = in.mem == Mem::kShared, local = in.mem == Mem::kLocal;
+  uint8_t* const shared_base = shared_.data();
+  const uint64_t shared_size = shared_size_, local_size = local_size_;
+  uint8_t* const local_base = local_.data() + static_cast<size_t>(w) * 32 * local_size_;
   uint64_t* vals[4];
   for (unsigned k = 0; k < vec; ++k) vals[k] = REG(in.d[k]);
   // Locals, not members: stores through uint8_t* could alias members and force reloads.
   uint64_t cbase = cache_base_, csize = cache_size_;
   uint8_t* chost = cache_host_;
+  if (vec == 1 && (global || shared)) {
+    // Fast path: check every lane first (no side effects), then access without branches.
+    uint8_t* region = global ? chost : shared_base;
+    const uint64_t rbase = global ? cbase : 0, rsize = global ? csize : shared_size;
+    bool inside = rsize >= bytes;
+    const uint64_t limit = rsize - bytes;
+    ForLanes(mask, [&](int l) { inside &= (base[l] + offset - rbase) <= limit; });
+    if (inside) {
+      uint64_t* v = vals[0];
+      if constexpr (kStore) {
+        ForLanes(mask, [&](int l) {
+          U x = static_cast<U>(v[l]);
+          std::memcpy(region + (base[l] + offset - rbase), &x, kSize);
+        });
+      } else if constexpr (kSigned) {
+        ForLanes(mask, [&](int l) { v[l] = static_cast<uint64_t>(static_cast<int64_t>(Load<S>(region + (base[l] + offset - rbase)))); });
+      } else {
+        ForLanes(mask, [&](int l) { v[l] = Load<U>(region + (base[l] + offset - rbase)); });
+      }
+      return true;
+    }
+  }
   for (uint32_t m = mask; m != 0; m &= m - 1) {
     const int l = __builtin_ctz(m);
     const uint64_t addr = base[l] + offset;
@@ -481,6 +482,10 @@ bool CtaExec::MemLanes(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
     const uint64_t off = addr - cbase;
     if (global && off < csize && bytes <= csize - off) {
       p = chost + off;
+    } else if (shared && addr < shared_size && bytes <= shared_size - addr) {
+      p = shared_base + addr;
+    } else if (local && addr < local_size && bytes <= local_size - addr) {
+      p = local_base + static_cast<size_t>(l) * local_size + addr;
     } else {
       p = global ? GlobalFast(addr, bytes) : nullptr;
       if (p == nullptr) p = Address(in.mem, addr, bytes, w, l, in, kStore);
@@ -903,12 +908,37 @@ T FMax(T a, T b, bool nan) {
   return a > b ? a : b;
 }
 
+// FMA lanes, built twice: with hardware FMA (chosen at load time on CPUs that have it) and
+// without (libm's exact fma). Results are identical: fma is correctly rounded either way.
+template <class T>
+__attribute__((target_clones("fma", "default"))) void FmaLanes(uint32_t mask, uint64_t* d, const uint64_t* a,
+                                                                 const uint64_t* b, const uint64_t* c) {
+  ForLanes(mask, [&](int l) { d[l] = ToBits(std::fma(FromBits<T>(a[l]), FromBits<T>(b[l]), FromBits<T>(c[l]))); });
+}
+
+template <class T>
+bool PlainFloatOp(Op op, uint32_t mask, uint64_t* d, const uint64_t* a, const uint64_t* b, const uint64_t* c) {
+  switch (op) {
+    case Op::kAdd: ForLanes(mask, [&](int l) { d[l] = ToBits(FromBits<T>(a[l]) + FromBits<T>(b[l])); }); return true;
+    case Op::kSub: ForLanes(mask, [&](int l) { d[l] = ToBits(FromBits<T>(a[l]) - FromBits<T>(b[l])); }); return true;
+    case Op::kMulLo: ForLanes(mask, [&](int l) { d[l] = ToBits(FromBits<T>(a[l]) * FromBits<T>(b[l])); }); return true;
+    case Op::kFma: FmaLanes<T>(mask, d, a, b, c); return true;
+    default: return false;
+  }
+}
+
 bool CtaExec::FloatOp(const Inst& in, uint32_t mask, uint64_t* R) {
   uint64_t* d = REG(in.d[0]);
   const uint64_t* a = REG(in.s[0]);
   const uint64_t* b = in.s[1] != kNoSlot ? REG(in.s[1]) : a;
   const uint64_t* c = in.s[2] != kNoSlot ? REG(in.s[2]) : a;
   const bool ftz = in.flags & kFtz, sat = in.flags & kSat;
+  // The common case: round-to-nearest, no flushing or saturation.
+  if (!ftz && !sat && (in.rnd == Round::kDefault || in.rnd == Round::kRn)) {
+    if (in.t == Type::kF64 ? PlainFloatOp<double>(in.op, mask, d, a, b, c) : PlainFloatOp<float>(in.op, mask, d, a, b, c)) {
+      return true;
+    }
+  }
   RoundingScope rs(RoundMode(in.rnd));
   auto body = [&](auto tag) {
     using T = decltype(tag);

@@ -81,8 +81,11 @@ inline double FlushF64(double d) { return std::fpclassify(d) == FP_SUBNORMAL ? s
 // Scoped dynamic rounding mode (for .rz/.rm/.rp); no-op for round-to-nearest.
 class RoundingScope {
  public:
-  explicit RoundingScope(int mode) : saved_(std::fegetround()), active_(mode != FE_TONEAREST) {
-    if (active_) std::fesetround(mode);
+  explicit RoundingScope(int mode) : active_(mode != FE_TONEAREST) {
+    if (active_) {
+      saved_ = std::fegetround();
+      std::fesetround(mode);
+    }
   }
   ~RoundingScope() {
     if (active_) std::fesetround(saved_);
@@ -91,7 +94,7 @@ class RoundingScope {
   RoundingScope& operator=(const RoundingScope&) = delete;
 
  private:
-  int saved_;
+  int saved_ = FE_TONEAREST;
   bool active_;
 };
 

@@ -1,0 +1,192 @@
+// CPU device benchmark: corpus kernels against native C++ loops doing the same work, in the same
+// run. Reports time, thread-instructions per second and the ratio to native, on one worker thread
+// and on all cores. Each figure is the median of --reps runs (default 5).
+//   vector add   n = 2^20            (vector_add.cu)
+//   matmul       256 x 256 x 256     (matmul.cu, 16 x 16 tiles)
+//   reduction    n = 2^22, 256/block (block_reduce.cu)
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "device/cpu/cpu_device.h"
+
+using namespace gpuwasm;
+using namespace gpuwasm::device;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+int g_reps = 5;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double TimeIt(const std::function<void()>& f) {
+  f();  // warm-up: first-touch page faults are not the executor's cost
+  std::vector<double> t;
+  for (int i = 0; i < g_reps; ++i) {
+    auto t0 = Clock::now();
+    f();
+    t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return Median(t);
+}
+
+std::string ReadText(const std::string& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct Runner {
+  std::shared_ptr<Device> dev;
+  std::shared_ptr<Context> ctx;
+  std::unique_ptr<Stream> stream;
+  explicit Runner(unsigned threads) {
+    dev = cpu::CreateCpuDevice({.threads = threads});
+    ctx = *dev->CreateContext();
+    stream = *ctx->CreateStream();
+  }
+  std::shared_ptr<const device::Kernel> Load(const char* file, const char* name) {
+    auto m = ctx->LoadModule(ReadText(std::string(GPUWASM_BENCH_PTX_DIR) + "/" + file + ".sm_80.ptx"));
+    if (!m.ok()) {
+      std::fprintf(stderr, "%s\n", m.status().ToString().c_str());
+      std::exit(1);
+    }
+    return *(*m)->GetKernel(name);
+  }
+  template <class T>
+  DevicePtr Upload(const std::vector<T>& v) {
+    DevicePtr p = *ctx->Allocate(v.size() * sizeof(T));
+    (void)stream->MemcpyHtoD(p, v.data(), v.size() * sizeof(T));
+    return p;
+  }
+  void Launch(const device::Kernel& k, Dim3 grid, Dim3 block, std::vector<uint8_t> params) {
+    LaunchConfig c;
+    c.grid = grid;
+    c.block = block;
+    Status s = stream->Launch(k, c, std::move(params));
+    if (s.ok()) s = stream->Synchronize();
+    if (!s.ok()) {
+      std::fprintf(stderr, "launch failed: %s\n", s.ToString().c_str());
+      std::exit(1);
+    }
+  }
+};
+
+template <class... A>
+std::vector<uint8_t> Pack(const KernelSignature& sig, A... args) {
+  std::vector<uint8_t> b(sig.param_bytes);
+  size_t i = 0;
+  auto put = [&](auto v) {
+    std::memcpy(b.data() + sig.params[i].offset, &v, sizeof v);
+    ++i;
+  };
+  (put(args), ...);
+  return b;
+}
+
+struct Row {
+  std::string name;
+  double native, dev1, devn;
+  uint64_t insts;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--reps=", 7) == 0) g_reps = std::max(1, std::atoi(argv[i] + 7));
+  }
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  Runner one(1), all(cores);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<Row> rows;
+
+  {  // vector add
+    unsigned n = 1 << 20;
+    std::vector<float> a(n), b(n), c(n);
+    for (unsigned i = 0; i < n; ++i) a[i] = dist(rng), b[i] = dist(rng);
+    Row r{"vector add 1M", 0, 0, 0, 0};
+    r.native = TimeIt([&] {
+      for (unsigned i = 0; i < n; ++i) c[i] = a[i] + b[i];
+      asm volatile("" ::"r"(c.data()) : "memory");
+    });
+    for (Runner* run : {&one, &all}) {
+      auto k = run->Load("vector_add", "vector_add");
+      DevicePtr pa = run->Upload(a), pb = run->Upload(b), pc = run->Upload(c);
+      double t = TimeIt([&] { run->Launch(*k, {n / 256}, {256}, Pack(k->signature(), pa, pb, pc, n)); });
+      (run == &one ? r.dev1 : r.devn) = t;
+      r.insts = cpu::LastLaunchInstructions(*run->stream);
+    }
+    rows.push_back(r);
+  }
+  {  // matmul
+    unsigned n = 256;
+    std::vector<float> a(n * n), b(n * n), c(n * n);
+    for (auto& x : a) x = dist(rng);
+    for (auto& x : b) x = dist(rng);
+    Row r{"matmul 256^3", 0, 0, 0, 0};
+    r.native = TimeIt([&] {  // the same arithmetic: one fma per product, k ascending
+      for (unsigned i = 0; i < n; ++i)
+        for (unsigned j = 0; j < n; ++j) {
+          float acc = 0;
+          for (unsigned k = 0; k < n; ++k) acc = __builtin_fmaf(a[i * n + k], b[k * n + j], acc);
+          c[i * n + j] = acc;
+        }
+      asm volatile("" ::"r"(c.data()) : "memory");
+    });
+    for (Runner* run : {&one, &all}) {
+      auto k = run->Load("matmul", "matmul_tiled");
+      DevicePtr pa = run->Upload(a), pb = run->Upload(b), pc = run->Upload(c);
+      double t = TimeIt([&] { run->Launch(*k, {n / 16, n / 16}, {16, 16}, Pack(k->signature(), pa, pb, pc, n)); });
+      (run == &one ? r.dev1 : r.devn) = t;
+      r.insts = cpu::LastLaunchInstructions(*run->stream);
+    }
+    rows.push_back(r);
+  }
+  {  // block reduction
+    unsigned n = 1 << 22, blocks = n / 256;
+    std::vector<float> in(n), out(blocks);
+    for (auto& x : in) x = dist(rng);
+    Row r{"reduction 4M", 0, 0, 0, 0};
+    r.native = TimeIt([&] {  // the same tree per block of 256
+      for (unsigned bl = 0; bl < blocks; ++bl) {
+        float s[256];
+        std::memcpy(s, &in[bl * 256], sizeof s);
+        for (unsigned stride = 128; stride > 0; stride >>= 1)
+          for (unsigned t = 0; t < stride; ++t) s[t] += s[t + stride];
+        out[bl] = s[0];
+      }
+      asm volatile("" ::"r"(out.data()) : "memory");
+    });
+    for (Runner* run : {&one, &all}) {
+      auto k = run->Load("block_reduce", "block_reduce_sum");
+      DevicePtr pin = run->Upload(in), pout = run->Upload(out);
+      double t = TimeIt([&] { run->Launch(*k, {blocks}, {256}, Pack(k->signature(), pin, pout, n)); });
+      (run == &one ? r.dev1 : r.devn) = t;
+      r.insts = cpu::LastLaunchInstructions(*run->stream);
+    }
+    rows.push_back(r);
+  }
+
+  std::string all_label = "cpu " + std::to_string(cores) + " thr";
+  std::printf("%-16s %11s %12s %10s %12s %14s %10s %12s\n", "kernel", "native", "cpu 1 thr", "ratio", "Ginst/s 1t",
+              all_label.c_str(), "ratio", "thread-insts");
+  for (const Row& r : rows) {
+    std::printf("%-16s %8.2f ms %9.2f ms %9.1fx %12.2f %11.2f ms %9.1fx %12llu\n", r.name.c_str(), r.native * 1e3,
+                r.dev1 * 1e3, r.dev1 / r.native, r.insts / r.dev1 / 1e9, r.devn * 1e3, r.devn / r.native,
+                static_cast<unsigned long long>(r.insts));
+  }
+  return 0;
+}
