@@ -72,6 +72,12 @@ TEST_P(Corpus, math_functions_within_cuda_ulp_bounds) {
   x[1] = 1.0f;
   x[2] = -3.14159f;
   x[3] = 1e-6f;
+  // Large arguments take sinf's slow path: Payne-Hanek reduction with the module-scope table
+  // __cudart_i2opi_f (.global with an initialiser) and a .local depot.
+  x[4] = 123456.7f;
+  x[5] = -98765.43f;
+  x[6] = 1.0e7f;
+  x[7] = 3.0e9f;
   auto px = h.Upload(x), po = h.Zeros<float>(6 * n);
   ASSERT_TRUE(h.Run(*k, {n / 128}, {128}, Params(k->signature()).Add(px).Add(po).Add(n).Build()).ok());
   auto out = h.Download<float>(po, 6 * n);
@@ -80,6 +86,10 @@ TEST_P(Corpus, math_functions_within_cuda_ulp_bounds) {
   uint32_t worst[6] = {0};
   for (unsigned i = 0; i < n; ++i) {
     double v = x[i];
+    if (i >= 4 && i < 8) {  // only sinf, sqrtf and tanhf are meaningful for the large inputs
+      EXPECT_LE(UlpDiff(out[6 * i + 3], static_cast<float>(std::sin(v))), 2u) << "sinf(" << x[i] << ")";
+      continue;
+    }
     float want[6] = {static_cast<float>(std::exp(v)),         static_cast<float>(std::tanh(v)),
                      static_cast<float>(std::log(std::fabs(v) + static_cast<double>(1e-3f))),
                      static_cast<float>(std::sin(v)),          static_cast<float>(std::pow(std::fabs(v), static_cast<double>(1.7f))),
