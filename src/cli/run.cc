@@ -7,8 +7,12 @@
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "common/duration.h"
+#include "device/select.h"
 #include "host/host_env.h"
 #include "wasm/instance.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 namespace gpuwasm::cli {
 namespace {
@@ -28,6 +32,11 @@ struct RunFlags {
   std::string entry;
   uint32_t max_memory_pages = 16384;
   std::vector<std::string> args;
+  std::string device = "auto";
+  std::string report;       // "" or "json"
+  std::string report_file;  // "" = stderr
+  uint32_t max_inflight = 64;
+  bool no_gpu = false;
 };
 
 int ExitFor(const Status& s) {
@@ -64,12 +73,23 @@ int Run(const RunFlags& f) {
   auto module = (*engine)->Compile(span);
   if (!module.ok()) return fail(module.status());
 
+  auto started = wasm::Clock::now();
+  auto deadline = started + *timeout;
+  auto dev = device::OpenDevice(f.device);
+  if (!dev.ok()) return fail(dev.status());
+  auto context = (*dev)->CreateContext();
+  if (!context.ok()) return fail(context.status());
+  host::WasiCudaOptions cuda_options;
+  cuda_options.gpu_enabled = !f.no_gpu;
+  cuda_options.max_inflight_launches = f.max_inflight;
+  cuda_options.deadline = deadline;
+  auto cuda = std::make_unique<host::WasiCudaContext>(*dev, std::make_shared<host::ModuleCache>(*context), cuda_options);
+
   host::GuestIoOptions io;
   io.input = std::move(input);
   io.args.push_back(f.wasm);
   io.args.insert(io.args.end(), f.args.begin(), f.args.end());
-  host::HostEnv env(std::move(io));
-  auto deadline = wasm::Clock::now() + *timeout;
+  host::HostEnv env(std::move(io), std::move(cuda), deadline);
   wasm::InstanceLimits limits;
   limits.max_memory_pages = f.max_memory_pages;
   auto instance = wasm::Instance::Create(*module, &env, limits, deadline);
@@ -79,17 +99,39 @@ int Run(const RunFlags& f) {
   std::string entry = f.entry;
   if (entry.empty()) entry = (*module)->FindExport("_start") != nullptr ? "_start" : "run";
   auto outcome = (*instance)->Call(entry, deadline);
+  // The final snapshot is taken before teardown (which releases every buffer and module).
+  host::InstanceMetricsSnapshot metrics = env.metrics();
+  double wall_ms = std::chrono::duration<double, std::milli>(wasm::Clock::now() - started).count();
   std::fwrite(env.io.stdout_text().data(), 1, env.io.stdout_text().size(), stdout);
   std::fwrite(env.io.output().data(), 1, env.io.output().size(), stdout);
   std::fwrite(env.io.stderr_text().data(), 1, env.io.stderr_text().size(), stderr);
   std::fflush(stdout);
   if (!outcome.ok()) return fail(outcome.status());
+  int code;
+  std::string trap;
   if (!outcome->ok()) {
-    std::fprintf(stderr, "trap: %.*s\n", static_cast<int>(wasm::TrapKindName(outcome->trap).size()),
-                 wasm::TrapKindName(outcome->trap).data());
-    return outcome->trap == wasm::TrapKind::kDeadlineExceeded ? kExitDeadline : kExitTrap;
+    trap = std::string(wasm::TrapKindName(outcome->trap));
+    std::fprintf(stderr, "trap: %s\n", trap.c_str());
+    code = outcome->trap == wasm::TrapKind::kDeadlineExceeded ? kExitDeadline : kExitTrap;
+  } else {
+    code = outcome->exit_code & 0xff;
   }
-  return outcome->exit_code & 0xff;
+  if (f.report == "json") {
+    nlohmann::json r = {{"exit_status", code},
+                        {"trap", trap.empty() ? nlohmann::json(nullptr) : nlohmann::json(trap)},
+                        {"wall_time_ms", wall_ms},
+                        {"device", (*dev)->info().name},
+                        {"metrics", metrics}};
+    std::string text = r.dump() + "\n";
+    if (f.report_file.empty()) {
+      std::fwrite(text.data(), 1, text.size(), stderr);
+    } else {
+      std::ofstream out(f.report_file, std::ios::trunc);
+      out << text;
+      if (!out) std::fprintf(stderr, "gpuwasm run: cannot write %s\n", f.report_file.c_str());
+    }
+  }
+  return code;
 }
 
 }  // namespace
@@ -107,8 +149,19 @@ void RegisterRun(CLI::App& app) {
   cmd->add_option("--max-memory-pages", flags->max_memory_pages, "Cap on the guest's linear memory, in 64 KiB pages")
       ->capture_default_str();
   cmd->add_option("args", flags->args, "Arguments passed to the guest (after --)");
+  cmd->add_option("--device,-d", flags->device, "Device for wasi_cuda: auto (CUDA if usable, else CPU), cpu, cuda:N")
+      ->capture_default_str();
+  cmd->add_option("--report", flags->report, "Print a report of the run: json (exit status, wall time, final metrics)")
+      ->check(CLI::IsMember({"json"}));
+  cmd->add_option("--report-file", flags->report_file, "Write the report here instead of stderr");
+  cmd->add_option("--max-inflight", flags->max_inflight, "Launches the guest may have in flight before back-pressure")
+      ->capture_default_str();
+  cmd->add_flag("--no-gpu", flags->no_gpu, "Deny GPU access: every wasi_cuda call returns WCU_ERR_NOT_PERMITTED");
   AddEngineFlags(cmd, &flags->engine);
-  cmd->callback([flags] { SetExitCode(Run(*flags)); });
+  cmd->callback([flags] {
+    if (!flags->report_file.empty() && flags->report.empty()) flags->report = "json";
+    SetExitCode(Run(*flags));
+  });
 }
 
 }  // namespace gpuwasm::cli

@@ -1,0 +1,65 @@
+// LaunchAdmission: back-pressure for one instance's launches. A launch is admitted while fewer
+// than `max_inflight` of the instance's launches have not completed; otherwise it waits for a slot
+// until the invocation's deadline or the wait limit. Every refusal counts one rejection.
+//
+// A LaunchPermit is the RAII proof of admission: its slot is released exactly once, when the
+// permit is destroyed or Release()d (normally by the device's completion callback), whatever path
+// the code takes. Thread-safety: all methods may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+namespace gpuwasm::host {
+
+class LaunchAdmission;
+
+class LaunchPermit {
+ public:
+  LaunchPermit() = default;
+  explicit LaunchPermit(std::shared_ptr<LaunchAdmission> owner) : owner_(std::move(owner)) {}
+  LaunchPermit(LaunchPermit&& o) noexcept : owner_(std::move(o.owner_)) {}
+  LaunchPermit& operator=(LaunchPermit&& o) noexcept;
+  LaunchPermit(const LaunchPermit&) = delete;
+  LaunchPermit& operator=(const LaunchPermit&) = delete;
+  ~LaunchPermit() { Release(); }
+  void Release();
+  bool valid() const { return owner_ != nullptr; }
+
+ private:
+  std::shared_ptr<LaunchAdmission> owner_;
+};
+
+class LaunchAdmission : public std::enable_shared_from_this<LaunchAdmission> {
+ public:
+  using Clock = std::chrono::steady_clock;
+  enum class Outcome { kAdmitted, kBusy, kDeadline };
+
+  static std::shared_ptr<LaunchAdmission> Create(uint32_t max_inflight, std::chrono::milliseconds wait_limit);
+
+  // Waits for a slot until `deadline` (if any) or the wait limit, whichever is first.
+  Outcome Acquire(std::optional<Clock::time_point> deadline, LaunchPermit* permit);
+
+  uint32_t inflight() const;
+  uint64_t rejections() const { return rejections_.load(std::memory_order_relaxed); }
+  uint32_t max_inflight() const { return max_; }
+
+ private:
+  friend class LaunchPermit;
+  LaunchAdmission(uint32_t max_inflight, std::chrono::milliseconds wait_limit) : max_(max_inflight), wait_(wait_limit) {}
+  void ReleaseSlot();
+
+  const uint32_t max_;
+  const std::chrono::milliseconds wait_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  uint32_t inflight_ = 0;
+  std::atomic<uint64_t> rejections_{0};
+};
+
+}  // namespace gpuwasm::host

@@ -1,0 +1,361 @@
+// The host functions guests import, under the names wasm2c gives them (Z_<module>Z_<name>):
+// WASI preview1 subset, the gpuwasm I/O module, wasi_cuda and wasi_scheduler. Every guest
+// pointer is bounds-checked here, once, before a span reaches the implementation.
+//
+// GuestImports() lives in this file on purpose: a binary that accepts these imports (through the
+// engine's import list) necessarily links every function the compiled guests will resolve.
+#include <sys/random.h>
+#include <time.h>
+
+#include <cstring>
+#include <string_view>
+
+#include "host/guest_io.h"
+#include "host/host_env.h"
+#include "wasm/instance.h"
+
+namespace gpuwasm::host {
+
+std::vector<wasm::ImportSpec> GuestImports() {
+  return {
+      {"wasi_snapshot_preview1", "fd_write", "iiii", "i"},
+      {"wasi_snapshot_preview1", "fd_read", "iiii", "i"},
+      {"wasi_snapshot_preview1", "fd_close", "i", "i"},
+      {"wasi_snapshot_preview1", "fd_seek", "iIii", "i"},
+      {"wasi_snapshot_preview1", "fd_fdstat_get", "ii", "i"},
+      {"wasi_snapshot_preview1", "args_sizes_get", "ii", "i"},
+      {"wasi_snapshot_preview1", "args_get", "ii", "i"},
+      {"wasi_snapshot_preview1", "environ_sizes_get", "ii", "i"},
+      {"wasi_snapshot_preview1", "environ_get", "ii", "i"},
+      {"wasi_snapshot_preview1", "clock_time_get", "iIi", "i"},
+      {"wasi_snapshot_preview1", "random_get", "ii", "i"},
+      {"wasi_snapshot_preview1", "proc_exit", "i", ""},
+      {"gpuwasm", "input_len", "", "i"},
+      {"gpuwasm", "input_read", "iii", "i"},
+      {"gpuwasm", "output_write", "ii", "i"},
+      {"wasi_cuda", "device_info", "ii", "i"},
+      {"wasi_cuda", "module_load", "ii", "i"},
+      {"wasi_cuda", "module_unload", "i", "i"},
+      {"wasi_cuda", "function_get", "iii", "i"},
+      {"wasi_cuda", "mem_alloc", "I", "i"},
+      {"wasi_cuda", "mem_free", "i", "i"},
+      {"wasi_cuda", "memcpy_htod", "iIii", "i"},
+      {"wasi_cuda", "memcpy_dtoh", "iiIi", "i"},
+      {"wasi_cuda", "memcpy_dtod", "iIiII", "i"},
+      {"wasi_cuda", "memset_d8", "iIiI", "i"},
+      {"wasi_cuda", "launch", "iiiiiiiiii", "i"},
+      {"wasi_cuda", "synchronize", "", "i"},
+      {"wasi_cuda", "last_error", "ii", "i"},
+      {"wasi_scheduler", "yield", "", "i"},
+      {"wasi_scheduler", "deadline_remaining_ms", "", "I"},
+  };
+}
+
+}  // namespace gpuwasm::host
+
+using gpuwasm::host::GuestIo;
+using gpuwasm::host::HostEnv;
+using gpuwasm::host::WasiCudaContext;
+
+// ---- the import functions, under the names wasm2c gives them (Z_<module>Z_<name>) ----
+
+namespace {
+
+// WASI errno values (preview1).
+constexpr uint32_t kSuccess = 0, kBadf = 8, kFault = 21, kInval = 28;
+constexpr int32_t kWcuBadPointer = -2, kWcuQuota = -8;
+
+GuestIo& Io(void* env) { return static_cast<HostEnv*>(env)->io; }
+
+bool Store32(GuestIo& io, uint32_t ptr, uint32_t v) {
+  uint8_t* p = io.GuestPtr(ptr, 4);
+  if (p == nullptr) return false;
+  std::memcpy(p, &v, 4);
+  return true;
+}
+
+// args_* and environ_* share the layout: a pointer array plus a buffer of NUL-ended strings.
+uint32_t SizesGet(GuestIo& io, const std::vector<std::string>& v, uint32_t count_ptr, uint32_t size_ptr) {
+  uint64_t total = 0;
+  for (const std::string& s : v) total += s.size() + 1;
+  if (!Store32(io, count_ptr, static_cast<uint32_t>(v.size())) || !Store32(io, size_ptr, static_cast<uint32_t>(total))) {
+    return kFault;
+  }
+  return kSuccess;
+}
+
+uint32_t StringsGet(GuestIo& io, const std::vector<std::string>& v, uint32_t ptrs, uint32_t buf) {
+  uint64_t total = 0;
+  for (const std::string& s : v) total += s.size() + 1;
+  uint8_t* b = io.GuestPtr(buf, total);
+  if (b == nullptr || io.GuestPtr(ptrs, 4ull * v.size()) == nullptr) return kFault;
+  uint32_t off = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    Store32(io, ptrs + 4 * static_cast<uint32_t>(i), buf + off);
+    std::memcpy(b + off, v[i].c_str(), v[i].size() + 1);
+    off += static_cast<uint32_t>(v[i].size() + 1);
+  }
+  return kSuccess;
+}
+
+}  // namespace
+
+extern "C" {
+
+uint32_t Z_wasi_snapshot_preview1Z_fd_write(void* env, uint32_t fd, uint32_t iovs, uint32_t iovs_len,
+                                            uint32_t nwritten_ptr) {
+  GuestIo& io = Io(env);
+  if ((fd != 1 && fd != 2) || io.stdio_closed[fd]) return kBadf;
+  uint8_t* vec = io.GuestPtr(iovs, 8ull * iovs_len);
+  if (vec == nullptr) return kFault;
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < iovs_len; ++i) {
+    uint32_t buf, len;
+    std::memcpy(&buf, vec + 8 * i, 4);
+    std::memcpy(&len, vec + 8 * i + 4, 4);
+    const uint8_t* p = io.GuestPtr(buf, len);
+    if (p == nullptr) return kFault;
+    if (fd == 1) io.AppendStdout(p, len); else io.AppendStderr(p, len);
+    total += len;
+  }
+  return Store32(io, nwritten_ptr, static_cast<uint32_t>(total)) ? kSuccess : kFault;
+}
+
+uint32_t Z_wasi_snapshot_preview1Z_fd_read(void* env, uint32_t fd, uint32_t iovs, uint32_t iovs_len,
+                                           uint32_t nread_ptr) {
+  GuestIo& io = Io(env);
+  if (fd != 0 || io.stdio_closed[0]) return kBadf;
+  uint8_t* vec = io.GuestPtr(iovs, 8ull * iovs_len);
+  if (vec == nullptr) return kFault;
+  const std::string& in = io.options().input;
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < iovs_len; ++i) {
+    uint32_t buf, len;
+    std::memcpy(&buf, vec + 8 * i, 4);
+    std::memcpy(&len, vec + 8 * i + 4, 4);
+    uint8_t* p = io.GuestPtr(buf, len);
+    if (p == nullptr) return kFault;
+    uint64_t n = std::min<uint64_t>(len, in.size() - io.stdin_pos);
+    std::memcpy(p, in.data() + io.stdin_pos, n);
+    io.stdin_pos += n;
+    total += n;
+  }
+  return Store32(io, nread_ptr, static_cast<uint32_t>(total)) ? kSuccess : kFault;
+}
+
+uint32_t Z_wasi_snapshot_preview1Z_fd_close(void* env, uint32_t fd) {
+  GuestIo& io = Io(env);
+  if (fd > 2 || io.stdio_closed[fd]) return kBadf;
+  io.stdio_closed[fd] = true;
+  return kSuccess;
+}
+
+uint32_t Z_wasi_snapshot_preview1Z_fd_seek(void*, uint32_t, uint64_t, uint32_t, uint32_t) {
+  return kBadf;  // no seekable descriptors exist
+}
+
+uint32_t Z_wasi_snapshot_preview1Z_fd_fdstat_get(void* env, uint32_t fd, uint32_t buf) {
+  GuestIo& io = Io(env);
+  if (fd > 2 || io.stdio_closed[fd]) return kBadf;
+  uint8_t* p = io.GuestPtr(buf, 24);
+  if (p == nullptr) return kFault;
+  std::memset(p, 0, 24);  // filetype 0 (unknown): not a tty, so stdio is fully buffered
+  uint64_t rights = fd == 0 ? (1u << 1) /* fd_read */ : (1u << 6) /* fd_write */;
+  std::memcpy(p + 8, &rights, 8);
+  return kSuccess;
+}
+
+uint32_t Z_wasi_snapshot_preview1Z_args_sizes_get(void* env, uint32_t argc_ptr, uint32_t size_ptr) {
+  return SizesGet(Io(env), Io(env).options().args, argc_ptr, size_ptr);
+}
+
+uint32_t Z_wasi_snapshot_preview1Z_args_get(void* env, uint32_t argv, uint32_t buf) {
+  return StringsGet(Io(env), Io(env).options().args, argv, buf);
+}
+
+uint32_t Z_wasi_snapshot_preview1Z_environ_sizes_get(void* env, uint32_t count_ptr, uint32_t size_ptr) {
+  return SizesGet(Io(env), Io(env).options().env, count_ptr, size_ptr);
+}
+
+uint32_t Z_wasi_snapshot_preview1Z_environ_get(void* env, uint32_t ptrs, uint32_t buf) {
+  return StringsGet(Io(env), Io(env).options().env, ptrs, buf);
+}
+
+uint32_t Z_wasi_snapshot_preview1Z_clock_time_get(void* env, uint32_t id, uint64_t, uint32_t out) {
+  clockid_t clk;
+  switch (id) {
+    case 0: clk = CLOCK_REALTIME; break;
+    case 1: clk = CLOCK_MONOTONIC; break;
+    case 2: clk = CLOCK_PROCESS_CPUTIME_ID; break;
+    case 3: clk = CLOCK_THREAD_CPUTIME_ID; break;
+    default: return kInval;
+  }
+  uint8_t* p = Io(env).GuestPtr(out, 8);
+  if (p == nullptr) return kFault;
+  timespec ts{};
+  clock_gettime(clk, &ts);
+  uint64_t ns = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+  std::memcpy(p, &ns, 8);
+  return kSuccess;
+}
+
+uint32_t Z_wasi_snapshot_preview1Z_random_get(void* env, uint32_t buf, uint32_t len) {
+  uint8_t* p = Io(env).GuestPtr(buf, len);
+  if (p == nullptr) return kFault;
+  uint32_t done = 0;
+  while (done < len) {
+    ssize_t n = getrandom(p + done, len - done, 0);
+    if (n <= 0) return kInval;
+    done += static_cast<uint32_t>(n);
+  }
+  return kSuccess;
+}
+
+void Z_wasi_snapshot_preview1Z_proc_exit(void*, uint32_t code) {
+  gpuwasm::wasm::ExitCurrentCall(static_cast<int32_t>(code));
+}
+
+uint32_t Z_gpuwasmZ_input_len(void* env) {
+  return static_cast<uint32_t>(Io(env).options().input.size());
+}
+
+uint32_t Z_gpuwasmZ_input_read(void* env, uint32_t dst, uint32_t len, uint32_t offset) {
+  GuestIo& io = Io(env);
+  uint8_t* p = io.GuestPtr(dst, len);
+  if (p == nullptr) return static_cast<uint32_t>(kWcuBadPointer);
+  const std::string& in = io.options().input;
+  if (offset >= in.size()) return 0;
+  uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(len, in.size() - offset));
+  std::memcpy(p, in.data() + offset, n);
+  return n;
+}
+
+uint32_t Z_gpuwasmZ_output_write(void* env, uint32_t src, uint32_t len) {
+  GuestIo& io = Io(env);
+  const uint8_t* p = io.GuestPtr(src, len);
+  if (p == nullptr) return static_cast<uint32_t>(kWcuBadPointer);
+  if (!io.AppendOutput(p, len)) return static_cast<uint32_t>(kWcuQuota);
+  return len;
+}
+
+}  // extern "C"
+
+namespace {
+
+using namespace gpuwasm::host;
+
+// The instance's wasi_cuda context, or nullptr (GPU access not configured for this host).
+WasiCudaContext* Cuda(void* env) { return static_cast<HostEnv*>(env)->cuda.get(); }
+
+uint32_t Ret(int32_t v) { return static_cast<uint32_t>(v); }
+
+// Resolves a guest (ptr, len) or records WCU_ERR_BAD_POINTER.
+uint8_t* Guest(void* env, uint32_t ptr, uint64_t len, const char* what, int32_t* err) {
+  uint8_t* p = static_cast<HostEnv*>(env)->io.GuestPtr(ptr, len);
+  if (p == nullptr) {
+    *err = Cuda(env)->Fail(WCU_ERR_BAD_POINTER, std::string(what) + ": guest range [" + std::to_string(ptr) + ", +" +
+                                                     std::to_string(len) + ") is outside linear memory");
+  }
+  return p;
+}
+
+}  // namespace
+
+#define GPUWASM_NEED_CUDA(env) \
+  if (Cuda(env) == nullptr) return Ret(WCU_ERR_NOT_PERMITTED)
+
+extern "C" {
+
+uint32_t Z_wasi_cudaZ_device_info(void* env, uint32_t out, uint32_t len) {
+  GPUWASM_NEED_CUDA(env);
+  int32_t err;
+  uint8_t* p = Guest(env, out, len, "device_info", &err);
+  return p ? Ret(Cuda(env)->DeviceInfo({p, len})) : Ret(err);
+}
+
+uint32_t Z_wasi_cudaZ_module_load(void* env, uint32_t ptx, uint32_t len) {
+  GPUWASM_NEED_CUDA(env);
+  int32_t err;
+  uint8_t* p = Guest(env, ptx, len, "module_load", &err);
+  return p ? Ret(Cuda(env)->ModuleLoad({p, len})) : Ret(err);
+}
+
+uint32_t Z_wasi_cudaZ_module_unload(void* env, uint32_t module) {
+  GPUWASM_NEED_CUDA(env);
+  return Ret(Cuda(env)->ModuleUnload(static_cast<int32_t>(module)));
+}
+
+uint32_t Z_wasi_cudaZ_function_get(void* env, uint32_t module, uint32_t name, uint32_t len) {
+  GPUWASM_NEED_CUDA(env);
+  int32_t err;
+  uint8_t* p = Guest(env, name, len, "function_get", &err);
+  if (p == nullptr) return Ret(err);
+  return Ret(Cuda(env)->FunctionGet(static_cast<int32_t>(module), std::string_view(reinterpret_cast<char*>(p), len)));
+}
+
+uint32_t Z_wasi_cudaZ_mem_alloc(void* env, uint64_t size) {
+  GPUWASM_NEED_CUDA(env);
+  return Ret(Cuda(env)->MemAlloc(static_cast<int64_t>(size)));
+}
+
+uint32_t Z_wasi_cudaZ_mem_free(void* env, uint32_t buf) {
+  GPUWASM_NEED_CUDA(env);
+  return Ret(Cuda(env)->MemFree(static_cast<int32_t>(buf)));
+}
+
+uint32_t Z_wasi_cudaZ_memcpy_htod(void* env, uint32_t buf, uint64_t off, uint32_t src, uint32_t len) {
+  GPUWASM_NEED_CUDA(env);
+  int32_t err;
+  uint8_t* p = Guest(env, src, len, "memcpy_htod", &err);
+  return p ? Ret(Cuda(env)->MemcpyHtoD(static_cast<int32_t>(buf), static_cast<int64_t>(off), {p, len})) : Ret(err);
+}
+
+uint32_t Z_wasi_cudaZ_memcpy_dtoh(void* env, uint32_t dst, uint32_t buf, uint64_t off, uint32_t len) {
+  GPUWASM_NEED_CUDA(env);
+  int32_t err;
+  uint8_t* p = Guest(env, dst, len, "memcpy_dtoh", &err);
+  return p ? Ret(Cuda(env)->MemcpyDtoH({p, len}, static_cast<int32_t>(buf), static_cast<int64_t>(off))) : Ret(err);
+}
+
+uint32_t Z_wasi_cudaZ_memcpy_dtod(void* env, uint32_t dst, uint64_t dst_off, uint32_t src, uint64_t src_off, uint64_t len) {
+  GPUWASM_NEED_CUDA(env);
+  return Ret(Cuda(env)->MemcpyDtoD(static_cast<int32_t>(dst), static_cast<int64_t>(dst_off), static_cast<int32_t>(src),
+                                   static_cast<int64_t>(src_off), static_cast<int64_t>(len)));
+}
+
+uint32_t Z_wasi_cudaZ_memset_d8(void* env, uint32_t buf, uint64_t off, uint32_t value, uint64_t len) {
+  GPUWASM_NEED_CUDA(env);
+  return Ret(Cuda(env)->MemsetD8(static_cast<int32_t>(buf), static_cast<int64_t>(off), static_cast<int32_t>(value),
+                                 static_cast<int64_t>(len)));
+}
+
+uint32_t Z_wasi_cudaZ_launch(void* env, uint32_t kernel, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx,
+                             uint32_t by, uint32_t bz, uint32_t shared, uint32_t args, uint32_t count) {
+  GPUWASM_NEED_CUDA(env);
+  if (count > 4096) return Ret(Cuda(env)->Fail(WCU_ERR_BAD_ARGS, "launch: " + std::to_string(count) + " argument records is too many"));
+  int32_t err;
+  uint8_t* p = Guest(env, args, uint64_t{count} * kWcuArgSize, "launch arguments", &err);
+  if (p == nullptr) return Ret(err);
+  const uint32_t grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+  return Ret(Cuda(env)->Launch(static_cast<int32_t>(kernel), grid, block, shared, {p, count * kWcuArgSize}, count));
+}
+
+uint32_t Z_wasi_cudaZ_synchronize(void* env) {
+  GPUWASM_NEED_CUDA(env);
+  return Ret(Cuda(env)->Synchronize());
+}
+
+uint32_t Z_wasi_cudaZ_last_error(void* env, uint32_t out, uint32_t len) {
+  GPUWASM_NEED_CUDA(env);
+  uint8_t* p = static_cast<HostEnv*>(env)->io.GuestPtr(out, len);
+  if (p == nullptr) return Ret(WCU_ERR_BAD_POINTER);  // keeps the error being asked about
+  return Ret(Cuda(env)->LastError({p, len}));
+}
+
+uint32_t Z_wasi_schedulerZ_yield(void* env) { return Ret(static_cast<HostEnv*>(env)->scheduler.Yield()); }
+
+uint64_t Z_wasi_schedulerZ_deadline_remaining_ms(void* env) {
+  return static_cast<uint64_t>(static_cast<HostEnv*>(env)->scheduler.DeadlineRemainingMs());
+}
+
+}  // extern "C"

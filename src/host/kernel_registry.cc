@@ -1,0 +1,76 @@
+#include "host/kernel_registry.h"
+
+#include <vector>
+
+#include "common/sha256.h"
+
+namespace gpuwasm::host {
+
+Result<std::shared_ptr<const device::Module>> ModuleCache::Load(std::string_view ptx) {
+  std::string key = Sha256Hex(ptx);
+  std::promise<Loaded> promise;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (auto it = modules_.find(key); it != modules_.end()) {
+      if (auto m = it->second.lock()) return m;
+    }
+    if (auto it = in_flight_.find(key); it != in_flight_.end()) {
+      std::shared_future<Loaded> f = it->second;
+      lock.unlock();
+      return f.get();  // someone else compiles the same text: wait for it
+    }
+    in_flight_[key] = promise.get_future().share();
+  }
+  compiles_.fetch_add(1);
+  Loaded result = context_->LoadModule(ptx);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (result.ok()) modules_[key] = *result;
+    in_flight_.erase(key);
+  }
+  promise.set_value(result);
+  return result;
+}
+
+Result<int32_t> KernelRegistry::LoadModule(std::string ptx) {
+  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const device::Module> m, cache_->Load(ptx));
+  uint64_t bytes = ptx.size();
+  int32_t h = modules_.Add({std::move(m), std::move(ptx)});
+  if (h == 0) return Status::ResourceExhausted("too many modules");
+  retained_.fetch_add(bytes, std::memory_order_relaxed);
+  return h;
+}
+
+bool KernelRegistry::UnloadModule(int32_t module) {
+  ModuleEntry* e = modules_.Get(module);
+  if (e == nullptr) return false;
+  retained_.fetch_sub(e->ptx.size(), std::memory_order_relaxed);
+  std::vector<int32_t> dead;
+  kernels_.ForEach([&](int32_t h, KernelEntry& k) {
+    if (k.module == module) dead.push_back(h);
+  });
+  for (int32_t h : dead) kernels_.Remove(h);
+  return modules_.Remove(module);
+}
+
+Result<int32_t> KernelRegistry::GetKernel(int32_t module, std::string_view name) {
+  ModuleEntry* e = modules_.Get(module);
+  if (e == nullptr) return Status::InvalidArgument("bad module handle " + std::to_string(module));
+  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const device::Kernel> k, e->module->GetKernel(name));
+  int32_t h = kernels_.Add({std::move(k), module});
+  if (h == 0) return Status::ResourceExhausted("too many kernel handles");
+  return h;
+}
+
+std::shared_ptr<const device::Kernel> KernelRegistry::FindKernel(int32_t kernel) {
+  KernelEntry* k = kernels_.Get(kernel);
+  return k != nullptr ? k->kernel : nullptr;
+}
+
+void KernelRegistry::Clear() {
+  kernels_.Clear();
+  modules_.Clear();
+  retained_.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace gpuwasm::host

@@ -1,0 +1,74 @@
+// ModuleCache: one per device context (tenant). Identical PTX (same sha256) is compiled once per
+// context; concurrent loads of the same text wait for the one compile in flight. Entries live as
+// long as some instance holds the module. Thread-safe.
+//
+// KernelRegistry: one per instance. Maps the instance's module and kernel handles to device
+// objects and retains each module's PTX text (exactly the bytes given) while the module lives.
+// Single-threaded: owned by the instance's thread; retained_bytes() may be read from any thread.
+#pragma once
+
+#include <atomic>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "device/device.h"
+#include "host/handles.h"
+
+namespace gpuwasm::host {
+
+class ModuleCache {
+ public:
+  explicit ModuleCache(std::shared_ptr<device::Context> context) : context_(std::move(context)) {}
+  Result<std::shared_ptr<const device::Module>> Load(std::string_view ptx);
+  uint64_t compiles() const { return compiles_.load(); }  // loads that really compiled
+  device::Context& context() { return *context_; }
+
+ private:
+  using Loaded = Result<std::shared_ptr<const device::Module>>;
+  std::shared_ptr<device::Context> context_;
+  std::mutex mu_;
+  std::map<std::string, std::weak_ptr<const device::Module>> modules_;
+  std::map<std::string, std::shared_future<Loaded>> in_flight_;
+  std::atomic<uint64_t> compiles_{0};
+};
+
+class KernelRegistry {
+ public:
+  KernelRegistry(std::shared_ptr<ModuleCache> cache, uint32_t seed)
+      : cache_(std::move(cache)), modules_(1, seed), kernels_(2, seed * 7 + 1) {}
+
+  // The module's handle; errors from the device (bad PTX, unsupported instruction).
+  Result<int32_t> LoadModule(std::string ptx);
+  // False for an unknown handle. Kernel handles of the module become invalid too; launches
+  // already queued keep the module alive until they ran.
+  bool UnloadModule(int32_t module);
+  // NotFound for an unknown kernel name; InvalidArgument for a bad module handle.
+  Result<int32_t> GetKernel(int32_t module, std::string_view name);
+  std::shared_ptr<const device::Kernel> FindKernel(int32_t kernel);
+  bool HasModule(int32_t module) { return modules_.Get(module) != nullptr; }
+
+  uint64_t retained_bytes() const { return retained_.load(std::memory_order_relaxed); }
+  size_t module_count() const { return modules_.size(); }
+  void Clear();
+
+ private:
+  struct ModuleEntry {
+    std::shared_ptr<const device::Module> module;
+    std::string ptx;  // retained while the module lives
+  };
+  struct KernelEntry {
+    std::shared_ptr<const device::Kernel> kernel;
+    int32_t module;
+  };
+  std::shared_ptr<ModuleCache> cache_;
+  HandleTable<ModuleEntry> modules_;
+  HandleTable<KernelEntry> kernels_;
+  std::atomic<uint64_t> retained_{0};
+};
+
+}  // namespace gpuwasm::host

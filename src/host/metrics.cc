@@ -1,0 +1,35 @@
+#include "host/metrics.h"
+
+#include <sstream>
+
+namespace gpuwasm::host {
+
+std::ostream& operator<<(std::ostream& os, const InstanceMetricsSnapshot& s) {
+  return os << "{kernels_launched=" << s.kernels_launched << ", bytes_pinned=" << s.bytes_pinned
+            << ", back_pressure_rejections=" << s.back_pressure_rejections << ", yield_count=" << s.yield_count
+            << ", device_bytes_allocated=" << s.device_bytes_allocated << "}";
+}
+
+std::string ToString(const InstanceMetricsSnapshot& s) {
+  std::ostringstream os;
+  os << s;
+  return os.str();
+}
+
+void to_json(nlohmann::json& j, const InstanceMetricsSnapshot& s) {
+  j = nlohmann::json{{"kernels_launched", s.kernels_launched},
+                     {"bytes_pinned", s.bytes_pinned},
+                     {"back_pressure_rejections", s.back_pressure_rejections},
+                     {"yield_count", s.yield_count},
+                     {"device_bytes_allocated", s.device_bytes_allocated}};
+}
+
+void from_json(const nlohmann::json& j, InstanceMetricsSnapshot& s) {
+  s.kernels_launched = j.at("kernels_launched").get<uint64_t>();
+  s.bytes_pinned = j.at("bytes_pinned").get<uint64_t>();
+  s.back_pressure_rejections = j.at("back_pressure_rejections").get<uint64_t>();
+  s.yield_count = j.at("yield_count").get<uint32_t>();
+  s.device_bytes_allocated = j.at("device_bytes_allocated").get<uint64_t>();
+}
+
+}  // namespace gpuwasm::host

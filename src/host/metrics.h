@@ -1,0 +1,35 @@
+// InstanceMetricsSnapshot: what one guest instance has done, as seen by operators.
+//
+//   kernels_launched          lifetime launches that reached the dispatch path
+//   bytes_pinned              current PTX bytes retained by the instance's live modules
+//   back_pressure_rejections  lifetime launches refused by admission (slot saturated or deadline)
+//   yield_count               cumulative wasi_scheduler.yield calls (0 without a scheduler)
+//   device_bytes_allocated    current bytes of the instance's live device buffers
+//
+// A plain value: copyable, comparable, default zero, printable, convertible to JSON.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace gpuwasm::host {
+
+struct InstanceMetricsSnapshot {
+  uint64_t kernels_launched = 0;
+  uint64_t bytes_pinned = 0;
+  uint64_t back_pressure_rejections = 0;
+  uint32_t yield_count = 0;
+  uint64_t device_bytes_allocated = 0;
+
+  friend bool operator==(const InstanceMetricsSnapshot&, const InstanceMetricsSnapshot&) = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const InstanceMetricsSnapshot& s);
+std::string ToString(const InstanceMetricsSnapshot& s);
+void to_json(nlohmann::json& j, const InstanceMetricsSnapshot& s);
+void from_json(const nlohmann::json& j, InstanceMetricsSnapshot& s);
+
+}  // namespace gpuwasm::host

@@ -1,0 +1,331 @@
+#include "host/wasi_cuda.h"
+
+#include <cstring>
+#include <random>
+
+namespace gpuwasm::host {
+namespace {
+
+uint32_t Seed() {
+  static std::atomic<uint32_t> counter{static_cast<uint32_t>(std::random_device{}())};
+  return counter.fetch_add(0x9e3779b9u);
+}
+
+void Put32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
+
+}  // namespace
+
+WasiCudaContext::WasiCudaContext(std::shared_ptr<device::Device> device, std::shared_ptr<ModuleCache> modules,
+                                 WasiCudaOptions options)
+    : device_(std::move(device)),
+      modules_(std::move(modules)),
+      options_(options),
+      admission_(LaunchAdmission::Create(options.max_inflight_launches, options.admission_wait)),
+      registry_(modules_, Seed()),
+      buffers_(3, Seed()) {}
+
+WasiCudaContext::~WasiCudaContext() {
+  if (stream_) {
+    stream_->Cancel();        // stop queued and running work of this instance
+    (void)stream_->Synchronize();
+  }
+  buffers_.ForEach([&](int32_t, Buffer& b) { (void)modules_->context().Free(b.ptr); });
+  buffers_.Clear();
+  registry_.Clear();
+  device_bytes_.store(0);
+  stream_.reset();
+}
+
+int32_t WasiCudaContext::Fail(int32_t code, std::string message) {
+  last_error_ = std::move(message);
+  return code;
+}
+
+int32_t WasiCudaContext::FromStatus(const Status& s, int32_t default_code) {
+  int32_t code = default_code;
+  switch (s.code()) {
+    case StatusCode::kDeviceFault:
+      device_lost_ = true;
+      code = WCU_ERR_DEVICE;
+      break;
+    case StatusCode::kDeadlineExceeded:
+    case StatusCode::kCancelled: code = WCU_ERR_DEADLINE; break;
+    case StatusCode::kResourceExhausted: code = WCU_ERR_QUOTA; break;
+    case StatusCode::kUnsupported: code = WCU_ERR_UNSUPPORTED; break;
+    case StatusCode::kOutOfRange: code = WCU_ERR_OUT_OF_RANGE; break;
+    case StatusCode::kNotFound: code = WCU_ERR_NOT_FOUND; break;
+    case StatusCode::kInternal: code = WCU_ERR_INTERNAL; break;
+    default: break;
+  }
+  return Fail(code, s.message());
+}
+
+int32_t WasiCudaContext::CheckUsable() {
+  if (!options_.gpu_enabled) return Fail(WCU_ERR_NOT_PERMITTED, "GPU access is not enabled for this function's tenant");
+  if (device_lost_) return Fail(WCU_ERR_DEVICE, "a device fault happened earlier: the instance's GPU state is lost");
+  return WCU_OK;
+}
+
+Result<device::Stream*> WasiCudaContext::GetStream() {
+  if (!stream_) {
+    GPUWASM_ASSIGN_OR_RETURN(stream_, modules_->context().CreateStream());
+  }
+  return stream_.get();
+}
+
+int32_t WasiCudaContext::CheckRange(const Buffer& b, int64_t offset, int64_t bytes, const char* what) {
+  if (offset < 0 || bytes < 0 || static_cast<uint64_t>(offset) > b.size ||
+      static_cast<uint64_t>(bytes) > b.size - static_cast<uint64_t>(offset)) {
+    return Fail(WCU_ERR_OUT_OF_RANGE, std::string(what) + ": range [" + std::to_string(offset) + ", +" +
+                                          std::to_string(bytes) + ") is outside the buffer of " +
+                                          std::to_string(b.size) + " bytes");
+  }
+  return WCU_OK;
+}
+
+int32_t WasiCudaContext::DeviceInfo(std::span<uint8_t> out) {
+  if (int32_t e = CheckUsable(); e != WCU_OK) return e;
+  const device::DeviceInfo& i = device_->info();
+  uint8_t s[kDeviceInfoSize] = {};
+  Put32(s + 0, static_cast<uint32_t>(i.kind));
+  Put32(s + 4, static_cast<uint32_t>(i.compute_major));
+  Put32(s + 8, static_cast<uint32_t>(i.compute_minor));
+  Put32(s + 12, i.sm_count);
+  Put32(s + 16, i.max_threads_per_block);
+  for (int k = 0; k < 3; ++k) Put32(s + 20 + 4 * k, i.max_block_dim[k]);
+  for (int k = 0; k < 3; ++k) Put32(s + 32 + 4 * k, i.max_grid_dim[k]);
+  Put32(s + 44, i.max_shared_per_block);
+  std::memcpy(s + 48, &i.total_memory, 8);
+  std::memcpy(s + 56, i.name.data(), std::min<size_t>(i.name.size(), 63));
+  size_t n = std::min(out.size(), kDeviceInfoSize);
+  std::memcpy(out.data(), s, n);
+  return static_cast<int32_t>(n);
+}
+
+int32_t WasiCudaContext::ModuleLoad(std::span<const uint8_t> ptx) {
+  if (int32_t e = CheckUsable(); e != WCU_OK) return e;
+  if (registry_.module_count() >= options_.max_modules) {
+    return Fail(WCU_ERR_QUOTA, "module quota of " + std::to_string(options_.max_modules) + " reached");
+  }
+  if (registry_.retained_bytes() + ptx.size() > options_.max_ptx_bytes) {
+    return Fail(WCU_ERR_QUOTA, "retaining " + std::to_string(ptx.size()) + " more PTX bytes would exceed the quota of " +
+                                   std::to_string(options_.max_ptx_bytes));
+  }
+  auto h = registry_.LoadModule(std::string(reinterpret_cast<const char*>(ptx.data()), ptx.size()));
+  if (!h.ok()) return FromStatus(h.status(), WCU_ERR_BAD_PTX);
+  return *h;
+}
+
+int32_t WasiCudaContext::ModuleUnload(int32_t module) {
+  if (int32_t e = CheckUsable(); e != WCU_OK) return e;
+  if (!registry_.UnloadModule(module)) return Fail(WCU_ERR_BAD_HANDLE, "module_unload: bad module handle " + std::to_string(module));
+  return WCU_OK;
+}
+
+int32_t WasiCudaContext::FunctionGet(int32_t module, std::string_view name) {
+  if (int32_t e = CheckUsable(); e != WCU_OK) return e;
+  if (!registry_.HasModule(module)) return Fail(WCU_ERR_BAD_HANDLE, "function_get: bad module handle " + std::to_string(module));
+  auto h = registry_.GetKernel(module, name);
+  if (!h.ok()) return FromStatus(h.status(), WCU_ERR_INTERNAL);
+  return *h;
+}
+
+int32_t WasiCudaContext::MemAlloc(int64_t size) {
+  if (int32_t e = CheckUsable(); e != WCU_OK) return e;
+  if (size <= 0) return Fail(WCU_ERR_BAD_ARGS, "mem_alloc: size must be positive, got " + std::to_string(size));
+  if (buffers_.size() >= options_.max_buffers) {
+    return Fail(WCU_ERR_QUOTA, "buffer quota of " + std::to_string(options_.max_buffers) + " reached");
+  }
+  uint64_t used = device_bytes_.load(std::memory_order_relaxed);
+  if (static_cast<uint64_t>(size) > options_.max_device_bytes - std::min(used, options_.max_device_bytes)) {
+    return Fail(WCU_ERR_QUOTA, "allocating " + std::to_string(size) + " bytes would exceed the instance's quota of " +
+                                   std::to_string(options_.max_device_bytes) + " device bytes (" + std::to_string(used) +
+                                   " in use)");
+  }
+  auto p = modules_->context().Allocate(static_cast<uint64_t>(size));
+  if (!p.ok()) return FromStatus(p.status(), WCU_ERR_QUOTA);
+  int32_t h = buffers_.Add({*p, static_cast<uint64_t>(size)});
+  if (h == 0) {
+    (void)modules_->context().Free(*p);
+    return Fail(WCU_ERR_QUOTA, "too many buffers");
+  }
+  device_bytes_.fetch_add(static_cast<uint64_t>(size), std::memory_order_relaxed);
+  return h;
+}
+
+int32_t WasiCudaContext::MemFree(int32_t buffer) {
+  if (int32_t e = CheckUsable(); e != WCU_OK) return e;
+  Buffer* b = buffers_.Get(buffer);
+  if (b == nullptr) return Fail(WCU_ERR_BAD_HANDLE, "mem_free: bad buffer handle " + std::to_string(buffer));
+  if (stream_) {  // pending work on the buffer completes first
+    Status s = stream_->Synchronize();
+    if (!s.ok()) return FromStatus(s, WCU_ERR_DEVICE);
+  }
+  Buffer copy = *b;
+  buffers_.Remove(buffer);
+  (void)modules_->context().Free(copy.ptr);
+  device_bytes_.fetch_sub(copy.size, std::memory_order_relaxed);
+  return WCU_OK;
+}
+
+int32_t WasiCudaContext::MemcpyHtoD(int32_t buffer, int64_t offset, std::span<const uint8_t> src) {
+  if (int32_t e = CheckUsable(); e != WCU_OK) return e;
+  Buffer* b = buffers_.Get(buffer);
+  if (b == nullptr) return Fail(WCU_ERR_BAD_HANDLE, "memcpy_htod: bad buffer handle " + std::to_string(buffer));
+  if (int32_t e = CheckRange(*b, offset, static_cast<int64_t>(src.size()), "memcpy_htod"); e != WCU_OK) return e;
+  if (src.empty()) return WCU_OK;
+  auto s = GetStream();
+  if (!s.ok()) return FromStatus(s.status(), WCU_ERR_INTERNAL);
+  Status st = (*s)->MemcpyHtoD(b->ptr + static_cast<uint64_t>(offset), src.data(), src.size());
+  return st.ok() ? WCU_OK : FromStatus(st, WCU_ERR_INTERNAL);
+}
+
+int32_t WasiCudaContext::MemcpyDtoH(std::span<uint8_t> dst, int32_t buffer, int64_t offset) {
+  if (int32_t e = CheckUsable(); e != WCU_OK) return e;
+  Buffer* b = buffers_.Get(buffer);
+  if (b == nullptr) return Fail(WCU_ERR_BAD_HANDLE, "memcpy_dtoh: bad buffer handle " + std::to_string(buffer));
+  if (int32_t e = CheckRange(*b, offset, static_cast<int64_t>(dst.size()), "memcpy_dtoh"); e != WCU_OK) return e;
+  auto s = GetStream();
+  if (!s.ok()) return FromStatus(s.status(), WCU_ERR_INTERNAL);
+  Status st = (*s)->MemcpyDtoH(dst.data(), b->ptr + static_cast<uint64_t>(offset), dst.size());  // waits for prior work
+  return st.ok() ? WCU_OK : FromStatus(st, WCU_ERR_INTERNAL);
+}
+
+int32_t WasiCudaContext::MemcpyDtoD(int32_t dst, int64_t dst_offset, int32_t src, int64_t src_offset, int64_t bytes) {
+  if (int32_t e = CheckUsable(); e != WCU_OK) return e;
+  Buffer* d = buffers_.Get(dst);
+  Buffer* s = buffers_.Get(src);
+  if (d == nullptr || s == nullptr) {
+    return Fail(WCU_ERR_BAD_HANDLE, "memcpy_dtod: bad buffer handle " + std::to_string(d == nullptr ? dst : src));
+  }
+  if (int32_t e = CheckRange(*d, dst_offset, bytes, "memcpy_dtod destination"); e != WCU_OK) return e;
+  if (int32_t e = CheckRange(*s, src_offset, bytes, "memcpy_dtod source"); e != WCU_OK) return e;
+  if (bytes == 0) return WCU_OK;
+  auto st = GetStream();
+  if (!st.ok()) return FromStatus(st.status(), WCU_ERR_INTERNAL);
+  Status r = (*st)->MemcpyDtoD(d->ptr + static_cast<uint64_t>(dst_offset), s->ptr + static_cast<uint64_t>(src_offset),
+                               static_cast<uint64_t>(bytes));
+  return r.ok() ? WCU_OK : FromStatus(r, WCU_ERR_INTERNAL);
+}
+
+int32_t WasiCudaContext::MemsetD8(int32_t buffer, int64_t offset, int32_t value, int64_t bytes) {
+  if (int32_t e = CheckUsable(); e != WCU_OK) return e;
+  Buffer* b = buffers_.Get(buffer);
+  if (b == nullptr) return Fail(WCU_ERR_BAD_HANDLE, "memset_d8: bad buffer handle " + std::to_string(buffer));
+  if (int32_t e = CheckRange(*b, offset, bytes, "memset_d8"); e != WCU_OK) return e;
+  if (bytes == 0) return WCU_OK;
+  auto s = GetStream();
+  if (!s.ok()) return FromStatus(s.status(), WCU_ERR_INTERNAL);
+  Status st = (*s)->Memset(b->ptr + static_cast<uint64_t>(offset), static_cast<uint8_t>(value), static_cast<uint64_t>(bytes));
+  return st.ok() ? WCU_OK : FromStatus(st, WCU_ERR_INTERNAL);
+}
+
+int32_t WasiCudaContext::Launch(int32_t kernel, const uint32_t grid[3], const uint32_t block[3], uint32_t shared_bytes,
+                                std::span<const uint8_t> args, uint32_t count) {
+  if (int32_t e = CheckUsable(); e != WCU_OK) return e;
+  std::shared_ptr<const device::Kernel> k = registry_.FindKernel(kernel);
+  if (!k) return Fail(WCU_ERR_BAD_HANDLE, "launch: bad kernel handle " + std::to_string(kernel));
+  const device::KernelSignature& sig = k->signature();
+  device::LaunchConfig config;
+  config.grid = {grid[0], grid[1], grid[2]};
+  config.block = {block[0], block[1], block[2]};
+  config.shared_bytes = shared_bytes;
+  if (Status s = device::CheckLaunchConfig(device_->info(), sig, config); !s.ok()) {
+    return Fail(WCU_ERR_BAD_DIMENSIONS, "launch of '" + sig.name + "': " + s.message());
+  }
+  if (count != sig.params.size()) {
+    return Fail(WCU_ERR_BAD_ARGS, "launch of '" + sig.name + "': the kernel takes " + std::to_string(sig.params.size()) +
+                                      " arguments, got " + std::to_string(count));
+  }
+  std::vector<uint8_t> params(sig.param_bytes, 0);
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t kind, handle;
+    uint64_t value;
+    std::memcpy(&kind, args.data() + i * kWcuArgSize, 4);
+    std::memcpy(&handle, args.data() + i * kWcuArgSize + 4, 4);
+    std::memcpy(&value, args.data() + i * kWcuArgSize + 8, 8);
+    const device::KernelParam& p = sig.params[i];
+    auto where = [&] {
+      return "launch of '" + sig.name + "': argument " + std::to_string(i) + " (" + p.name + ", " +
+             std::to_string(p.size) + " bytes)";
+    };
+    uint64_t size = 0;
+    switch (kind) {
+      case WCU_ARG_B8: size = 1; break;
+      case WCU_ARG_B16: size = 2; break;
+      case WCU_ARG_B32: size = 4; break;
+      case WCU_ARG_B64: size = 8; break;
+      case WCU_ARG_BUFFER: {
+        if (p.size != 8) return Fail(WCU_ERR_BAD_ARGS, where() + ": a BUFFER needs a 64-bit pointer parameter");
+        Buffer* b = buffers_.Get(static_cast<int32_t>(handle));
+        if (b == nullptr) return Fail(WCU_ERR_BAD_HANDLE, where() + ": bad buffer handle " + std::to_string(static_cast<int32_t>(handle)));
+        if (value > b->size) {
+          return Fail(WCU_ERR_OUT_OF_RANGE, where() + ": offset " + std::to_string(value) + " is past the end of the buffer (" +
+                                                std::to_string(b->size) + " bytes)");
+        }
+        uint64_t addr = b->ptr + value;
+        std::memcpy(params.data() + p.offset, &addr, 8);
+        continue;
+      }
+      default: return Fail(WCU_ERR_BAD_ARGS, where() + ": unknown argument kind " + std::to_string(kind));
+    }
+    if (size != p.size) {
+      return Fail(WCU_ERR_BAD_ARGS, where() + ": got a " + std::to_string(size) + "-byte value, the parameter is " +
+                                        std::to_string(p.size) + " bytes");
+    }
+    std::memcpy(params.data() + p.offset, &value, size);
+  }
+  auto stream = GetStream();
+  if (!stream.ok()) return FromStatus(stream.status(), WCU_ERR_INTERNAL);
+  LaunchPermit permit;
+  switch (admission_->Acquire(options_.deadline, &permit)) {
+    case LaunchAdmission::Outcome::kBusy:
+      return Fail(WCU_ERR_BUSY, "launch of '" + sig.name + "': no launch slot (" + std::to_string(admission_->max_inflight()) +
+                                    " in flight) within the wait limit");
+    case LaunchAdmission::Outcome::kDeadline:
+      return Fail(WCU_ERR_DEADLINE, "launch of '" + sig.name + "': the invocation's deadline has passed");
+    case LaunchAdmission::Outcome::kAdmitted: break;
+  }
+  kernels_launched_.fetch_add(1, std::memory_order_relaxed);
+  device::LaunchOptions lo;
+  lo.deadline = options_.deadline;
+  // The slot is released when the device is done with the launch, whatever the outcome.
+  auto held = std::make_shared<LaunchPermit>(std::move(permit));
+  lo.on_complete = [held](const Status&) { held->Release(); };
+  Status s = (*stream)->Launch(*k, config, std::move(params), std::move(lo));
+  if (!s.ok()) {
+    held->Release();
+    return FromStatus(s, WCU_ERR_INTERNAL);
+  }
+  return WCU_OK;
+}
+
+int32_t WasiCudaContext::Synchronize() {
+  if (int32_t e = CheckUsable(); e != WCU_OK) return e;
+  if (!stream_) return WCU_OK;
+  Status s = stream_->Synchronize();
+  return s.ok() ? WCU_OK : FromStatus(s, WCU_ERR_DEVICE);
+}
+
+int32_t WasiCudaContext::LastError(std::span<uint8_t> out) const {
+  size_t n = std::min(out.size(), last_error_.size());
+  std::memcpy(out.data(), last_error_.data(), n);
+  return static_cast<int32_t>(std::min<size_t>(last_error_.size(), INT32_MAX));
+}
+
+InstanceMetricsSnapshot WasiCudaContext::metrics_snapshot() const {
+  InstanceMetricsSnapshot s;
+  s.kernels_launched = kernels_launched_.load(std::memory_order_relaxed);
+  s.bytes_pinned = registry_.retained_bytes();
+  s.back_pressure_rejections = admission_->rejections();
+  s.device_bytes_allocated = device_bytes_.load(std::memory_order_relaxed);
+  return s;
+}
+
+InstanceMetricsSnapshot WasiCudaContext::metrics_snapshot_with_scheduler(const SchedulerContext& scheduler) const {
+  InstanceMetricsSnapshot s = metrics_snapshot();
+  s.yield_count = scheduler.yield_count();
+  return s;
+}
+
+}  // namespace gpuwasm::host

@@ -1,0 +1,128 @@
+// WasiCudaContext: the wasi_cuda module of one guest instance (see docs/abi.md), on top of the
+// Device interface.
+//
+// Every guest-visible object is a handle in a per-instance table with generations: a freed or
+// foreign handle is WCU_ERR_BAD_HANDLE. Quotas per instance bound buffers, device bytes, modules
+// and retained PTX bytes (WCU_ERR_QUOTA). Kernel argument records are checked against the
+// kernel's PTX parameter list; BUFFER arguments become device addresses. Launches pass admission
+// (back-pressure and deadline) and run asynchronously on the instance's stream. Every failure sets
+// the instance's last-error text. Destruction stops the instance's device work and releases every
+// buffer and module.
+//
+// Thread-safety: the wasi_cuda calls come from the instance's thread. metrics_snapshot*() may be
+// called from any thread at any time: each field is one relaxed atomic read.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "device/device.h"
+#include "host/admission.h"
+#include "host/handles.h"
+#include "host/kernel_registry.h"
+#include "host/metrics.h"
+#include "host/scheduler.h"
+
+namespace gpuwasm::host {
+
+// Error codes of the guest ABI (docs/abi.md; sdk/include/wasi_cuda.h has the same values).
+enum WcuError : int32_t {
+  WCU_OK = 0,
+  WCU_ERR_NOT_PERMITTED = -1,
+  WCU_ERR_BAD_POINTER = -2,
+  WCU_ERR_BAD_HANDLE = -3,
+  WCU_ERR_BAD_PTX = -4,
+  WCU_ERR_NOT_FOUND = -5,
+  WCU_ERR_BAD_ARGS = -6,
+  WCU_ERR_BAD_DIMENSIONS = -7,
+  WCU_ERR_QUOTA = -8,
+  WCU_ERR_BUSY = -9,
+  WCU_ERR_DEADLINE = -10,
+  WCU_ERR_DEVICE = -11,
+  WCU_ERR_OUT_OF_RANGE = -12,
+  WCU_ERR_UNSUPPORTED = -13,
+  WCU_ERR_INTERNAL = -14,
+};
+
+// Argument record kinds (struct wcu_arg { u32 kind; u32 handle; u64 value; }).
+enum WcuArgKind : uint32_t { WCU_ARG_B8 = 1, WCU_ARG_B16 = 2, WCU_ARG_B32 = 3, WCU_ARG_B64 = 4, WCU_ARG_BUFFER = 5 };
+
+inline constexpr size_t kWcuArgSize = 16;
+inline constexpr size_t kDeviceInfoSize = 120;
+
+struct WasiCudaOptions {
+  bool gpu_enabled = true;                  // off: every call is WCU_ERR_NOT_PERMITTED
+  uint32_t max_buffers = 4096;
+  uint64_t max_device_bytes = 1ull << 30;
+  uint32_t max_modules = 64;
+  uint64_t max_ptx_bytes = 16ull << 20;     // retained PTX of live modules
+  uint32_t max_inflight_launches = 64;
+  std::chrono::milliseconds admission_wait{1000};  // longest wait for a launch slot
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // the invocation's
+};
+
+class WasiCudaContext {
+ public:
+  WasiCudaContext(std::shared_ptr<device::Device> device, std::shared_ptr<ModuleCache> modules,
+                  WasiCudaOptions options);
+  ~WasiCudaContext();
+  WasiCudaContext(const WasiCudaContext&) = delete;
+  WasiCudaContext& operator=(const WasiCudaContext&) = delete;
+
+  // The wasi_cuda calls, with guest memory already bounds-checked into spans.
+  int32_t DeviceInfo(std::span<uint8_t> out);
+  int32_t ModuleLoad(std::span<const uint8_t> ptx);
+  int32_t ModuleUnload(int32_t module);
+  int32_t FunctionGet(int32_t module, std::string_view name);
+  int32_t MemAlloc(int64_t size);
+  int32_t MemFree(int32_t buffer);
+  int32_t MemcpyHtoD(int32_t buffer, int64_t offset, std::span<const uint8_t> src);
+  int32_t MemcpyDtoH(std::span<uint8_t> dst, int32_t buffer, int64_t offset);
+  int32_t MemcpyDtoD(int32_t dst, int64_t dst_offset, int32_t src, int64_t src_offset, int64_t bytes);
+  int32_t MemsetD8(int32_t buffer, int64_t offset, int32_t value, int64_t bytes);
+  // `args` holds `count` 16-byte records.
+  int32_t Launch(int32_t kernel, const uint32_t grid[3], const uint32_t block[3], uint32_t shared_bytes,
+                 std::span<const uint8_t> args, uint32_t count);
+  int32_t Synchronize();
+  // Copies the last error text (truncated to out.size()); returns its full length.
+  int32_t LastError(std::span<uint8_t> out) const;
+
+  // Records `message` as the last error and returns `code` (for failures found by the caller,
+  // such as a bad guest pointer).
+  int32_t Fail(int32_t code, std::string message);
+  const std::string& last_error() const { return last_error_; }
+
+  InstanceMetricsSnapshot metrics_snapshot() const;
+  InstanceMetricsSnapshot metrics_snapshot_with_scheduler(const SchedulerContext& scheduler) const;
+  uint32_t inflight_launches() const { return admission_->inflight(); }
+
+ private:
+  struct Buffer {
+    device::DevicePtr ptr = 0;
+    uint64_t size = 0;
+  };
+  int32_t FromStatus(const Status& s, int32_t default_code);
+  int32_t CheckUsable();
+  Result<device::Stream*> GetStream();
+  int32_t CheckRange(const Buffer& b, int64_t offset, int64_t bytes, const char* what);
+
+  std::shared_ptr<device::Device> device_;
+  std::shared_ptr<ModuleCache> modules_;
+  WasiCudaOptions options_;
+  std::shared_ptr<LaunchAdmission> admission_;
+  KernelRegistry registry_;
+  HandleTable<Buffer> buffers_;
+  std::unique_ptr<device::Stream> stream_;
+  std::string last_error_;
+  bool device_lost_ = false;
+  std::atomic<uint64_t> kernels_launched_{0};
+  std::atomic<uint64_t> device_bytes_{0};
+};
+
+}  // namespace gpuwasm::host
