@@ -35,6 +35,12 @@ LaunchAdmission::Outcome LaunchAdmission::Acquire(std::optional<Clock::time_poin
     rejections_.fetch_add(1, std::memory_order_relaxed);
     return deadline_first ? Outcome::kDeadline : Outcome::kBusy;
   }
+  // A slot freed just as the deadline passed (the device stops work at the deadline too): the
+  // launch could not run anyway.
+  if (deadline && Clock::now() >= *deadline) {
+    rejections_.fetch_add(1, std::memory_order_relaxed);
+    return Outcome::kDeadline;
+  }
   ++inflight_;
   lock.unlock();
   *permit = LaunchPermit(shared_from_this());

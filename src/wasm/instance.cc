@@ -70,6 +70,14 @@ Result<std::unique_ptr<Instance>> Instance::Create(std::shared_ptr<const Module>
   }
   if (outcome.exited) return Status::InvalidArgument("the module exited during instantiation");
   inst->memory_ = glue.memory(inst->raw_);
+  // WASI reactors (wasi-libc -mexec-model=reactor) must have _initialize run before any other
+  // export: it runs static constructors and sets up libc.
+  if (const ExportInfo* init = inst->module_->FindExport("_initialize"); init != nullptr && init->kind == ExportKind::kVoid) {
+    auto r = inst->Call("_initialize", deadline);
+    if (!r.ok()) return r.status();
+    if (!r->ok()) return Status::InvalidArgument("_initialize trapped: " + std::string(TrapKindName(r->trap)));
+    if (r->exited) return Status::InvalidArgument("the module exited in _initialize");
+  }
   return inst;
 }
 

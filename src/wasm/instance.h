@@ -40,8 +40,8 @@ struct CallOutcome {
 class Instance {
  public:
   // Instantiates `module`. `host` is passed to every host function the guest calls (the import
-  // instance pointer of wasm2c). Instantiation runs the module's start function, if any, under
-  // `deadline`. A trap during instantiation is an error.
+  // instance pointer of wasm2c). Instantiation runs the module's start function and, for WASI
+  // reactors, its _initialize export, under `deadline`. A trap during either is an error.
   static Result<std::unique_ptr<Instance>> Create(std::shared_ptr<const Module> module, void* host,
                                                   const InstanceLimits& limits,
                                                   std::optional<Clock::time_point> deadline = {});

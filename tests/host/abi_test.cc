@@ -1,0 +1,200 @@
+// Every wasi_cuda / wasi_scheduler call, driven by guests: success paths, every error path, the
+// error texts, quotas, back-pressure and the metrics each leaves behind.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "host_harness.h"
+
+namespace gpuwasm::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+#define EXPECT_GUEST_OK(g, name) EXPECT_EQ((g).Call(name), 0) << name << ": the guest check at this line of abi.c failed"
+
+TEST(Abi, device_info) {
+  GuestInstance g("abi.wasm");
+  EXPECT_GUEST_OK(g, "test_device_info");
+  EXPECT_EQ(g.Errors(), std::vector<std::string>{"device_info: guest range [4294967280, +120) is outside linear memory"});
+}
+
+TEST(Abi, modules_and_functions) {
+  GuestInstance g("abi.wasm");
+  EXPECT_GUEST_OK(g, "test_modules_and_functions");
+  auto errors = g.Errors();
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_EQ(errors[0], "no kernel named 'no_such_kernel' in the module");
+  EXPECT_EQ(errors[1], "line 1, column 1: unknown or unsupported directive 'this' at module scope");
+  EXPECT_EQ(errors[2], "line 6: unsupported instruction 'bar.arrive': only barrier 0 without a thread count is supported");
+  // Two live modules of the same PTX: both retained, compiled once.
+  host::InstanceMetricsSnapshot m = g.Metrics();
+  EXPECT_EQ(m.bytes_pinned, 2 * PtxBytes("vector_add")) << m;  // retained twice
+  // vector_add, the two rejected texts, and vector_add again: its first module was unloaded while
+  // nothing else held it, so the cache let it go.
+  EXPECT_EQ(g.modules->compiles(), 4u);
+}
+
+TEST(Abi, memory) {
+  GuestInstance g("abi.wasm");
+  EXPECT_GUEST_OK(g, "test_memory");
+  auto errors = g.Errors();
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0], "memcpy_htod: range [1000, +100) is outside the buffer of 1024 bytes");
+  EXPECT_NE(errors[1].find("mem_free: bad buffer handle"), std::string::npos) << errors[1];
+  EXPECT_EQ(g.Metrics().device_bytes_allocated, 1024u);  // 512-byte buffer freed
+}
+
+TEST(Abi, launch_runs_kernels_with_buffer_offsets) {
+  GuestInstance g("abi.wasm");
+  EXPECT_GUEST_OK(g, "test_launch");
+  host::InstanceMetricsSnapshot m = g.Metrics();
+  EXPECT_EQ(m.kernels_launched, 2u);
+  EXPECT_EQ(m.device_bytes_allocated, 3 * 4000u);
+  EXPECT_EQ(m.back_pressure_rejections, 0u);
+}
+
+TEST(Abi, launch_errors_name_the_problem) {
+  GuestInstance g("abi.wasm");
+  EXPECT_GUEST_OK(g, "test_launch_errors");
+  auto errors = g.Errors();
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_EQ(errors[0], "launch of 'vector_add': the kernel takes 4 arguments, got 3");
+  EXPECT_EQ(errors[1], "launch of 'vector_add': argument 0 (vector_add_param_0, 8 bytes): got a 4-byte value, the parameter is 8 bytes");
+  EXPECT_EQ(errors[2], "launch of 'vector_add': block x = 2048 exceeds the device limit 1024");
+  EXPECT_EQ(g.Metrics().kernels_launched, 1u);  // only the good launch reached the dispatch path
+}
+
+TEST(Abi, quotas_on_bytes_and_buffers) {
+  host::WasiCudaOptions o;
+  o.max_device_bytes = 3 << 20;
+  o.max_buffers = 4;
+  GuestInstance g("abi.wasm", o);
+  EXPECT_GUEST_OK(g, "test_quota");
+  auto errors = g.Errors();
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0], "allocating 1 bytes would exceed the instance's quota of 3145728 device bytes (3145728 in use)");
+  EXPECT_EQ(errors[1], "buffer quota of 4 reached");
+  EXPECT_EQ(g.Metrics().device_bytes_allocated, 3u << 20);
+}
+
+TEST(Abi, quota_on_modules) {
+  host::WasiCudaOptions o;
+  o.max_modules = 2;
+  GuestInstance g("abi.wasm", o);
+  EXPECT_GUEST_OK(g, "test_module_quota");
+  EXPECT_EQ(g.Errors(), std::vector<std::string>{"module quota of 2 reached"});
+}
+
+TEST(Abi, quota_on_retained_ptx) {
+  host::WasiCudaOptions o;
+  o.max_ptx_bytes = 1500;  // vector_add fits, oob_write does not
+  GuestInstance g("abi.wasm", o);
+  EXPECT_NE(g.Call("test_module_quota"), 0);  // its second load is refused
+  EXPECT_EQ(g.env->cuda->last_error(), "retaining " + std::to_string(PtxBytes("oob_write")) +
+                                           " more PTX bytes would exceed the quota of 1500");
+  EXPECT_EQ(g.Metrics().bytes_pinned, PtxBytes("vector_add"));
+}
+
+TEST(Abi, device_fault_is_reported_and_sticks) {
+  GuestInstance g("abi.wasm");
+  EXPECT_GUEST_OK(g, "test_device_fault");
+  auto errors = g.Errors();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("kernel 'oob_write' (PTX line"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("is outside the context's buffers"), std::string::npos) << errors[0];
+}
+
+TEST(Abi, back_pressure_rejections_are_counted_exactly) {
+  host::WasiCudaOptions o;
+  o.max_inflight_launches = 2;
+  o.admission_wait = milliseconds(50);
+  GuestInstance g("abi.wasm", o);
+  EXPECT_GUEST_OK(g, "test_back_pressure");
+  host::InstanceMetricsSnapshot m = g.Metrics();
+  EXPECT_EQ(m.back_pressure_rejections, 2u);
+  EXPECT_EQ(m.kernels_launched, 3u);
+  EXPECT_EQ(g.Errors(), std::vector<std::string>{"launch of 'delay': no launch slot (2 in flight) within the wait limit"});
+  EXPECT_EQ(g.env->cuda->inflight_launches(), 0u);  // every permit was released by completion
+}
+
+TEST(Abi, deadline_during_admission) {
+  host::WasiCudaOptions o;
+  o.max_inflight_launches = 1;
+  o.admission_wait = milliseconds(10000);
+  o.deadline = Clock::now() + milliseconds(200);
+  GuestInstance g("abi.wasm", o);
+  auto t0 = Clock::now();
+  EXPECT_GUEST_OK(g, "test_deadline_in_admission");
+  auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - t0).count();
+  EXPECT_LT(took, 2000) << "admission must give up at the deadline, not the 10 s wait limit";
+  EXPECT_EQ(g.Metrics().back_pressure_rejections, 2u);
+  EXPECT_EQ(g.Metrics().kernels_launched, 1u);
+  EXPECT_EQ(g.Errors(), std::vector<std::string>{"launch of 'delay': the invocation's deadline has passed"});
+}
+
+TEST(Abi, scheduler_counts_yields) {
+  host::WasiCudaOptions o;
+  o.deadline = Clock::now() + std::chrono::seconds(60);
+  GuestInstance g("abi.wasm", o);
+  EXPECT_GUEST_OK(g, "test_scheduler");
+  EXPECT_EQ(g.Metrics().yield_count, 25u);
+}
+
+TEST(Abi, gpu_capability_off) {
+  host::WasiCudaOptions o;
+  o.gpu_enabled = false;
+  GuestInstance g("abi.wasm", o);
+  EXPECT_GUEST_OK(g, "test_not_permitted");
+  EXPECT_EQ(g.Errors(), std::vector<std::string>{"GPU access is not enabled for this function's tenant"});
+  EXPECT_EQ(g.Metrics(), (host::InstanceMetricsSnapshot{0, 0, 0, 1, 0}));
+}
+
+TEST(Abi, raw_argument_edge_cases) {
+  GuestInstance g("raw.wasm");
+  EXPECT_EQ(g.Call("huge_alloc"), host::WCU_ERR_QUOTA);
+  EXPECT_EQ(g.Call("negative_alloc"), host::WCU_ERR_BAD_ARGS);
+  EXPECT_EQ(g.Call("negative_handle"), host::WCU_ERR_BAD_HANDLE);
+  EXPECT_EQ(g.Call("zero_handle"), host::WCU_ERR_BAD_HANDLE);
+  EXPECT_EQ(g.Call("htod_length_wraps"), host::WCU_ERR_BAD_POINTER);
+  EXPECT_EQ(g.Call("memset_huge_offset"), host::WCU_ERR_OUT_OF_RANGE);
+  EXPECT_EQ(g.Call("launch_absurd_count"), host::WCU_ERR_BAD_ARGS);
+  EXPECT_EQ(g.Call("last_error_bad_pointer"), host::WCU_ERR_BAD_POINTER);
+  EXPECT_EQ(g.Call("remaining_without_deadline"), -1);
+}
+
+TEST(Abi, teardown_releases_every_buffer_and_module) {
+  auto context = *Cpu()->CreateContext();
+  auto modules = std::make_shared<host::ModuleCache>(context);
+  {
+    GuestInstance g("abi.wasm", {}, "", modules);
+    EXPECT_GUEST_OK(g, "test_launch");
+    EXPECT_EQ(context->allocated_bytes(), 12000u);
+  }
+  EXPECT_EQ(context->allocated_bytes(), 0u);
+  {  // also when the instance dies with work in flight
+    host::WasiCudaOptions o;
+    o.deadline = Clock::now() + milliseconds(100);
+    GuestInstance g("abi.wasm", o, "", modules);
+    (void)g.Call("test_deadline_in_admission");
+  }
+  EXPECT_EQ(context->allocated_bytes(), 0u);
+}
+
+TEST(Metrics, snapshot_is_a_value) {
+  host::InstanceMetricsSnapshot a, b{1, 2, 3, 4, 5};
+  EXPECT_EQ(a, (host::InstanceMetricsSnapshot{0, 0, 0, 0, 0}));
+  EXPECT_NE(a, b);
+  host::InstanceMetricsSnapshot c = b;
+  EXPECT_EQ(c, b);
+  EXPECT_EQ(host::ToString(b),
+            "{kernels_launched=1, bytes_pinned=2, back_pressure_rejections=3, yield_count=4, device_bytes_allocated=5}");
+  nlohmann::json j = b;
+  EXPECT_EQ(j.dump(),
+            R"({"back_pressure_rejections":3,"bytes_pinned":2,"device_bytes_allocated":5,"kernels_launched":1,"yield_count":4})");
+  EXPECT_EQ(j.get<host::InstanceMetricsSnapshot>(), b);
+}
+
+}  // namespace
+}  // namespace gpuwasm::testing

@@ -1,0 +1,103 @@
+// The host interface's building blocks on their own: handle tables, admission, scheduler,
+// the shared module cache.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "host/admission.h"
+#include "host/handles.h"
+#include "host/kernel_registry.h"
+#include "host/scheduler.h"
+#include "host_harness.h"
+
+namespace gpuwasm::host {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(HandleTable, freed_and_foreign_handles_are_refused) {
+  HandleTable<int> a(1, 1234), b(1, 99), other_type(2, 1234);
+  int32_t h = a.Add(7);
+  ASSERT_GT(h, 0);
+  EXPECT_EQ(*a.Get(h), 7);
+  EXPECT_EQ(other_type.Get(h), nullptr);  // a handle of another kind
+  EXPECT_TRUE(a.Remove(h));
+  EXPECT_EQ(a.Get(h), nullptr);           // freed
+  EXPECT_FALSE(a.Remove(h));
+  int32_t h2 = a.Add(8);                  // same slot, new generation
+  EXPECT_NE(h2, h);
+  EXPECT_EQ(a.Get(h), nullptr);
+  EXPECT_EQ(*a.Get(h2), 8);
+  EXPECT_EQ(a.Get(0), nullptr);
+  EXPECT_EQ(a.Get(-5), nullptr);
+  int32_t hb = b.Add(1);
+  EXPECT_EQ(a.Get(hb), nullptr);          // another instance's table: generations differ
+  EXPECT_EQ(a.size(), 1u);
+}
+
+TEST(LaunchAdmission, permits_release_exactly_once) {
+  auto adm = LaunchAdmission::Create(2, milliseconds(20));
+  LaunchPermit p1, p2, p3;
+  EXPECT_EQ(adm->Acquire(std::nullopt, &p1), LaunchAdmission::Outcome::kAdmitted);
+  EXPECT_EQ(adm->Acquire(std::nullopt, &p2), LaunchAdmission::Outcome::kAdmitted);
+  EXPECT_EQ(adm->Acquire(std::nullopt, &p3), LaunchAdmission::Outcome::kBusy);
+  EXPECT_EQ(adm->rejections(), 1u);
+  EXPECT_EQ(adm->inflight(), 2u);
+  p1.Release();
+  p1.Release();  // idempotent
+  EXPECT_EQ(adm->inflight(), 1u);
+  { LaunchPermit moved = std::move(p2); }  // released by the destructor of the moved-to permit
+  EXPECT_EQ(adm->inflight(), 0u);
+}
+
+TEST(LaunchAdmission, waits_for_a_slot_released_by_another_thread) {
+  auto adm = LaunchAdmission::Create(1, milliseconds(2000));
+  LaunchPermit held, next;
+  ASSERT_EQ(adm->Acquire(std::nullopt, &held), LaunchAdmission::Outcome::kAdmitted);
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(milliseconds(50));
+    held.Release();
+  });
+  EXPECT_EQ(adm->Acquire(std::nullopt, &next), LaunchAdmission::Outcome::kAdmitted);
+  releaser.join();
+  EXPECT_EQ(adm->rejections(), 0u);
+}
+
+TEST(LaunchAdmission, passed_deadline_is_refused_even_with_free_slots) {
+  auto adm = LaunchAdmission::Create(4, milliseconds(1000));
+  LaunchPermit p;
+  EXPECT_EQ(adm->Acquire(std::chrono::steady_clock::now() - milliseconds(1), &p), LaunchAdmission::Outcome::kDeadline);
+  EXPECT_EQ(adm->rejections(), 1u);
+  EXPECT_FALSE(p.valid());
+}
+
+TEST(SchedulerContext, reports_deadline_states) {
+  SchedulerContext none;
+  EXPECT_EQ(none.Yield(), SchedulerContext::kContinue);
+  EXPECT_EQ(none.DeadlineRemainingMs(), -1);
+  auto now = std::chrono::steady_clock::now();
+  SchedulerContext near(now + milliseconds(50), milliseconds(100));
+  EXPECT_EQ(near.Yield(), SchedulerContext::kDeadlineNear);
+  SchedulerContext passed(now - milliseconds(1));
+  EXPECT_EQ(passed.Yield(), SchedulerContext::kDeadlinePassed);
+  EXPECT_EQ(passed.DeadlineRemainingMs(), 0);
+  SchedulerContext far(now + std::chrono::seconds(10));
+  EXPECT_EQ(far.Yield(), SchedulerContext::kContinue);
+  EXPECT_GT(far.DeadlineRemainingMs(), 9000);
+  EXPECT_EQ(near.yield_count() + passed.yield_count() + far.yield_count(), 3u);
+}
+
+TEST(ModuleCache, concurrent_loads_of_one_text_compile_once) {
+  auto cache = std::make_shared<ModuleCache>(*testing::Cpu()->CreateContext());
+  std::string ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n";
+  std::vector<std::shared_ptr<const device::Module>> got(8);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) threads.emplace_back([&, i] { got[i] = *cache->Load(ptx); });
+  for (auto& t : threads) t.join();
+  for (int i = 1; i < 8; ++i) EXPECT_EQ(got[0].get(), got[i].get());
+  EXPECT_EQ(cache->compiles(), 1u);
+  EXPECT_FALSE(cache->Load("garbage").ok());
+}
+
+}  // namespace
+}  // namespace gpuwasm::host
