@@ -19,10 +19,19 @@ namespace gpuwasm::host {
 
 class LaunchAdmission;
 
+// A detached permit: a trivially copyable token that gives its slot back when released. Used to
+// hand a permit to a device completion callback without an allocation; the admission must
+// outlive the token (WasiCudaContext stops its device work before it goes away).
+struct PermitToken {
+  LaunchAdmission* owner = nullptr;
+  void Release() const;
+};
+
 class LaunchPermit {
  public:
   LaunchPermit() = default;
-  explicit LaunchPermit(std::shared_ptr<LaunchAdmission> owner) : owner_(std::move(owner)) {}
+  // Takes over the slot held by `token` (taken from `owner`).
+  LaunchPermit(std::shared_ptr<LaunchAdmission> owner, PermitToken token) : owner_(std::move(owner)) { (void)token; }
   LaunchPermit(LaunchPermit&& o) noexcept : owner_(std::move(o.owner_)) {}
   LaunchPermit& operator=(LaunchPermit&& o) noexcept;
   LaunchPermit(const LaunchPermit&) = delete;
@@ -30,6 +39,12 @@ class LaunchPermit {
   ~LaunchPermit() { Release(); }
   void Release();
   bool valid() const { return owner_ != nullptr; }
+  // Gives the slot to a token, to be released exactly once by whoever holds it.
+  PermitToken Detach() {
+    PermitToken t{owner_.get()};
+    owner_.reset();
+    return t;
+  }
 
  private:
   std::shared_ptr<LaunchAdmission> owner_;
@@ -44,6 +59,9 @@ class LaunchAdmission : public std::enable_shared_from_this<LaunchAdmission> {
 
   // Waits for a slot until `deadline` (if any) or the wait limit, whichever is first.
   Outcome Acquire(std::optional<Clock::time_point> deadline, LaunchPermit* permit);
+  // The same, handing the slot to a token at once (no shared ownership of the admission): for a
+  // caller that gives the slot straight to a completion callback.
+  Outcome AcquireToken(std::optional<Clock::time_point> deadline, PermitToken* token);
 
   uint32_t inflight() const;
   uint64_t rejections() const { return rejections_.load(std::memory_order_relaxed); }
@@ -51,15 +69,20 @@ class LaunchAdmission : public std::enable_shared_from_this<LaunchAdmission> {
 
  private:
   friend class LaunchPermit;
+  friend struct PermitToken;
   LaunchAdmission(uint32_t max_inflight, std::chrono::milliseconds wait_limit) : max_(max_inflight), wait_(wait_limit) {}
   void ReleaseSlot();
 
   const uint32_t max_;
   const std::chrono::milliseconds wait_;
-  mutable std::mutex mu_;
+  // Slots are taken and returned with atomics; the mutex and condition variable are only used
+  // while some launch waits for a slot.
+  std::atomic<uint32_t> inflight_{0};
+  std::atomic<uint32_t> waiters_{0};
+  std::mutex mu_;
   std::condition_variable cv_;
-  uint32_t inflight_ = 0;
   std::atomic<uint64_t> rejections_{0};
+  bool TryTake();
 };
 
 }  // namespace gpuwasm::host

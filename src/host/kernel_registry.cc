@@ -62,9 +62,9 @@ Result<int32_t> KernelRegistry::GetKernel(int32_t module, std::string_view name)
   return h;
 }
 
-std::shared_ptr<const device::Kernel> KernelRegistry::FindKernel(int32_t kernel) {
+const device::Kernel* KernelRegistry::FindKernel(int32_t kernel) {
   KernelEntry* k = kernels_.Get(kernel);
-  return k != nullptr ? k->kernel : nullptr;
+  return k != nullptr ? k->kernel.get() : nullptr;
 }
 
 void KernelRegistry::Clear() {

@@ -49,7 +49,8 @@ class KernelRegistry {
   bool UnloadModule(int32_t module);
   // NotFound for an unknown kernel name; InvalidArgument for a bad module handle.
   Result<int32_t> GetKernel(int32_t module, std::string_view name);
-  std::shared_ptr<const device::Kernel> FindKernel(int32_t kernel);
+  // Borrowed: valid until the kernel's module is unloaded (a launch holds its own reference).
+  const device::Kernel* FindKernel(int32_t kernel);
   bool HasModule(int32_t module) { return modules_.Get(module) != nullptr; }
 
   uint64_t retained_bytes() const { return retained_.load(std::memory_order_relaxed); }

@@ -223,8 +223,8 @@ int32_t WasiCudaContext::MemsetD8(int32_t buffer, int64_t offset, int32_t value,
 int32_t WasiCudaContext::Launch(int32_t kernel, const uint32_t grid[3], const uint32_t block[3], uint32_t shared_bytes,
                                 std::span<const uint8_t> args, uint32_t count) {
   if (int32_t e = CheckUsable(); e != WCU_OK) return e;
-  std::shared_ptr<const device::Kernel> k = registry_.FindKernel(kernel);
-  if (!k) return Fail(WCU_ERR_BAD_HANDLE, "launch: bad kernel handle " + std::to_string(kernel));
+  const device::Kernel* k = registry_.FindKernel(kernel);
+  if (k == nullptr) return Fail(WCU_ERR_BAD_HANDLE, "launch: bad kernel handle " + std::to_string(kernel));
   const device::KernelSignature& sig = k->signature();
   device::LaunchConfig config;
   config.grid = {grid[0], grid[1], grid[2]};
@@ -277,8 +277,8 @@ int32_t WasiCudaContext::Launch(int32_t kernel, const uint32_t grid[3], const ui
   }
   auto stream = GetStream();
   if (!stream.ok()) return FromStatus(stream.status(), WCU_ERR_INTERNAL);
-  LaunchPermit permit;
-  switch (admission_->Acquire(options_.deadline, &permit)) {
+  PermitToken token;
+  switch (admission_->AcquireToken(options_.deadline, &token)) {
     case LaunchAdmission::Outcome::kBusy:
       return Fail(WCU_ERR_BUSY, "launch of '" + sig.name + "': no launch slot (" + std::to_string(admission_->max_inflight()) +
                                     " in flight) within the wait limit");
@@ -289,12 +289,13 @@ int32_t WasiCudaContext::Launch(int32_t kernel, const uint32_t grid[3], const ui
   kernels_launched_.fetch_add(1, std::memory_order_relaxed);
   device::LaunchOptions lo;
   lo.deadline = options_.deadline;
-  // The slot is released when the device is done with the launch, whatever the outcome.
-  auto held = std::make_shared<LaunchPermit>(std::move(permit));
-  lo.on_complete = [held](const Status&) { held->Release(); };
+  // The slot is released when the device is done with the launch, whatever the outcome: the stream
+  // calls every completion exactly once (also for failed, cancelled and dropped work), and this
+  // context stops its stream before the admission goes away.
+  lo.on_complete = [token](const Status&) { token.Release(); };
   Status s = (*stream)->Launch(*k, config, std::move(params), std::move(lo));
   if (!s.ok()) {
-    held->Release();
+    token.Release();
     return FromStatus(s, WCU_ERR_INTERNAL);
   }
   return WCU_OK;

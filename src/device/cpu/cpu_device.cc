@@ -84,7 +84,7 @@ std::shared_ptr<uint8_t> ZeroedHostMemory(uint64_t bytes) {
 
 class CpuModule;
 
-class CpuKernel final : public Kernel {
+class CpuKernel final : public Kernel, public std::enable_shared_from_this<CpuKernel> {
  public:
   CpuKernel(std::shared_ptr<const CpuModule> module, const KernelEntry* entry, KernelSignature sig)
       : module_(std::move(module)), entry_(entry), sig_(std::move(sig)) {}
@@ -353,7 +353,7 @@ class CpuStream final : public Stream {
                                      std::to_string(params.size()));
     }
     // Keep the kernel (and so its module and program) alive until the launch ran.
-    auto hold = std::static_pointer_cast<const CpuKernel>(k->module().GetKernel(k->signature().name).value());
+    std::shared_ptr<const CpuKernel> hold = k->shared_from_this();
     auto p = std::make_shared<std::vector<uint8_t>>(std::move(params));
     auto deadline = options.deadline;
     return Enqueue([this, hold, config, p, deadline]() -> Status {
@@ -415,14 +415,16 @@ class CpuStream final : public Stream {
       return Status::Ok();
     }
     queue_.push_back({std::move(fn), std::move(done)});
-    cv_.notify_all();
+    if (worker_waiting_) cv_.notify_one();  // a busy worker finds the op without a wake-up
     return Status::Ok();
   }
 
   void Loop() {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
+      worker_waiting_ = true;
       cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      worker_waiting_ = false;
       if (queue_.empty() && stop_) return;
       Op op = std::move(queue_.front());
       queue_.pop_front();
@@ -444,6 +446,7 @@ class CpuStream final : public Stream {
   std::deque<Op> queue_;
   bool busy_ = false;
   bool stop_ = false;
+  bool worker_waiting_ = false;
   Status sticky_;
   std::atomic<bool> cancel_{false};
   std::atomic<uint64_t> last_instructions_{0};
