@@ -10,6 +10,7 @@ void RegisterVersion(CLI::App& app);
 void RegisterDoctor(CLI::App& app);
 void RegisterRun(CLI::App& app);
 void RegisterCompile(CLI::App& app);
+void RegisterGpm(CLI::App& app);
 
 // Exit status chosen by the subcommand that ran (0 when none set one).
 int ExitCode();

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   gpuwasm::cli::RegisterVersion(app);
   gpuwasm::cli::RegisterRun(app);
   gpuwasm::cli::RegisterCompile(app);
+  gpuwasm::cli::RegisterGpm(app);
   gpuwasm::cli::RegisterDoctor(app);
 
   try {

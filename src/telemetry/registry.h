@@ -1,0 +1,34 @@
+// MetricRegistry: gauges (and counters) with labels, rendered in the Prometheus text exposition
+// format (version 0.0.4). Thread-safe: set/add/remove/render from any thread.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpuwasm::telemetry {
+
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+class MetricRegistry {
+ public:
+  void SetGauge(const std::string& name, const std::string& help, const Labels& labels, double value);
+  void AddCounter(const std::string& name, const std::string& help, const Labels& labels, double delta);
+  void Remove(const std::string& name, const Labels& labels);
+  // Value of a series, for tests; NaN when absent.
+  double Get(const std::string& name, const Labels& labels) const;
+  std::string RenderPrometheus() const;
+
+ private:
+  struct Family {
+    std::string help, type;
+    std::map<std::string, double> series;  // rendered label set -> value
+  };
+  static std::string RenderLabels(const Labels& labels);
+  mutable std::mutex mu_;
+  std::map<std::string, Family> families_;
+};
+
+}  // namespace gpuwasm::telemetry
