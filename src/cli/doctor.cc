@@ -1,5 +1,5 @@
 // `gpuwasm doctor`: checks that this machine can run gpuwasm and says what it found: the C
-// compiler and wasm2c the engine compiles guests with, the CUDA driver and NVML libraries. Each
+// compiler and wasm2c the engine compiles guests with, the CUDA driver, and NVML (GPUs, GPM). Each
 // check is one line; the exit status is non-zero when something required is missing. It also
 // serves as the native smoke test of a fresh build (`make demo` runs it).
 #include <dlfcn.h>
@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/version.h"
+#include "nvml/nvml.h"
 
 namespace gpuwasm::cli {
 namespace {
@@ -70,10 +71,19 @@ int RunDoctor() {
   bool cuda = CanLoad("libcuda.so.1", &why);
   checks.push_back({"CUDA driver (libcuda.so.1)", cuda, false,
                     cuda ? "loads; GPU use is decided at run time" : "absent (" + why + "): CPU device only"});
-  why.clear();
-  bool nvml = CanLoad("libnvidia-ml.so.1", &why);
-  checks.push_back({"NVML (libnvidia-ml.so.1)", nvml, false,
-                    nvml ? "loads" : "absent (" + why + "): no GPU telemetry"});
+  auto lib = nvml::Nvml::Open();
+  if (!lib.ok()) {
+    checks.push_back({"NVML (GPU telemetry)", false, false, lib.status().message() + ": no GPU telemetry"});
+  } else {
+    uint32_t n = (*lib)->device_count().value_or(0), gpm = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      auto d = nvml::Device::ByIndex(*lib, i);
+      if (d.ok() && d->gpm_supported()) ++gpm;
+    }
+    checks.push_back({"NVML (GPU telemetry)", true, false,
+                      "driver " + (*lib)->driver_version().value_or("?") + ", " + std::to_string(n) + " GPU(s), " +
+                          std::to_string(gpm) + " with GPM"});
+  }
 
   std::printf("%s\n", kVersionLine);
   bool all_required = true;

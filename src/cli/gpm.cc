@@ -108,7 +108,7 @@ void RegisterGpm(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "gpm", "Live view of NVML GPM metrics (SM active/occupancy, tensor, DRAM, PCIe, NVLink, ...) per GPU and MIG "
              "GPU instance, like dcgmi dmon. Needs an NVIDIA driver with GPM (Hopper or newer).");
-  cmd->add_option("--interval,-i", f->interval, "Sampling interval (more than 100 ms)")->capture_default_str();
+  cmd->add_option("--interval,-i", f->interval, "Sampling interval (at least 100 ms)")->capture_default_str();
   cmd->add_option("--metrics,-m", f->metrics, "Comma-separated GPM metrics by name (sm_util) or NVML id (2)");
   cmd->add_option("--count,-c", f->count, "Number of rounds to print (0: until interrupted)")->capture_default_str();
   cmd->add_option("--format,-f", f->format, "table, json (one object per line) or prom (Prometheus text)")

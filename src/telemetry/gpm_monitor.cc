@@ -56,9 +56,11 @@ Labels TargetLabels(const GpmTarget& t) {
 
 Result<std::unique_ptr<GpmMonitor>> GpmMonitor::Start(std::shared_ptr<nvml::Nvml> nvml, MetricRegistry& registry,
                                                      GpmMonitorOptions options) {
-  if (options.interval.count() <= 100) {
+  // The wait plus the sampling itself keeps samples of a 100 ms interval more than 100 ms apart,
+  // as NVML requires; GpmMetricsGet checks the real spacing.
+  if (options.interval.count() < 100) {
     return Status::InvalidArgument("GPM interval of " + std::to_string(options.interval.count()) +
-                                   " ms is too short: NVML needs more than 100 ms between samples");
+                                   " ms is too short: it must be at least 100 ms (NVML refreshes every 100 ms)");
   }
   for (uint32_t id : options.metrics) {
     if (nvml::FindGpmMetric(id) == nullptr) return Status::InvalidArgument("unknown GPM metric id " + std::to_string(id));

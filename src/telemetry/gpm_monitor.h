@@ -25,7 +25,7 @@
 namespace gpuwasm::telemetry {
 
 struct GpmMonitorOptions {
-  std::chrono::milliseconds interval{1000};  // at least 101 ms
+  std::chrono::milliseconds interval{1000};  // at least 100 ms
   std::vector<uint32_t> metrics = DefaultGpmMetrics();
   bool background = true;  // false: no thread; call Round() yourself
   std::function<void(const std::string&)> log;  // default: stderr
@@ -47,8 +47,8 @@ struct GpmTargetResult {
 
 class GpmMonitor {
  public:
-  // Discovers the targets and takes their first samples. InvalidArgument for an interval of 100 ms
-  // or less or an unknown metric id.
+  // Discovers the targets and takes their first samples. InvalidArgument for an interval under
+  // 100 ms or an unknown metric id.
   static Result<std::unique_ptr<GpmMonitor>> Start(std::shared_ptr<nvml::Nvml> nvml, MetricRegistry& registry,
                                                   GpmMonitorOptions options);
   ~GpmMonitor();

@@ -32,13 +32,15 @@ struct Fixture {
 
 const telemetry::Labels kGpu0 = {{"gpu", "0"}, {"uuid", "GPU-fake-h200-0000"}, {"gpu_instance", ""}};
 
-TEST(GpmMonitor, interval_of_100ms_or_less_is_refused) {
+TEST(GpmMonitor, interval_under_100ms_is_refused) {
   Fixture f;
   GpmMonitorOptions o = f.Options();
-  o.interval = milliseconds(100);
+  o.interval = milliseconds(99);
   auto m = GpmMonitor::Start(f.nvml, f.registry, o);
   ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.status().message(), "GPM interval of 100 ms is too short: NVML needs more than 100 ms between samples");
+  EXPECT_EQ(m.status().message(), "GPM interval of 99 ms is too short: it must be at least 100 ms (NVML refreshes every 100 ms)");
+  o.interval = milliseconds(100);
+  EXPECT_TRUE(GpmMonitor::Start(f.nvml, f.registry, o).ok());
   o.interval = milliseconds(500);
   o.metrics = {2, 14};
   EXPECT_EQ(GpmMonitor::Start(f.nvml, f.registry, o).status().message(), "unknown GPM metric id 14");
