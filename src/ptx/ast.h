@@ -21,6 +21,11 @@ enum class Type : uint8_t {
   kF16, kF16x2, kBF16, kBF16x2, kF32, kF64, kPred,
 };
 
+// The f32 bit pattern of a constant written as a double (decimal literals are parsed as f64),
+// rounded to nearest; and the f64 pattern of an f32 one (0fXXXXXXXX used with an f64 instruction).
+uint64_t F64BitsToF32Bits(uint64_t f64_bits);
+uint64_t F32BitsToF64Bits(uint64_t f32_bits);
+
 // Size in bytes (pred: 1, none: 0).
 unsigned TypeSize(Type t);
 bool IsFloat(Type t);

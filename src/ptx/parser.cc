@@ -17,6 +17,25 @@ unsigned TypeSize(Type t) {
   return 0;
 }
 
+uint64_t F64BitsToF32Bits(uint64_t f64_bits) {
+  double d;
+  std::memcpy(&d, &f64_bits, 8);
+  float f = static_cast<float>(d);
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+uint64_t F32BitsToF64Bits(uint64_t f32_bits) {
+  uint32_t u = static_cast<uint32_t>(f32_bits);
+  float f;
+  std::memcpy(&f, &u, 4);
+  double d = f;
+  uint64_t bits;
+  std::memcpy(&bits, &d, 8);
+  return bits;
+}
+
 bool IsFloat(Type t) {
   return t == Type::kF16 || t == Type::kF16x2 || t == Type::kBF16 || t == Type::kBF16x2 || t == Type::kF32 ||
          t == Type::kF64;
@@ -408,12 +427,7 @@ class Parser {
       if (tok_.kind != Token::kInt && tok_.kind != Token::kFloat) return Error("expected a constant in initializer");
       uint64_t b = tok_.value;
       if (tok_.kind == Token::kFloat && v->type == Type::kF32 && tok_.is_double && tok_.text.rfind("0d", 0) != 0) {
-        double d;
-        std::memcpy(&d, &b, 8);
-        float f = static_cast<float>(d);
-        uint32_t u;
-        std::memcpy(&u, &f, 4);
-        b = u;
+        b = F64BitsToF32Bits(b);
       }
       GPUWASM_RETURN_IF_ERROR(Advance());
       return neg ? (~b + 1) : b;

@@ -325,6 +325,13 @@ uint32_t GrowTable(Table* t, uint32_t delta, Elem init) {
   return old;
 }
 
+template <typename Table>
+void FreeTable(Table* t) {
+  std::free(t->data);
+  t->data = nullptr;
+  t->size = 0;
+}
+
 }  // namespace
 
 extern "C" {
@@ -332,19 +339,11 @@ extern "C" {
 void wasm_rt_allocate_funcref_table(wasm_rt_funcref_table_t* t, uint32_t elements, uint32_t max) {
   AllocateTable<wasm_rt_funcref_table_t, wasm_rt_funcref_t>(t, elements, max);
 }
-void wasm_rt_free_funcref_table(wasm_rt_funcref_table_t* t) {
-  std::free(t->data);
-  t->data = nullptr;
-  t->size = 0;
-}
+void wasm_rt_free_funcref_table(wasm_rt_funcref_table_t* t) { FreeTable(t); }
 void wasm_rt_allocate_externref_table(wasm_rt_externref_table_t* t, uint32_t elements, uint32_t max) {
   AllocateTable<wasm_rt_externref_table_t, wasm_rt_externref_t>(t, elements, max);
 }
-void wasm_rt_free_externref_table(wasm_rt_externref_table_t* t) {
-  std::free(t->data);
-  t->data = nullptr;
-  t->size = 0;
-}
+void wasm_rt_free_externref_table(wasm_rt_externref_table_t* t) { FreeTable(t); }
 uint32_t wasm_rt_grow_funcref_table(wasm_rt_funcref_table_t* t, uint32_t delta, wasm_rt_funcref_t init) {
   return GrowTable(t, delta, init);
 }

@@ -224,20 +224,8 @@ class Decoder {
       case Operand::Kind::kSink: return sink_;
       case Operand::Kind::kImmediate: {
         uint64_t bits = o.imm_bits;
-        if (t == Type::kF32 && o.imm_double) {
-          double d;
-          std::memcpy(&d, &bits, 8);
-          float f = static_cast<float>(d);
-          uint32_t u;
-          std::memcpy(&u, &f, 4);
-          bits = u;
-        } else if (t == Type::kF64 && o.imm_float) {
-          uint32_t u = static_cast<uint32_t>(bits);
-          float f;
-          std::memcpy(&f, &u, 4);
-          double d = f;
-          std::memcpy(&bits, &d, 8);
-        }
+        if (t == Type::kF32 && o.imm_double) bits = ptx::F64BitsToF32Bits(bits);
+        else if (t == Type::kF64 && o.imm_float) bits = ptx::F32BitsToF64Bits(bits);
         return Const(bits);
       }
       case Operand::Kind::kSpecial: {
