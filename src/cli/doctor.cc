@@ -2,7 +2,6 @@
 // compiler and wasm2c the engine compiles guests with, the CUDA driver, and NVML (GPUs, GPM). Each
 // check is one line; the exit status is non-zero when something required is missing. It also
 // serves as the native smoke test of a fresh build (`make demo` runs it).
-#include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/version.h"
+#include "device/cuda/driver.h"
 #include "nvml/nvml.h"
 
 namespace gpuwasm::cli {
@@ -40,18 +40,6 @@ std::string FindOnPath(const std::string& name) {
   return "";
 }
 
-// True when the shared library `soname` can be loaded; its dlerror() text otherwise.
-bool CanLoad(const char* soname, std::string* why) {
-  void* h = ::dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-  if (h == nullptr) {
-    const char* e = ::dlerror();
-    *why = e != nullptr ? e : "dlopen failed";
-    return false;
-  }
-  ::dlclose(h);
-  return true;
-}
-
 struct Check {
   std::string what;
   bool ok;
@@ -67,13 +55,22 @@ int RunDoctor() {
   std::string w2c = FindOnPath("wasm2c");
   checks.push_back({"wasm2c (Debian wabt)", !w2c.empty(), true,
                     w2c.empty() ? "not on PATH: install wabt" : w2c});
-  std::string why;
-  bool cuda = CanLoad("libcuda.so.1", &why);
-  checks.push_back({"CUDA driver (libcuda.so.1)", cuda, false,
-                    cuda ? "loads; GPU use is decided at run time" : "absent (" + why + "): CPU device only"});
+  // The CUDA driver: loads, initializes, is new enough, and sees a device (the same probe
+  // `--device auto` will use). $GPUWASM_CUDA_LIBRARY picks another library.
+  auto gpu = device::cuda::ProbeGpu();
+  if (gpu.ok()) {
+    checks.push_back({"CUDA driver", true, false,
+                      "CUDA " + std::to_string(gpu->driver_version / 1000) + "." +
+                          std::to_string(gpu->driver_version % 1000 / 10) + ", " +
+                          std::to_string(gpu->device_count) +
+                          " device(s), first: " + gpu->first_device_name});
+  } else {
+    checks.push_back({"CUDA driver", false, false, gpu.status().message() + ": CPU device only"});
+  }
   auto lib = nvml::Nvml::Open();
   if (!lib.ok()) {
-    checks.push_back({"NVML (GPU telemetry)", false, false, lib.status().message() + ": no GPU telemetry"});
+    checks.push_back(
+        {"NVML (GPU telemetry)", false, false, lib.status().message() + ": no GPU telemetry"});
   } else {
     uint32_t n = (*lib)->device_count().value_or(0), gpm = 0;
     for (uint32_t i = 0; i < n; ++i) {
@@ -81,8 +78,8 @@ int RunDoctor() {
       if (d.ok() && d->gpm_supported()) ++gpm;
     }
     checks.push_back({"NVML (GPU telemetry)", true, false,
-                      "driver " + (*lib)->driver_version().value_or("?") + ", " + std::to_string(n) + " GPU(s), " +
-                          std::to_string(gpm) + " with GPM"});
+                      "driver " + (*lib)->driver_version().value_or("?") + ", " +
+                          std::to_string(n) + " GPU(s), " + std::to_string(gpm) + " with GPM"});
   }
 
   std::printf("%s\n", kVersionLine);

@@ -1,0 +1,232 @@
+#include "device/cuda/driver.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+namespace gpuwasm::device::cuda {
+
+template <class T>
+using Id = T;
+
+struct DriverSymbols {
+#define GPUWASM_CUDA_SYMBOLS(X)                                                           \
+  X(cuInit, CUresult (*)(unsigned int))                                                   \
+  X(cuDriverGetVersion, CUresult (*)(int*))                                               \
+  X(cuGetErrorName, CUresult (*)(CUresult, const char**))                                 \
+  X(cuGetErrorString, CUresult (*)(CUresult, const char**))                               \
+  X(cuDeviceGetCount, CUresult (*)(int*))                                                 \
+  X(cuDeviceGet, CUresult (*)(int*, int))                                                 \
+  X(cuDeviceGetName, CUresult (*)(char*, int, int))                                       \
+  X(cuDeviceGetAttribute, CUresult (*)(int*, int, int))                                   \
+  X(cuDeviceTotalMem_v2, CUresult (*)(size_t*, int))                                      \
+  X(cuCtxCreate_v4, CUresult (*)(void**, void*, unsigned int, int))                       \
+  X(cuCtxDestroy_v2, CUresult (*)(void*))                                                 \
+  X(cuCtxSetCurrent, CUresult (*)(void*))                                                 \
+  X(cuStreamCreate, CUresult (*)(void**, unsigned int))                                   \
+  X(cuStreamDestroy_v2, CUresult (*)(void*))                                              \
+  X(cuStreamSynchronize, CUresult (*)(void*))                                             \
+  X(cuModuleLoadDataEx, CUresult (*)(void**, const void*, unsigned int, int*, void**))    \
+  X(cuModuleUnload, CUresult (*)(void*))                                                  \
+  X(cuModuleGetFunction, CUresult (*)(void**, void*, const char*))                        \
+  X(cuMemPoolCreate, CUresult (*)(void**, const void*))                                   \
+  X(cuMemAllocFromPoolAsync, CUresult (*)(uint64_t*, size_t, void*, void*))               \
+  X(cuMemFreeAsync, CUresult (*)(uint64_t, void*))                                        \
+  X(cuMemAlloc_v2, CUresult (*)(uint64_t*, size_t))                                       \
+  X(cuMemFree_v2, CUresult (*)(uint64_t))                                                 \
+  X(cuMemcpyHtoDAsync_v2, CUresult (*)(uint64_t, const void*, size_t, void*))             \
+  X(cuMemcpyDtoHAsync_v2, CUresult (*)(void*, uint64_t, size_t, void*))                   \
+  X(cuMemcpyDtoDAsync_v2, CUresult (*)(uint64_t, uint64_t, size_t, void*))                \
+  X(cuMemsetD8Async, CUresult (*)(uint64_t, unsigned char, size_t, void*))                \
+  X(cuLaunchKernel, CUresult (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, \
+                                 unsigned, unsigned, void*, void**, void**))              \
+  X(cuEventCreate, CUresult (*)(void**, unsigned int))                                    \
+  X(cuEventRecord, CUresult (*)(void*, void*))                                            \
+  X(cuEventElapsedTime_v2, CUresult (*)(float*, void*, void*))                            \
+  X(cuEventDestroy_v2, CUresult (*)(void*))
+#define GPUWASM_FIELD(name, type) Id<type> name = nullptr;
+  GPUWASM_CUDA_SYMBOLS(GPUWASM_FIELD)
+#undef GPUWASM_FIELD
+};
+
+const char* CuResultName(CUresult r) {
+  switch (r) {
+    case 0:
+      return "CUDA_SUCCESS";
+    case 1:
+      return "CUDA_ERROR_INVALID_VALUE";
+    case 2:
+      return "CUDA_ERROR_OUT_OF_MEMORY";
+    case 3:
+      return "CUDA_ERROR_NOT_INITIALIZED";
+    case 4:
+      return "CUDA_ERROR_DEINITIALIZED";
+    case 34:
+      return "CUDA_ERROR_STUB_LIBRARY";
+    case 35:
+      return "CUDA_ERROR_INSUFFICIENT_DRIVER";
+    case 100:
+      return "CUDA_ERROR_NO_DEVICE";
+    case 101:
+      return "CUDA_ERROR_INVALID_DEVICE";
+    case 200:
+      return "CUDA_ERROR_INVALID_IMAGE";
+    case 201:
+      return "CUDA_ERROR_INVALID_CONTEXT";
+    case 209:
+      return "CUDA_ERROR_NO_BINARY_FOR_GPU";
+    case 218:
+      return "CUDA_ERROR_INVALID_PTX";
+    case 222:
+      return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
+    case 400:
+      return "CUDA_ERROR_INVALID_HANDLE";
+    case 500:
+      return "CUDA_ERROR_NOT_FOUND";
+    case 700:
+      return "CUDA_ERROR_ILLEGAL_ADDRESS";
+    case 701:
+      return "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+    case 702:
+      return "CUDA_ERROR_LAUNCH_TIMEOUT";
+    case 719:
+      return "CUDA_ERROR_LAUNCH_FAILED";
+    case 999:
+      return "CUDA_ERROR_UNKNOWN";
+    default:
+      return "CUDA_ERROR";
+  }
+}
+
+Result<std::shared_ptr<CudaDriver>> CudaDriver::Load(std::string path) {
+  if (path.empty()) {
+    const char* env = std::getenv("GPUWASM_CUDA_LIBRARY");
+    path = env != nullptr && *env != '\0' ? env : "libcuda.so.1";
+  }
+  std::shared_ptr<CudaDriver> d(new CudaDriver());
+  d->path_ = path;
+  d->handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (d->handle_ == nullptr) {
+    const char* e = dlerror();
+    return Status::Unavailable("no CUDA driver: " + std::string(e != nullptr ? e : path));
+  }
+  d->sym_ = std::make_unique<DriverSymbols>();
+#define GPUWASM_RESOLVE(name, type) \
+  d->sym_->name = reinterpret_cast<Id<type>>(dlsym(d->handle_, #name));
+  GPUWASM_CUDA_SYMBOLS(GPUWASM_RESOLVE)
+#undef GPUWASM_RESOLVE
+  if (d->sym_->cuInit == nullptr)
+    return Status::Unavailable("no CUDA driver: " + path + " has no cuInit");
+  return d;
+}
+
+CudaDriver::~CudaDriver() {
+  if (handle_ != nullptr) dlclose(handle_);
+}
+
+int CudaDriver::wanted_symbols() {
+  int n = 0;
+#define GPUWASM_COUNT(name, type) ++n;
+  GPUWASM_CUDA_SYMBOLS(GPUWASM_COUNT)
+#undef GPUWASM_COUNT
+  return n;
+}
+
+int CudaDriver::resolved_symbols() const {
+  int n = 0;
+#define GPUWASM_COUNT_RESOLVED(name, type) n += sym_->name != nullptr;
+  GPUWASM_CUDA_SYMBOLS(GPUWASM_COUNT_RESOLVED)
+#undef GPUWASM_COUNT_RESOLVED
+  return n;
+}
+
+Status CudaDriver::Check(CUresult r, const char* call) const {
+  if (r == CUDA_SUCCESS) return Status::Ok();
+  const char* name = nullptr;
+  const char* text = nullptr;
+  // The driver names its own codes, except when it cannot (the stub library answers 34 even here).
+  if (sym_->cuGetErrorName == nullptr || sym_->cuGetErrorName(r, &name) != CUDA_SUCCESS ||
+      name == nullptr) {
+    name = CuResultName(r);
+  }
+  if (sym_->cuGetErrorString == nullptr || sym_->cuGetErrorString(r, &text) != CUDA_SUCCESS)
+    text = nullptr;
+  std::string msg = std::string(call) + " failed: " + name + " (" + std::to_string(r) + ")";
+  if (text != nullptr) msg += ": " + std::string(text);
+  StatusCode code = StatusCode::kInternal;
+  switch (r) {
+    case 2:
+      code = StatusCode::kResourceExhausted;
+      break;
+    case 34:
+    case 35:
+    case 100:
+    case 3:
+    case 4:
+      code = StatusCode::kUnavailable;
+      break;
+    case 200:
+    case 209:
+    case 218:
+    case 222:
+      code = StatusCode::kInvalidArgument;
+      break;
+    case 500:
+      code = StatusCode::kNotFound;
+      break;
+    case 700:
+    case 701:
+    case 702:
+    case 719:
+      code = StatusCode::kDeviceFault;
+      break;
+    default:
+      break;
+  }
+  return Status(code, msg);
+}
+
+Result<GpuProbe> CudaDriver::Probe() {
+  CUresult r = sym_->cuInit(0);
+  if (r == CUDA_ERROR_STUB_LIBRARY) {
+    return Status::Unavailable(
+        "no GPU: " + path_ +
+        " is the CUDA toolkit's stub library (CUDA_ERROR_STUB_LIBRARY), not a driver");
+  }
+  if (r != CUDA_SUCCESS) return Status::Unavailable("no GPU: " + Check(r, "cuInit").message());
+  GpuProbe p;
+  if (sym_->cuDriverGetVersion == nullptr)
+    return Status::Unavailable("no GPU: the CUDA driver has no cuDriverGetVersion");
+  if (Status s = Check(sym_->cuDriverGetVersion(&p.driver_version), "cuDriverGetVersion");
+      !s.ok()) {
+    return Status::Unavailable("no GPU: " + s.message());
+  }
+  if (p.driver_version < kMinDriverVersion) {
+    return Status::Unavailable(
+        "no GPU: the CUDA driver supports CUDA " + std::to_string(p.driver_version / 1000) + "." +
+        std::to_string(p.driver_version % 1000 / 10) + "; gpuwasm needs 12.0 or newer");
+  }
+  if (sym_->cuDeviceGetCount == nullptr)
+    return Status::Unavailable("no GPU: the CUDA driver has no cuDeviceGetCount");
+  CUresult c = sym_->cuDeviceGetCount(&p.device_count);
+  if (c == CUDA_ERROR_NO_DEVICE || (c == CUDA_SUCCESS && p.device_count == 0)) {
+    return Status::Unavailable("no GPU: the CUDA driver reports no devices");
+  }
+  if (Status s = Check(c, "cuDeviceGetCount"); !s.ok())
+    return Status::Unavailable("no GPU: " + s.message());
+  char name[256] = {};
+  int dev = 0;
+  if (sym_->cuDeviceGet != nullptr && sym_->cuDeviceGetName != nullptr &&
+      sym_->cuDeviceGet(&dev, 0) == CUDA_SUCCESS &&
+      sym_->cuDeviceGetName(name, sizeof name, dev) == CUDA_SUCCESS) {
+    p.first_device_name = name;
+  }
+  return p;
+}
+
+Result<GpuProbe> ProbeGpu(std::string library) {
+  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<CudaDriver> d, CudaDriver::Load(std::move(library)));
+  return d->Probe();
+}
+
+}  // namespace gpuwasm::device::cuda

@@ -1,0 +1,104 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "device/cuda/driver.h"
+
+namespace gpuwasm::device::cuda {
+namespace {
+
+class FakeCuda : public ::testing::Test {
+ protected:
+  void TearDown() override { unsetenv("FAKE_CUDA_MODE"); }
+  static Result<GpuProbe> ProbeIn(const char* mode) {
+    setenv("FAKE_CUDA_MODE", mode, 1);
+    return ProbeGpu(GPUWASM_FAKE_CUDA);
+  }
+};
+
+TEST_F(FakeCuda, HealthyDriverReportsVersionAndDevice) {
+  Result<GpuProbe> p = ProbeIn("ok");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->driver_version, 12080);
+  EXPECT_EQ(p->device_count, 1);
+  EXPECT_EQ(p->first_device_name, "Fake GPU");
+}
+
+TEST_F(FakeCuda, NoDeviceFromCuInitIsUnavailableWithTheDriversText) {
+  Result<GpuProbe> p = ProbeIn("no_device");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(p.status().message().find(
+                "cuInit failed: CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device"),
+            std::string::npos)
+      << p.status().message();
+}
+
+TEST_F(FakeCuda, OldDriverIsRejectedNamingBothVersions) {
+  Result<GpuProbe> p = ProbeIn("old_driver");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("supports CUDA 11.8; gpuwasm needs 12.0"), std::string::npos)
+      << p.status().message();
+}
+
+TEST_F(FakeCuda, ZeroDevicesIsNoGpu) {
+  Result<GpuProbe> p = ProbeIn("zero_devices");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("reports no devices"), std::string::npos)
+      << p.status().message();
+}
+
+TEST_F(FakeCuda, CheckNamesCallErrorAndMapsTheCode) {
+  Result<std::shared_ptr<CudaDriver>> d = CudaDriver::Load(GPUWASM_FAKE_CUDA);
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE((*d)->Check(0, "cuMemAlloc").ok());
+  Status oom = (*d)->Check(2, "cuMemAlloc_v2");
+  EXPECT_EQ(oom.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(oom.message(), "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory");
+  // Codes the library cannot name fall back to gpuwasm's own table.
+  Status fault = (*d)->Check(700, "cuStreamSynchronize");
+  EXPECT_EQ(fault.code(), StatusCode::kDeviceFault);
+  EXPECT_EQ(fault.message(), "cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS (700)");
+  EXPECT_EQ((*d)->Check(218, "cuModuleLoadDataEx").code(), StatusCode::kInvalidArgument);
+  // The fake provides only the probe's symbols; the rest stay unresolved rather than failing Load.
+  EXPECT_EQ((*d)->resolved_symbols(), 7);
+  EXPECT_GT(CudaDriver::wanted_symbols(), 30);
+}
+
+TEST(CudaDriver, MissingLibraryIsUnavailable) {
+  Result<GpuProbe> p = ProbeGpu("libgpuwasm-no-such-cuda.so");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(p.status().message().find("no CUDA driver"), std::string::npos);
+}
+
+TEST(CudaDriver, LibraryWithoutCuInitIsRejected) {
+  // Any shared library without the driver API: libm is always there.
+  Result<std::shared_ptr<CudaDriver>> d = CudaDriver::Load("libm.so.6");
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("has no cuInit"), std::string::npos) << d.status().message();
+}
+
+TEST(CudaDriver, EnvironmentVariableChoosesTheLibrary) {
+  setenv("GPUWASM_CUDA_LIBRARY", GPUWASM_FAKE_CUDA, 1);
+  Result<std::shared_ptr<CudaDriver>> d = CudaDriver::Load();
+  unsetenv("GPUWASM_CUDA_LIBRARY");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ((*d)->path(), GPUWASM_FAKE_CUDA);
+}
+
+TEST(CudaDriver, ToolkitStubLibraryIsNamedAsSuch) {
+  const std::string stub = GPUWASM_CUDA_STUB;
+  if (stub.empty()) GTEST_SKIP() << "no CUDA toolkit stub library on this machine";
+  Result<std::shared_ptr<CudaDriver>> d = CudaDriver::Load(stub);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  // The real stub exports every symbol gpuwasm wants, so the versioned names are right.
+  EXPECT_EQ((*d)->resolved_symbols(), CudaDriver::wanted_symbols());
+  Result<GpuProbe> p = (*d)->Probe();
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("stub library"), std::string::npos) << p.status().message();
+}
+
+}  // namespace
+}  // namespace gpuwasm::device::cuda
