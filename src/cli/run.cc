@@ -75,7 +75,8 @@ int Run(const RunFlags& f) {
 
   auto started = wasm::Clock::now();
   auto deadline = started + *timeout;
-  auto dev = device::OpenDevice(f.device);
+  std::string why_cpu;  // why "auto" chose the CPU device; goes into the report
+  auto dev = device::OpenDevice(f.device, &why_cpu);
   if (!dev.ok()) return fail(dev.status());
   auto context = (*dev)->CreateContext();
   if (!context.ok()) return fail(context.status());
@@ -121,6 +122,7 @@ int Run(const RunFlags& f) {
                         {"trap", trap.empty() ? nlohmann::json(nullptr) : nlohmann::json(trap)},
                         {"wall_time_ms", wall_ms},
                         {"device", (*dev)->info().name},
+                        {"device_note", why_cpu.empty() ? nlohmann::json(nullptr) : nlohmann::json(why_cpu)},
                         {"metrics", metrics}};
     std::string text = r.dump() + "\n";
     if (f.report_file.empty()) {
@@ -151,7 +153,7 @@ void RegisterRun(CLI::App& app) {
   cmd->add_option("args", flags->args, "Arguments passed to the guest (after --)");
   cmd->add_option("--device,-d", flags->device, "Device for wasi_cuda: auto (CUDA if usable, else CPU), cpu, cuda:N")
       ->capture_default_str();
-  cmd->add_option("--report", flags->report, "Print a report of the run: json (exit status, wall time, final metrics)")
+  cmd->add_option("--report", flags->report, "Print a report of the run: json (exit status, wall time, device and why auto chose it, final metrics)")
       ->check(CLI::IsMember({"json"}));
   cmd->add_option("--report-file", flags->report_file, "Write the report here instead of stderr");
   cmd->add_option("--max-inflight", flags->max_inflight, "Launches the guest may have in flight before back-pressure")

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "common/status.h"
@@ -10,7 +11,10 @@
 namespace gpuwasm::device {
 
 // "auto" picks a CUDA device when one is usable and otherwise the CPU device; "cpu" forces the CPU
-// device; "cuda:N" forces CUDA device N and fails clearly when there is none.
-Result<std::shared_ptr<Device>> OpenDevice(std::string_view spec);
+// device; "cuda:N" forces CUDA device N and fails clearly when there is none. When "auto" settles
+// on the CPU device, *why_cpu (if given) receives the one-line reason (no driver, stub library,
+// cuInit error, driver too old, no device, or no CUDA device in this build) for the caller to log.
+// $GPUWASM_CUDA_LIBRARY names another driver library.
+Result<std::shared_ptr<Device>> OpenDevice(std::string_view spec, std::string* why_cpu = nullptr);
 
 }  // namespace gpuwasm::device

@@ -4,8 +4,11 @@
 #include <string>
 
 #include "device/cuda/driver.h"
+#include "device/select.h"
 
 namespace gpuwasm::device::cuda {
+using device::DeviceKind;
+using device::OpenDevice;
 namespace {
 
 class FakeCuda : public ::testing::Test {
@@ -98,6 +101,60 @@ TEST(CudaDriver, ToolkitStubLibraryIsNamedAsSuch) {
   Result<GpuProbe> p = (*d)->Probe();
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("stub library"), std::string::npos) << p.status().message();
+}
+
+// Device selection over the probe: "auto" falls back to the CPU device and says why; "cuda:N" fails
+// with the reason. $GPUWASM_CUDA_LIBRARY points the probe at the fake driver.
+class Selection : public ::testing::Test {
+ protected:
+  void SetUp() override { setenv("GPUWASM_CUDA_LIBRARY", GPUWASM_FAKE_CUDA, 1); }
+  void TearDown() override {
+    unsetenv("GPUWASM_CUDA_LIBRARY");
+    unsetenv("FAKE_CUDA_MODE");
+  }
+};
+
+TEST_F(Selection, AutoWithoutDeviceUsesCpuAndSaysWhy) {
+  setenv("FAKE_CUDA_MODE", "no_device", 1);
+  std::string why;
+  auto dev = OpenDevice("auto", &why);
+  ASSERT_TRUE(dev.ok()) << dev.status().message();
+  EXPECT_EQ((*dev)->info().kind, DeviceKind::kCpu);
+  EXPECT_NE(why.find("CUDA_ERROR_NO_DEVICE"), std::string::npos) << why;
+  EXPECT_NE(why.find("using the CPU device"), std::string::npos) << why;
+}
+
+TEST_F(Selection, AutoWithUsableGpuStillSaysThisBuildHasNoCudaDevice) {
+  std::string why;
+  auto dev = OpenDevice("auto", &why);
+  ASSERT_TRUE(dev.ok());
+  EXPECT_NE(why.find("a GPU is usable (1 device(s), first: Fake GPU, CUDA 12.8)"), std::string::npos) << why;
+}
+
+TEST_F(Selection, CpuIsForcedWithoutProbing) {
+  setenv("GPUWASM_CUDA_LIBRARY", "libgpuwasm-no-such-cuda.so", 1);
+  std::string why = "untouched";
+  ASSERT_TRUE(OpenDevice("cpu", &why).ok());
+  EXPECT_EQ(why, "untouched");
+}
+
+TEST_F(Selection, CudaOrdinalFailsClearly) {
+  setenv("FAKE_CUDA_MODE", "old_driver", 1);
+  auto old = OpenDevice("cuda:0");
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(old.status().message().find("device 'cuda:0' is not available: no GPU: the CUDA driver supports CUDA 11.8"),
+            std::string::npos)
+      << old.status().message();
+  setenv("FAKE_CUDA_MODE", "ok", 1);
+  auto missing = OpenDevice("cuda:3");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), "device 'cuda:3' does not exist: the CUDA driver reports 1 device(s)");
+  for (const char* bad : {"cuda:", "cuda:x", "cuda:-1", "cuda:0x"}) {
+    auto r = OpenDevice(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
+  }
 }
 
 }  // namespace
