@@ -57,13 +57,22 @@ int RunDoctor() {
                     w2c.empty() ? "not on PATH: install wabt" : w2c});
   // The CUDA driver: loads, initializes, is new enough, and sees a device (the same probe
   // `--device auto` will use). $GPUWASM_CUDA_LIBRARY picks another library.
-  auto gpu = device::cuda::ProbeGpu();
+  auto driver = device::cuda::CudaDriver::Load();
+  Result<device::cuda::GpuProbe> gpu = driver.ok() ? (*driver)->Probe() : Result<device::cuda::GpuProbe>(driver.status());
   if (gpu.ok()) {
-    checks.push_back({"CUDA driver", true, false,
-                      "CUDA " + std::to_string(gpu->driver_version / 1000) + "." +
-                          std::to_string(gpu->driver_version % 1000 / 10) + ", " +
-                          std::to_string(gpu->device_count) +
-                          " device(s), first: " + gpu->first_device_name});
+    std::string detail = "CUDA " + std::to_string(gpu->driver_version / 1000) + "." +
+                         std::to_string(gpu->driver_version % 1000 / 10) + ", " +
+                         std::to_string(gpu->device_count) + " device(s), first: " + gpu->first_device_name;
+    auto info = (*driver)->QueryDevice(0);
+    if (info.ok()) {
+      char limits[128];
+      std::snprintf(limits, sizeof limits, " (sm_%d%d, %u SMs, %.1f GiB)", info->compute_major,
+                    info->compute_minor, info->sm_count, static_cast<double>(info->total_memory) / (1 << 30));
+      detail += limits;
+    } else {
+      detail += " (limits unknown: " + info.status().message() + ")";
+    }
+    checks.push_back({"CUDA driver", true, false, detail});
   } else {
     checks.push_back({"CUDA driver", false, false, gpu.status().message() + ": CPU device only"});
   }

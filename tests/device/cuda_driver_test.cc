@@ -7,6 +7,7 @@
 #include "device/select.h"
 
 namespace gpuwasm::device::cuda {
+using device::DeviceInfo;
 using device::DeviceKind;
 using device::OpenDevice;
 namespace {
@@ -65,8 +66,34 @@ TEST_F(FakeCuda, CheckNamesCallErrorAndMapsTheCode) {
   EXPECT_EQ(fault.message(), "cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS (700)");
   EXPECT_EQ((*d)->Check(218, "cuModuleLoadDataEx").code(), StatusCode::kInvalidArgument);
   // The fake provides only the probe's symbols; the rest stay unresolved rather than failing Load.
-  EXPECT_EQ((*d)->resolved_symbols(), 7);
+  EXPECT_EQ((*d)->resolved_symbols(), 9);
   EXPECT_GT(CudaDriver::wanted_symbols(), 30);
+}
+
+TEST_F(FakeCuda, DeviceLimitsAreQueried) {
+  Result<std::shared_ptr<CudaDriver>> d = CudaDriver::Load(GPUWASM_FAKE_CUDA);
+  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE((*d)->Probe().ok());
+  Result<DeviceInfo> info = (*d)->QueryDevice(0);
+  ASSERT_TRUE(info.ok()) << info.status().message();
+  EXPECT_EQ(info->kind, DeviceKind::kCuda);
+  EXPECT_EQ(info->name, "Fake GPU");
+  EXPECT_EQ(info->compute_major, 9);
+  EXPECT_EQ(info->compute_minor, 0);
+  EXPECT_EQ(info->sm_count, 132u);
+  EXPECT_EQ(info->max_threads_per_block, 1024u);
+  EXPECT_EQ(info->max_block_dim[2], 64u);
+  EXPECT_EQ(info->max_grid_dim[0], 2147483647u);
+  EXPECT_EQ(info->max_grid_dim[1], 65535u);
+  EXPECT_EQ(info->max_shared_per_block, 49152u);
+  EXPECT_EQ(info->total_memory, uint64_t{150754820096});
+
+  Status bad_ordinal = (*d)->QueryDevice(1).status();
+  EXPECT_EQ(bad_ordinal.message(), "cuDeviceGet failed: CUDA_ERROR_INVALID_DEVICE (101)");
+  setenv("FAKE_CUDA_MODE", "bad_attribute", 1);
+  Status bad_attr = (*d)->QueryDevice(0).status();
+  EXPECT_EQ(bad_attr.message(),
+            "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT) failed: CUDA_ERROR_INVALID_VALUE (1)");
 }
 
 TEST(CudaDriver, MissingLibraryIsUnavailable) {

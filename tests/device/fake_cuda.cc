@@ -4,6 +4,7 @@
 //   no_device     cuInit -> CUDA_ERROR_NO_DEVICE
 //   old_driver    driver 11.8
 //   zero_devices  cuDeviceGetCount -> 0
+//   bad_attribute cuDeviceGetAttribute(MULTIPROCESSOR_COUNT) -> CUDA_ERROR_INVALID_VALUE
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -36,6 +37,34 @@ int cuDeviceGet(int* d, int ordinal) {
 int cuDeviceGetName(char* name, int len, int dev) {
   if (dev != 0) return 101;
   std::strncpy(name, "Fake GPU", static_cast<size_t>(len));
+  return 0;
+}
+// H200-like limits; an attribute the fake does not know is CUDA_ERROR_INVALID_VALUE, and
+// FAKE_CUDA_MODE=bad_attribute makes the SM count query fail.
+int cuDeviceGetAttribute(int* v, int attr, int dev) {
+  if (dev != 0) return 101;
+  switch (attr) {
+    case 1: *v = 1024; return 0;
+    case 2: *v = 1024; return 0;
+    case 3: *v = 1024; return 0;
+    case 4: *v = 64; return 0;
+    case 5: *v = 2147483647; return 0;
+    case 6: *v = 65535; return 0;
+    case 7: *v = 65535; return 0;
+    case 8: *v = 49152; return 0;
+    case 10: *v = 32; return 0;
+    case 16:
+      if (Mode() == "bad_attribute") return 1;
+      *v = 132;
+      return 0;
+    case 75: *v = 9; return 0;
+    case 76: *v = 0; return 0;
+    default: return 1;
+  }
+}
+int cuDeviceTotalMem_v2(size_t* bytes, int dev) {
+  if (dev != 0) return 101;
+  *bytes = size_t{150754820096};
   return 0;
 }
 int cuGetErrorName(int r, const char** s) {

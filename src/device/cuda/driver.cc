@@ -224,6 +224,48 @@ Result<GpuProbe> CudaDriver::Probe() {
   return p;
 }
 
+Result<DeviceInfo> CudaDriver::QueryDevice(int ordinal) const {
+  if (sym_->cuDeviceGet == nullptr || sym_->cuDeviceGetAttribute == nullptr || sym_->cuDeviceTotalMem_v2 == nullptr) {
+    return Status::Unavailable("the CUDA driver at " + path_ + " lacks cuDeviceGet/cuDeviceGetAttribute/cuDeviceTotalMem_v2");
+  }
+  int dev = 0;
+  GPUWASM_RETURN_IF_ERROR(Check(sym_->cuDeviceGet(&dev, ordinal), "cuDeviceGet"));
+  // CUdevice_attribute values from cuda.h.
+  enum : int {
+    kMaxThreadsPerBlock = 1, kMaxBlockDimX = 2, kMaxGridDimX = 5, kMaxSharedPerBlock = 8, kWarpSize = 10,
+    kSmCount = 16, kCcMajor = 75, kCcMinor = 76,
+  };
+  auto attr = [&](int a, const char* what) -> Result<uint32_t> {
+    int v = 0;
+    GPUWASM_RETURN_IF_ERROR(Check(sym_->cuDeviceGetAttribute(&v, a, dev), what));
+    if (v < 0) return Status::Internal(std::string(what) + " returned " + std::to_string(v));
+    return static_cast<uint32_t>(v);
+  };
+  DeviceInfo info;
+  info.kind = DeviceKind::kCuda;
+  char name[256] = {};
+  if (sym_->cuDeviceGetName != nullptr) {
+    GPUWASM_RETURN_IF_ERROR(Check(sym_->cuDeviceGetName(name, sizeof name, dev), "cuDeviceGetName"));
+  }
+  info.name = name;
+  GPUWASM_ASSIGN_OR_RETURN(uint32_t major, attr(kCcMajor, "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MAJOR)"));
+  GPUWASM_ASSIGN_OR_RETURN(uint32_t minor, attr(kCcMinor, "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)"));
+  info.compute_major = static_cast<int>(major);
+  info.compute_minor = static_cast<int>(minor);
+  GPUWASM_ASSIGN_OR_RETURN(info.sm_count, attr(kSmCount, "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)"));
+  GPUWASM_ASSIGN_OR_RETURN(info.warp_size, attr(kWarpSize, "cuDeviceGetAttribute(WARP_SIZE)"));
+  GPUWASM_ASSIGN_OR_RETURN(info.max_threads_per_block, attr(kMaxThreadsPerBlock, "cuDeviceGetAttribute(MAX_THREADS_PER_BLOCK)"));
+  for (int i = 0; i < 3; ++i) {
+    GPUWASM_ASSIGN_OR_RETURN(info.max_block_dim[i], attr(kMaxBlockDimX + i, "cuDeviceGetAttribute(MAX_BLOCK_DIM)"));
+    GPUWASM_ASSIGN_OR_RETURN(info.max_grid_dim[i], attr(kMaxGridDimX + i, "cuDeviceGetAttribute(MAX_GRID_DIM)"));
+  }
+  GPUWASM_ASSIGN_OR_RETURN(info.max_shared_per_block, attr(kMaxSharedPerBlock, "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK)"));
+  size_t total = 0;
+  GPUWASM_RETURN_IF_ERROR(Check(sym_->cuDeviceTotalMem_v2(&total, dev), "cuDeviceTotalMem_v2"));
+  info.total_memory = total;
+  return info;
+}
+
 Result<GpuProbe> ProbeGpu(std::string library) {
   GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<CudaDriver> d, CudaDriver::Load(std::move(library)));
   return d->Probe();

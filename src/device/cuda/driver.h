@@ -15,6 +15,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "device/device.h"
 
 namespace gpuwasm::device::cuda {
 
@@ -48,6 +49,11 @@ class CudaDriver {
   // cuInit, the driver version and the device count: OK only when a GPU is usable; otherwise
   // Unavailable with the reason (stub library, no device, cuInit error, driver too old).
   Result<GpuProbe> Probe();
+
+  // Device `ordinal`'s limits and identity from cuDeviceGetAttribute/cuDeviceTotalMem (queried,
+  // never assumed): compute capability, SMs, warp size, block/grid limits, shared memory per block
+  // (the default 48 KiB window, not the opt-in maximum), total memory. Needs a successful Probe().
+  Result<DeviceInfo> QueryDevice(int ordinal) const;
 
   // Status for a driver call's result: "<call> failed: <NAME> (<code>): <text>".
   Status Check(CUresult r, const char* call) const;
