@@ -93,7 +93,7 @@ TEST_F(FakeCuda, DeviceLimitsAreQueried) {
   setenv("FAKE_CUDA_MODE", "bad_attribute", 1);
   Status bad_attr = (*d)->QueryDevice(0).status();
   EXPECT_EQ(bad_attr.message(),
-            "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT) failed: CUDA_ERROR_INVALID_VALUE (1)");
+            "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT) failed: CUDA_ERROR_INVALID_VALUE (1): invalid argument");
 }
 
 TEST(CudaDriver, MissingLibraryIsUnavailable) {

@@ -67,28 +67,26 @@ int cuDeviceTotalMem_v2(size_t* bytes, int dev) {
   *bytes = size_t{150754820096};
   return 0;
 }
-int cuGetErrorName(int r, const char** s) {
-  switch (r) {
-    case 100:
-      *s = "CUDA_ERROR_NO_DEVICE";
+struct KnownError {
+  int code;
+  const char* name;
+  const char* text;
+};
+constexpr KnownError kErrors[] = {
+    {1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+};
+// Like the driver, for the codes it knows; others are left to gpuwasm's own table.
+static int Describe(int r, const char** s, bool text) {
+  for (const KnownError& e : kErrors) {
+    if (e.code == r) {
+      *s = text ? e.text : e.name;
       return 0;
-    case 2:
-      *s = "CUDA_ERROR_OUT_OF_MEMORY";
-      return 0;
-    default:
-      return 1;
+    }
   }
+  return 1;
 }
-int cuGetErrorString(int r, const char** s) {
-  switch (r) {
-    case 100:
-      *s = "no CUDA-capable device is detected";
-      return 0;
-    case 2:
-      *s = "out of memory";
-      return 0;
-    default:
-      return 1;
-  }
-}
+int cuGetErrorName(int r, const char** s) { return Describe(r, s, false); }
+int cuGetErrorString(int r, const char** s) { return Describe(r, s, true); }
 }
