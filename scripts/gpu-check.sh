@@ -46,7 +46,7 @@ row "NVML / GPM support" "$(grep -q '\[ok  \] NVML' "$out/doctor.txt" && echo ok
 
 gpm_metrics=sm_occupancy,sm_util,dram_bw_util
 gpm_sample() {  # one GPM round as JSON lines; mean of each metric over GPUs printed as k=v
-  "$gw" gpm --count 2 --interval 1s --format json --metrics "$gpm_metrics" 2>>"$log" | tail -n +1 | tee -a "$log" |
+  "$gw" gpm --count 2 --interval 1s --format json --metrics "$gpm_metrics" 2>>"$log" | tee -a "$log" |
     python3 -c '
 import json, sys
 vals = {}

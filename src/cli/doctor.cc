@@ -60,9 +60,8 @@ int RunDoctor() {
   auto driver = device::cuda::CudaDriver::Load();
   Result<device::cuda::GpuProbe> gpu = driver.ok() ? (*driver)->Probe() : Result<device::cuda::GpuProbe>(driver.status());
   if (gpu.ok()) {
-    std::string detail = "CUDA " + std::to_string(gpu->driver_version / 1000) + "." +
-                         std::to_string(gpu->driver_version % 1000 / 10) + ", " +
-                         std::to_string(gpu->device_count) + " device(s), first: " + gpu->first_device_name;
+    std::string detail = "CUDA " + gpu->cuda_version() + ", " + std::to_string(gpu->device_count) +
+                         " device(s), first: " + gpu->first_device_name;
     auto info = (*driver)->QueryDevice(0);
     if (info.ok()) {
       char limits[128];

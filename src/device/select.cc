@@ -9,8 +9,7 @@ namespace gpuwasm::device {
 namespace {
 
 std::string Describe(const cuda::GpuProbe& p) {
-  return std::to_string(p.device_count) + " device(s), first: " + p.first_device_name + ", CUDA " +
-         std::to_string(p.driver_version / 1000) + "." + std::to_string(p.driver_version % 1000 / 10);
+  return std::to_string(p.device_count) + " device(s), first: " + p.first_device_name + ", CUDA " + p.cuda_version();
 }
 
 }  // namespace

@@ -203,8 +203,8 @@ Result<GpuProbe> CudaDriver::Probe() {
   }
   if (p.driver_version < kMinDriverVersion) {
     return Status::Unavailable(
-        "no GPU: the CUDA driver supports CUDA " + std::to_string(p.driver_version / 1000) + "." +
-        std::to_string(p.driver_version % 1000 / 10) + "; gpuwasm needs 12.0 or newer");
+        "no GPU: the CUDA driver supports CUDA " + p.cuda_version() + "; gpuwasm needs " +
+        GpuProbe::CudaVersion(kMinDriverVersion) + " or newer");
   }
   if (sym_->cuDeviceGetCount == nullptr)
     return Status::Unavailable("no GPU: the CUDA driver has no cuDeviceGetCount");

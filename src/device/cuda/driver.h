@@ -35,6 +35,11 @@ struct GpuProbe {
   int driver_version = 0;  // e.g. 13000 for CUDA 13.0
   int device_count = 0;
   std::string first_device_name;
+  // "12.8" for driver_version 12080.
+  std::string cuda_version() const { return CudaVersion(driver_version); }
+  static std::string CudaVersion(int driver_version) {
+    return std::to_string(driver_version / 1000) + "." + std::to_string(driver_version % 1000 / 10);
+  }
 };
 
 class CudaDriver {
