@@ -17,12 +17,17 @@ void AddEngineFlags(CLI::App* cmd, EngineFlags* flags) {
       ->capture_default_str();
 }
 
-Result<std::unique_ptr<wasm::Engine>> MakeEngine(const EngineFlags& flags) {
+Result<wasm::EngineOptions> EngineOptionsFrom(const EngineFlags& flags) {
   wasm::EngineOptions o;
-  o.cache_dir = flags.cache_dir;
+  o.cache_dir = flags.cache_dir;  // empty: the runtime or engine default
   o.cc = flags.cc;
   GPUWASM_ASSIGN_OR_RETURN(o.compile_limits.wall, ParseDuration(flags.compile_timeout));
   o.imports = host::GuestImports();
+  return o;
+}
+
+Result<std::unique_ptr<wasm::Engine>> MakeEngine(const EngineFlags& flags) {
+  GPUWASM_ASSIGN_OR_RETURN(wasm::EngineOptions o, EngineOptionsFrom(flags));
   return std::make_unique<wasm::Engine>(std::move(o));
 }
 

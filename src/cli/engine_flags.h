@@ -16,6 +16,7 @@ struct EngineFlags {
 };
 
 void AddEngineFlags(CLI::App* cmd, EngineFlags* flags);
+Result<wasm::EngineOptions> EngineOptionsFrom(const EngineFlags& flags);
 Result<std::unique_ptr<wasm::Engine>> MakeEngine(const EngineFlags& flags);
 Result<std::string> ReadWholeFile(const std::string& path);
 

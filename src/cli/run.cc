@@ -7,10 +7,9 @@
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "common/duration.h"
-#include "device/select.h"
-#include "host/host_env.h"
-#include "wasm/instance.h"
+#include "runtime/runtime.h"
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -30,12 +29,14 @@ struct RunFlags {
   std::string input;
   std::string timeout = "30s";
   std::string entry;
-  uint32_t max_memory_pages = 16384;
+  uint32_t max_memory_pages = 0;  // 0: the tenant's max_memory
   std::vector<std::string> args;
   std::string device = "auto";
   std::string report;       // "" or "json"
   std::string report_file;  // "" = stderr
-  uint32_t max_inflight = 64;
+  uint32_t max_inflight = 0;  // 0: the tenant's inflight_launches
+  std::string config;  // "" = the default single-tenant configuration
+  std::string tenant;  // "" = the configuration's first tenant
   bool no_gpu = false;
 };
 
@@ -59,72 +60,71 @@ int Run(const RunFlags& f) {
   if (!timeout.ok()) return fail(timeout.status());
   Result<std::string> bytes = ReadWholeFile(f.wasm);
   if (!bytes.ok()) return fail(bytes.status());
-  std::string input;
+  runtime::InvokeRequest request;
   if (!f.input.empty()) {
     Result<std::string> in = f.input == "-" ? Result<std::string>(std::string(
                                                    std::istreambuf_iterator<char>(std::cin), {}))
                                             : ReadWholeFile(f.input);
     if (!in.ok()) return fail(in.status());
-    input = std::move(*in);
+    request.input = std::move(*in);
   }
-  auto engine = MakeEngine(f.engine);
+  request.deadline = *timeout;
+  request.args = f.args;
+  request.entry = f.entry;
+
+  // The same runtime as `gpuwasm serve`, without a function store: the tenant's quotas, the
+  // device context per tenant, admission and the instance lifecycle all apply.
+  Result<runtime::RuntimeConfig> config = f.config.empty() ? runtime::DefaultConfig() : runtime::LoadConfig(f.config);
+  if (!config.ok()) return fail(config.status());
+  std::string tenant_name = f.tenant.empty() ? config->tenants.front().name : f.tenant;
+  runtime::TenantConfig* tenant = nullptr;
+  for (runtime::TenantConfig& t : config->tenants) {
+    if (t.name == tenant_name) tenant = &t;
+  }
+  if (tenant == nullptr) return fail(Status::NotFound("no tenant named '" + tenant_name + "' in " + f.config));
+  if (f.config.empty()) {
+    // Without a configuration the person running the command sets the limits.
+    tenant->max_deadline = std::max(tenant->max_deadline, *timeout);
+    tenant->max_module_size = std::max<uint64_t>(tenant->max_module_size, bytes->size());
+    tenant->max_input_size = std::max<uint64_t>(tenant->max_input_size, request.input.size());
+  }
+  if (f.max_inflight != 0) tenant->inflight_launches = f.max_inflight;
+  if (f.max_memory_pages != 0) tenant->max_memory = uint64_t{f.max_memory_pages} * 65536;
+  if (f.no_gpu) tenant->gpu = false;
+  if (f.device != "auto" || f.config.empty()) config->device = f.device;
+  runtime::RuntimeOptions options;
+  options.use_store = false;
+  auto engine = EngineOptionsFrom(f.engine);
   if (!engine.ok()) return fail(engine.status());
-  auto span = std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size());
-  auto module = (*engine)->Compile(span);
-  if (!module.ok()) return fail(module.status());
+  options.engine = std::move(*engine);
+  auto rt = runtime::Runtime::Create(*config, std::move(options));
+  if (!rt.ok()) return fail(rt.status());
 
-  auto started = wasm::Clock::now();
-  auto deadline = started + *timeout;
-  std::string why_cpu;  // why "auto" chose the CPU device; goes into the report
-  auto dev = device::OpenDevice(f.device, &why_cpu);
-  if (!dev.ok()) return fail(dev.status());
-  auto context = (*dev)->CreateContext();
-  if (!context.ok()) return fail(context.status());
-  host::WasiCudaOptions cuda_options;
-  cuda_options.gpu_enabled = !f.no_gpu;
-  cuda_options.max_inflight_launches = f.max_inflight;
-  cuda_options.deadline = deadline;
-  auto cuda = std::make_unique<host::WasiCudaContext>(*dev, std::make_shared<host::ModuleCache>(*context), cuda_options);
-
-  host::GuestIoOptions io;
-  io.input = std::move(input);
-  io.args.push_back(f.wasm);
-  io.args.insert(io.args.end(), f.args.begin(), f.args.end());
-  host::HostEnv env(std::move(io), std::move(cuda), deadline);
-  wasm::InstanceLimits limits;
-  limits.max_memory_pages = f.max_memory_pages;
-  auto instance = wasm::Instance::Create(*module, &env, limits, deadline);
-  if (!instance.ok()) return fail(instance.status());
-  env.io.Attach(instance->get());
-
-  std::string entry = f.entry;
-  if (entry.empty()) entry = (*module)->FindExport("_start") != nullptr ? "_start" : "run";
-  auto outcome = (*instance)->Call(entry, deadline);
-  // The final snapshot is taken before teardown (which releases every buffer and module).
-  host::InstanceMetricsSnapshot metrics = env.metrics();
-  double wall_ms = std::chrono::duration<double, std::milli>(wasm::Clock::now() - started).count();
-  std::fwrite(env.io.stdout_text().data(), 1, env.io.stdout_text().size(), stdout);
-  std::fwrite(env.io.output().data(), 1, env.io.output().size(), stdout);
-  std::fwrite(env.io.stderr_text().data(), 1, env.io.stderr_text().size(), stderr);
+  auto result = (*rt)->InvokeModule(tenant_name, std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()),
+                                    std::filesystem::path(f.wasm).filename().string(), std::move(request));
+  if (!result.ok()) return fail(result.status());
+  const runtime::InvokeResult& r = *result;
+  std::fwrite(r.stdout_text.data(), 1, r.stdout_text.size(), stdout);
+  std::fwrite(r.output.data(), 1, r.output.size(), stdout);
+  std::fwrite(r.stderr_text.data(), 1, r.stderr_text.size(), stderr);
   std::fflush(stdout);
-  if (!outcome.ok()) return fail(outcome.status());
-  int code;
-  std::string trap;
-  if (!outcome->ok()) {
-    trap = std::string(wasm::TrapKindName(outcome->trap));
-    std::fprintf(stderr, "trap: %s\n", trap.c_str());
-    code = outcome->trap == wasm::TrapKind::kDeadlineExceeded ? kExitDeadline : kExitTrap;
-  } else {
-    code = outcome->exit_code & 0xff;
+  int code = r.exit_status;
+  switch (r.status) {
+    case runtime::InvocationStatus::kTrap:
+    case runtime::InvocationStatus::kDeadline:
+      std::fprintf(stderr, "trap: %s\n", r.trap.c_str());
+      break;
+    case runtime::InvocationStatus::kError:
+      std::fprintf(stderr, "gpuwasm run: %s\n", r.error.c_str());
+      code = kExitSoftware;
+      break;
+    default: break;
   }
   if (f.report == "json") {
-    nlohmann::json r = {{"exit_status", code},
-                        {"trap", trap.empty() ? nlohmann::json(nullptr) : nlohmann::json(trap)},
-                        {"wall_time_ms", wall_ms},
-                        {"device", (*dev)->info().name},
-                        {"device_note", why_cpu.empty() ? nlohmann::json(nullptr) : nlohmann::json(why_cpu)},
-                        {"metrics", metrics}};
-    std::string text = r.dump() + "\n";
+    nlohmann::json report = r;
+    report["wall_time_ms"] = report["duration_ms"];
+    report["device_note"] = (*rt)->device_note().empty() ? nlohmann::json(nullptr) : nlohmann::json((*rt)->device_note());
+    std::string text = report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (f.report_file.empty()) {
       std::fwrite(text.data(), 1, text.size(), stderr);
     } else {
@@ -141,23 +141,27 @@ int Run(const RunFlags& f) {
 void RegisterRun(CLI::App& app) {
   auto flags = std::make_shared<RunFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "run", "Run a guest module once: compile (or reuse the cached build), instantiate, call its "
-             "entry point, print its stdout and exit with its status. A trap prints 'trap: <kind>' "
-             "and exits 134 (124 for a deadline); an invalid module exits 65.");
+      "run", "Run a guest module once, without deploying it: compile (or reuse the cached build), "
+             "instantiate under the tenant's limits, call its entry point, print its stdout and exit "
+             "with its status. A trap prints 'trap: <kind>' and exits 134 (124 for a deadline); an "
+             "invalid module exits 65.");
   cmd->add_option("wasm", flags->wasm, "The guest .wasm file")->required();
   cmd->add_option("--input,-i", flags->input, "File whose bytes are the guest's stdin and input ('-': stdin)");
   cmd->add_option("--timeout,-t", flags->timeout, "Deadline of the run (e.g. 500ms, 5s)")->capture_default_str();
   cmd->add_option("--entry,-e", flags->entry, "Export to call: () -> () or () -> i32 (default: _start, else run)");
-  cmd->add_option("--max-memory-pages", flags->max_memory_pages, "Cap on the guest's linear memory, in 64 KiB pages")
-      ->capture_default_str();
+  cmd->add_option("--max-memory-pages", flags->max_memory_pages,
+                  "Cap on the guest's linear memory, in 64 KiB pages (default: the tenant's max_memory, 1 GiB)");
   cmd->add_option("args", flags->args, "Arguments passed to the guest (after --)");
   cmd->add_option("--device,-d", flags->device, "Device for wasi_cuda: auto (CUDA if usable, else CPU), cpu, cuda:N")
       ->capture_default_str();
   cmd->add_option("--report", flags->report, "Print a report of the run: json (exit status, wall time, device and why auto chose it, final metrics)")
       ->check(CLI::IsMember({"json"}));
   cmd->add_option("--report-file", flags->report_file, "Write the report here instead of stderr");
-  cmd->add_option("--max-inflight", flags->max_inflight, "Launches the guest may have in flight before back-pressure")
-      ->capture_default_str();
+  cmd->add_option("--max-inflight", flags->max_inflight,
+                  "Launches the guest may have in flight before back-pressure (default: the tenant's inflight_launches, 64)");
+  cmd->add_option("--config,-c", flags->config,
+                  "Configuration file (TOML): run as one of its tenants, under its quotas (docs/operator-guide.md)");
+  cmd->add_option("--tenant", flags->tenant, "Tenant of the configuration to run as (default: its first)");
   cmd->add_flag("--no-gpu", flags->no_gpu, "Deny GPU access: every wasi_cuda call returns WCU_ERR_NOT_PERMITTED");
   AddEngineFlags(cmd, &flags->engine);
   cmd->callback([flags] {

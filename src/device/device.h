@@ -111,6 +111,9 @@ class Stream {
   virtual Status Synchronize() = 0;
   // Stops running and queued work (they fail with Cancelled); the stream stays usable.
   virtual void Cancel() = 0;
+  // Total time this stream's launches spent executing on the device so far (the "GPU time" of
+  // an instance). Safe from any thread.
+  virtual std::chrono::nanoseconds kernel_time() const = 0;
 };
 
 struct ContextOptions {

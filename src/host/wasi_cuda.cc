@@ -33,6 +33,7 @@ WasiCudaContext::~WasiCudaContext() {
   buffers_.Clear();
   registry_.Clear();
   device_bytes_.store(0);
+  stream_view_.store(nullptr, std::memory_order_release);
   stream_.reset();
 }
 
@@ -69,6 +70,7 @@ int32_t WasiCudaContext::CheckUsable() {
 Result<device::Stream*> WasiCudaContext::GetStream() {
   if (!stream_) {
     GPUWASM_ASSIGN_OR_RETURN(stream_, modules_->context().CreateStream());
+    stream_view_.store(stream_.get(), std::memory_order_release);
   }
   return stream_.get();
 }

@@ -101,6 +101,12 @@ class WasiCudaContext {
   InstanceMetricsSnapshot metrics_snapshot() const;
   InstanceMetricsSnapshot metrics_snapshot_with_scheduler(const SchedulerContext& scheduler) const;
   uint32_t inflight_launches() const { return admission_->inflight(); }
+  // Time the instance's launches have spent executing on the device so far (its GPU time).
+  // Safe from any thread, like the snapshot.
+  std::chrono::nanoseconds gpu_time() const {
+    const device::Stream* s = stream_view_.load(std::memory_order_acquire);
+    return s != nullptr ? s->kernel_time() : std::chrono::nanoseconds{0};
+  }
 
  private:
   struct Buffer {
@@ -119,6 +125,7 @@ class WasiCudaContext {
   KernelRegistry registry_;
   HandleTable<Buffer> buffers_;
   std::unique_ptr<device::Stream> stream_;
+  std::atomic<const device::Stream*> stream_view_{nullptr};  // stream_, for gpu_time() readers
   std::string last_error_;
   bool device_lost_ = false;
   std::atomic<uint64_t> kernels_launched_{0};

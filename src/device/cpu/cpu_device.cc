@@ -366,9 +366,11 @@ class CpuStream final : public Stream {
       spec.deadline = deadline;
       spec.cancel = &cancel_;
       auto run = std::make_shared<LaunchRun>(std::move(spec));
+      auto started = std::chrono::steady_clock::now();
       ctx_->device().pool().Submit(run);
       run->Work();
       run->Wait();
+      kernel_ns_.fetch_add((std::chrono::steady_clock::now() - started).count(), std::memory_order_relaxed);
       last_instructions_.store(run->thread_instructions());
       return run->status();
     }, std::move(options.on_complete));
@@ -396,6 +398,10 @@ class CpuStream final : public Stream {
       cancel_.store(false);
     }
     idle_cv_.notify_all();
+  }
+
+  std::chrono::nanoseconds kernel_time() const override {
+    return std::chrono::nanoseconds(kernel_ns_.load(std::memory_order_relaxed));
   }
 
   uint64_t last_instructions() const { return last_instructions_.load(); }
@@ -450,6 +456,7 @@ class CpuStream final : public Stream {
   Status sticky_;
   std::atomic<bool> cancel_{false};
   std::atomic<uint64_t> last_instructions_{0};
+  std::atomic<int64_t> kernel_ns_{0};
   std::thread thread_;
 };
 

@@ -1,0 +1,259 @@
+#include "runtime/config.h"
+
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <toml++/toml.h>
+
+#include "common/duration.h"
+#include "common/sha256.h"
+
+namespace gpuwasm::runtime {
+namespace {
+
+// Reads one TOML table, remembering which keys were used so the rest can be reported.
+class TableReader {
+ public:
+  TableReader(const toml::table& t, std::string where, std::string_view source)
+      : t_(t), where_(std::move(where)), source_(source) {}
+
+  Status Unknown() const {
+    for (const auto& [key, node] : t_) {
+      if (used_.count(std::string(key.str())) == 0) {
+        return Error(node, "unknown key '" + std::string(key.str()) + "' in " + where_);
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status String(const char* key, std::string* out) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return Status::Ok();
+    if (!n->is_string()) return Error(*n, where_ + "." + key + " must be a string");
+    *out = n->as_string()->get();
+    return Status::Ok();
+  }
+  Status Bool(const char* key, bool* out) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return Status::Ok();
+    if (!n->is_boolean()) return Error(*n, where_ + "." + key + " must be true or false");
+    *out = n->as_boolean()->get();
+    return Status::Ok();
+  }
+  Status Count(const char* key, uint32_t* out, uint32_t min) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return Status::Ok();
+    if (!n->is_integer()) return Error(*n, where_ + "." + key + " must be an integer");
+    int64_t v = n->as_integer()->get();
+    if (v < min || v > 1'000'000) {
+      return Error(*n, where_ + "." + key + " must be between " + std::to_string(min) + " and 1000000");
+    }
+    *out = static_cast<uint32_t>(v);
+    return Status::Ok();
+  }
+  // A size: an integer (bytes) or a string such as "16MiB".
+  Status Size(const char* key, uint64_t* out) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return Status::Ok();
+    if (n->is_integer() && n->as_integer()->get() >= 0) {
+      *out = static_cast<uint64_t>(n->as_integer()->get());
+    } else if (n->is_string()) {
+      Result<uint64_t> v = ParseSize(n->as_string()->get());
+      if (!v.ok()) return Error(*n, where_ + "." + key + ": " + v.status().message());
+      *out = *v;
+    } else {
+      return Error(*n, where_ + "." + key + " must be a size in bytes or a string such as \"16MiB\"");
+    }
+    if (*out == 0) return Error(*n, where_ + "." + key + " must not be zero");
+    return Status::Ok();
+  }
+  Status Duration(const char* key, std::chrono::milliseconds* out) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return Status::Ok();
+    if (!n->is_string()) return Error(*n, where_ + "." + key + " must be a duration string such as \"30s\"");
+    Result<std::chrono::milliseconds> v = ParseDuration(n->as_string()->get());
+    if (!v.ok()) return Error(*n, where_ + "." + key + ": " + v.status().message());
+    if (v->count() <= 0) return Error(*n, where_ + "." + key + " must be longer than zero");
+    *out = *v;
+    return Status::Ok();
+  }
+  Status Strings(const char* key, std::vector<std::string>* out) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return Status::Ok();
+    const toml::array* a = n->as_array();
+    if (a == nullptr) return Error(*n, where_ + "." + key + " must be an array of strings");
+    for (const toml::node& e : *a) {
+      if (!e.is_string()) return Error(e, where_ + "." + key + " must be an array of strings");
+      out->push_back(e.as_string()->get());
+    }
+    return Status::Ok();
+  }
+  const toml::node* Get(const char* key) {
+    used_.insert(key);
+    return t_.get(key);
+  }
+  Status Error(const toml::node& n, const std::string& what) const {
+    return Status::InvalidArgument(std::string(source_) + ":" + std::to_string(n.source().begin.line) + ": " + what);
+  }
+
+ private:
+  const toml::table& t_;
+  std::string where_;
+  std::string_view source_;
+  std::set<std::string> used_;
+};
+
+bool ValidTenantName(std::string_view s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_')) return false;
+  }
+  return true;
+}
+
+bool ValidDigest(std::string_view s) {
+  if (s.size() != 64) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+Status ReadTenant(TableReader& r, const toml::table& table, TenantConfig* t) {
+  (void)table;
+  GPUWASM_RETURN_IF_ERROR(r.String("name", &t->name));
+  std::vector<std::string> tokens;
+  GPUWASM_RETURN_IF_ERROR(r.Strings("tokens", &tokens));
+  for (const std::string& tok : tokens) {
+    if (tok.rfind("sha256:", 0) != 0 || !ValidDigest(std::string_view(tok).substr(7))) {
+      return r.Error(*r.Get("tokens"), "tenant '" + t->name +
+                                           "': tokens must be written hashed, as \"sha256:<64 lower-case hex digits>\" "
+                                           "(`gpuwasm token new` makes a token and its line)");
+    }
+    t->token_sha256.push_back(tok.substr(7));
+  }
+  GPUWASM_RETURN_IF_ERROR(r.Bool("gpu", &t->gpu));
+  GPUWASM_RETURN_IF_ERROR(r.Size("device_bytes", &t->device_bytes));
+  GPUWASM_RETURN_IF_ERROR(r.Count("concurrent_invocations", &t->concurrent_invocations, 1));
+  GPUWASM_RETURN_IF_ERROR(r.Count("inflight_launches", &t->inflight_launches, 1));
+  GPUWASM_RETURN_IF_ERROR(r.Duration("max_deadline", &t->max_deadline));
+  GPUWASM_RETURN_IF_ERROR(r.Size("max_module_size", &t->max_module_size));
+  GPUWASM_RETURN_IF_ERROR(r.Size("max_input_size", &t->max_input_size));
+  GPUWASM_RETURN_IF_ERROR(r.Size("max_output_size", &t->max_output_size));
+  GPUWASM_RETURN_IF_ERROR(r.Size("max_memory", &t->max_memory));
+  return r.Unknown();
+}
+
+}  // namespace
+
+const TenantConfig* RuntimeConfig::FindTenant(std::string_view name) const {
+  for (const TenantConfig& t : tenants) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+const TenantConfig* RuntimeConfig::FindTenantByToken(std::string_view token) const {
+  std::string digest = Sha256Hex(token);
+  const TenantConfig* found = nullptr;
+  for (const TenantConfig& t : tenants) {
+    for (const std::string& h : t.token_sha256) {
+      // Constant time in the digest's content: no early exit on the first differing byte.
+      unsigned diff = h.size() ^ digest.size();
+      for (size_t i = 0; i < h.size() && i < digest.size(); ++i) diff |= static_cast<unsigned>(h[i] ^ digest[i]);
+      if (diff == 0) found = &t;
+    }
+  }
+  return found;
+}
+
+bool RuntimeConfig::tokens_configured() const {
+  for (const TenantConfig& t : tenants) {
+    if (!t.token_sha256.empty()) return true;
+  }
+  return false;
+}
+
+uint32_t DefaultWorkers() {
+  unsigned hw = std::thread::hardware_concurrency();
+  return std::max(4u, 2 * std::max(1u, hw));
+}
+
+RuntimeConfig DefaultConfig() {
+  RuntimeConfig c;
+  TenantConfig t;
+  t.name = "default";
+  c.tenants.push_back(t);
+  return c;
+}
+
+std::string HashToken(std::string_view token) { return "sha256:" + Sha256Hex(token); }
+
+Result<RuntimeConfig> ParseConfig(std::string_view text, std::string_view source) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    return Status::InvalidArgument(std::string(source) + ":" + std::to_string(e.source().begin.line) + ": " +
+                                   std::string(e.description()));
+  }
+  RuntimeConfig c;
+  TableReader top(root, "the top level", source);
+  if (const toml::node* n = top.Get("runtime")) {
+    if (!n->is_table()) return top.Error(*n, "runtime must be a table ([runtime])");
+    TableReader r(*n->as_table(), "[runtime]", source);
+    std::string store;
+    GPUWASM_RETURN_IF_ERROR(r.String("store", &store));
+    c.store_dir = store;
+    GPUWASM_RETURN_IF_ERROR(r.String("device", &c.device));
+    GPUWASM_RETURN_IF_ERROR(r.Count("workers", &c.workers, 0));
+    GPUWASM_RETURN_IF_ERROR(r.Count("compile_workers", &c.compile_workers, 0));
+    GPUWASM_RETURN_IF_ERROR(r.Duration("default_deadline", &c.default_deadline));
+    GPUWASM_RETURN_IF_ERROR(r.Duration("shutdown_grace", &c.shutdown_grace));
+    GPUWASM_RETURN_IF_ERROR(r.Unknown());
+  }
+  if (const toml::node* n = top.Get("server")) {
+    if (!n->is_table()) return top.Error(*n, "server must be a table ([server])");
+    TableReader r(*n->as_table(), "[server]", source);
+    GPUWASM_RETURN_IF_ERROR(r.String("listen", &c.listen));
+    GPUWASM_RETURN_IF_ERROR(r.Unknown());
+  }
+  if (const toml::node* n = top.Get("tenants")) {
+    const toml::array* a = n->as_array();
+    if (a == nullptr) return top.Error(*n, "tenants must be an array of tables ([[tenants]])");
+    std::set<std::string> names, digests;
+    for (const toml::node& e : *a) {
+      if (!e.is_table()) return top.Error(e, "each entry of tenants must be a table ([[tenants]])");
+      TableReader r(*e.as_table(), "[[tenants]]", source);
+      TenantConfig t;
+      GPUWASM_RETURN_IF_ERROR(ReadTenant(r, *e.as_table(), &t));
+      if (!ValidTenantName(t.name)) {
+        return r.Error(e, "tenant name '" + t.name + "' must be 1-64 characters of a-z, 0-9, '-' and '_'");
+      }
+      if (!names.insert(t.name).second) return r.Error(e, "tenant '" + t.name + "' is defined twice");
+      for (const std::string& d : t.token_sha256) {
+        if (!digests.insert(d).second) return r.Error(e, "tenant '" + t.name + "': a token is given to two tenants");
+      }
+      c.tenants.push_back(std::move(t));
+    }
+  }
+  GPUWASM_RETURN_IF_ERROR(top.Unknown());
+  if (c.tenants.empty()) c.tenants = DefaultConfig().tenants;
+  if (c.device != "auto" && c.device != "cpu" && c.device.rfind("cuda:", 0) != 0) {
+    return Status::InvalidArgument(std::string(source) + ": [runtime].device must be auto, cpu or cuda:N, not '" +
+                                   c.device + "'");
+  }
+  return c;
+}
+
+Result<RuntimeConfig> LoadConfig(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot open configuration " + path.string());
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  return ParseConfig(text, path.string());
+}
+
+}  // namespace gpuwasm::runtime

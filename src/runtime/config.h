@@ -1,0 +1,63 @@
+// The configuration of a gpuwasm node: runtime settings and tenants, from a TOML file
+// (docs/operator-guide.md shows every key). Without a file, DefaultConfig() is one tenant named
+// "default" with no tokens and default quotas: `gpuwasm run` and `gpuwasm serve` work as is.
+//
+// Tokens are never stored in clear: the file holds "sha256:<hex>" of each token
+// (`gpuwasm token new` makes one). Unknown keys, wrong types and bad values are errors naming the
+// key and the line, so a typo never silently drops a quota.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace gpuwasm::runtime {
+
+struct TenantConfig {
+  std::string name;
+  std::vector<std::string> token_sha256;  // lower-case hex digests of the tenant's API tokens
+  bool gpu = true;                        // may its guests use wasi_cuda?
+  uint64_t device_bytes = 1ull << 30;     // live device memory of all its instances together
+  uint32_t concurrent_invocations = 16;   // running + queued; beyond: "overloaded"
+  uint32_t inflight_launches = 64;        // per instance, before back-pressure
+  std::chrono::milliseconds max_deadline{60'000};
+  uint64_t max_module_size = 64ull << 20;
+  uint64_t max_input_size = 16ull << 20;
+  uint64_t max_output_size = 16ull << 20;  // output, and stdout and stderr each
+  uint64_t max_memory = 1ull << 30;        // guest linear memory
+};
+
+struct RuntimeConfig {
+  std::filesystem::path store_dir;        // "" = store::DefaultStoreDir()
+  std::string device = "auto";            // auto, cpu, cuda:N
+  uint32_t workers = 0;                   // instances running at once; 0 = DefaultWorkers()
+  uint32_t compile_workers = 0;           // deploy compiles at once; 0 = max(1, cores / 2)
+  std::chrono::milliseconds default_deadline{30'000};
+  std::chrono::milliseconds shutdown_grace{10'000};
+  std::string listen = "127.0.0.1:8080";  // for `gpuwasm serve`
+  std::vector<TenantConfig> tenants;
+
+  const TenantConfig* FindTenant(std::string_view name) const;
+  // The tenant owning `token`, or nullptr. Compares digests in constant time.
+  const TenantConfig* FindTenantByToken(std::string_view token) const;
+  // Whether any tenant has a token: then requests must carry one.
+  bool tokens_configured() const;
+};
+
+// 2 x hardware threads, at least 4: instances mostly wait on devices and deadlines.
+uint32_t DefaultWorkers();
+
+RuntimeConfig DefaultConfig();
+Result<RuntimeConfig> ParseConfig(std::string_view toml_text, std::string_view source_name = "config");
+Result<RuntimeConfig> LoadConfig(const std::filesystem::path& path);
+
+// "sha256:" + hex digest of a token, as written in the configuration.
+std::string HashToken(std::string_view token);
+
+}  // namespace gpuwasm::runtime

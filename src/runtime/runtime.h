@@ -1,0 +1,224 @@
+// Runtime: the layer both `gpuwasm run` and `gpuwasm serve` use. It owns the function store,
+// the tenants with their quotas, the device and one device context per tenant, the engine, and
+// the lifecycle of every invocation:
+//
+//   Deploy   store the module (blob + metadata, crash-safe), compile it on the compile pool
+//            through the engine's content-addressed cache; status compiling -> ready | failed.
+//   Invoke   per-tenant admission (running + queued <= concurrent_invocations, else an
+//            "overloaded" Unavailable error), then a fresh instance on the worker pool with the
+//            tenant's limits and the request's deadline (default 30 s, capped by the tenant);
+//            input in; exit status, output, stdout, stderr, the final InstanceMetricsSnapshot and
+//            GPU time out. Every buffer, module and instance is released at the end, also on a
+//            trap, a deadline or a device fault.
+//   Observe  the running instances with their live snapshots, and lifetime totals plus current
+//            gauges per tenant and per function.
+//   Shutdown stop admitting, let running invocations finish within a grace period, then
+//            interrupt the rest.
+//
+// A tenant only ever sees its own functions: another tenant's id is NotFound.
+//
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "device/device.h"
+#include "host/metrics.h"
+#include "runtime/config.h"
+#include "runtime/worker_pool.h"
+#include "store/local_store.h"
+#include "wasm/engine.h"
+
+namespace gpuwasm::runtime {
+
+// How an invocation ended. Requests refused before running (overloaded, not found, too large)
+// are errors of Invoke() instead, counted as `rejected` in the totals.
+enum class InvocationStatus : uint8_t {
+  kOk = 0,         // the entry returned or exited with status 0
+  kExitError = 1,  // exited with a non-zero status
+  kTrap = 2,       // the guest trapped
+  kDeadline = 3,   // the deadline passed (exit status 124)
+  kError = 4,      // the instance could not run (instantiation failed, device unavailable, shutdown)
+};
+inline constexpr size_t kInvocationStatusCount = 5;
+// "ok", "exit_error", "trap", "deadline", "error".
+std::string_view InvocationStatusName(InvocationStatus s);
+
+struct InvokeRequest {
+  std::string input;
+  std::optional<std::chrono::milliseconds> deadline;  // default: [runtime].default_deadline
+  std::vector<std::string> args;                      // argv after argv[0]
+  std::string entry;                                  // "" = the function's entry
+};
+
+struct InvokeResult {
+  std::string tenant;
+  std::string function_id;  // "" for InvokeModule
+  std::string function_name;
+  int64_t version = 0;
+  InvocationStatus status = InvocationStatus::kOk;
+  int exit_status = 0;  // the guest's (0-255); 124 on a deadline, 134 on a trap, 70 on an error
+  std::string trap;     // trap kind name when status is kTrap or kDeadline
+  std::string error;    // what went wrong when status is kError
+  std::string output, stdout_text, stderr_text;
+  bool stdout_truncated = false, stderr_truncated = false;
+  std::chrono::microseconds duration{0};  // admission to end, queueing included
+  std::chrono::milliseconds deadline{0};  // the deadline that applied
+  host::InstanceMetricsSnapshot metrics;  // final snapshot, taken before teardown
+  std::chrono::nanoseconds gpu_time{0};   // time its launches ran on the device
+  std::string device;
+};
+// Everything but the output bytes and stdout/stderr (which may be binary).
+void to_json(nlohmann::json& j, const InvokeResult& r);
+
+// Lifetime counters and current gauges of a tenant or a function.
+struct Totals {
+  uint64_t invocations[kInvocationStatusCount] = {};
+  uint64_t rejected = 0;  // refused by admission (overloaded)
+  double duration_seconds = 0;
+  uint64_t kernels_launched = 0;
+  uint64_t back_pressure_rejections = 0;
+  uint64_t yields = 0;
+  uint64_t gpu_time_ns = 0;
+  // gauges
+  uint32_t running = 0;                 // instances admitted and not finished (queued included)
+  uint64_t device_bytes_allocated = 0;  // live device bytes of its running instances
+  uint64_t bytes_pinned = 0;            // retained PTX bytes of its running instances
+  uint64_t invocations_total() const;
+};
+void to_json(nlohmann::json& j, const Totals& t);
+
+struct LiveInstance {
+  uint64_t id = 0;
+  std::string tenant;
+  std::string function_id;
+  std::string function_name;
+  std::chrono::milliseconds elapsed{0};
+  host::InstanceMetricsSnapshot metrics;
+  std::chrono::nanoseconds gpu_time{0};
+};
+void to_json(nlohmann::json& j, const LiveInstance& i);
+
+struct TenantStats {
+  std::string tenant;
+  Totals totals;
+};
+struct FunctionStats {
+  std::string tenant;
+  std::string function_id;
+  std::string function_name;
+  int64_t version = 0;
+  Totals totals;
+};
+struct RuntimeStats {
+  std::vector<TenantStats> tenants;
+  std::vector<FunctionStats> functions;  // functions invoked since start
+};
+
+struct RuntimeOptions {
+  // Open the store (deploys need it). `gpuwasm run` runs without one.
+  bool use_store = true;
+  // The engine's options; cache_dir defaults to the store's artifacts/ (or the user cache
+  // without a store) and imports to the host's.
+  wasm::EngineOptions engine;
+  // The device to use instead of opening config.device (tests).
+  std::shared_ptr<device::Device> device;
+};
+
+class Runtime {
+ public:
+  static Result<std::unique_ptr<Runtime>> Create(RuntimeConfig config, RuntimeOptions options = {});
+  ~Runtime();  // Shutdown(0)
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  const RuntimeConfig& config() const { return config_; }
+  const device::DeviceInfo& device_info() const { return device_->info(); }
+  // Why `auto` chose the CPU device ("" when it did not).
+  const std::string& device_note() const { return device_note_; }
+  store::LocalStore* store() { return store_.get(); }
+  uint32_t workers() const { return pool_->threads(); }
+
+  // Stores the module and starts compiling it; returns its record (status compiling).
+  Result<store::FunctionRecord> Deploy(std::string_view tenant, std::string_view name, std::span<const uint8_t> wasm,
+                                       std::string_view entry = "");
+  // Waits up to `timeout` for the function to leave "compiling"; returns its record.
+  Result<store::FunctionRecord> WaitReady(std::string_view tenant, std::string_view id,
+                                          std::chrono::milliseconds timeout);
+  // By id, or by name: the newest version.
+  Result<store::FunctionRecord> GetFunction(std::string_view tenant, std::string_view id_or_name);
+  Result<std::vector<store::FunctionRecord>> ListFunctions(std::string_view tenant);
+  // NotFound for an unknown id or another tenant's. Running invocations finish.
+  Status DeleteFunction(std::string_view tenant, std::string_view id);
+
+  // Runs a deployed function: by id, or by name (its newest ready version).
+  Result<InvokeResult> Invoke(std::string_view tenant, std::string_view id_or_name, InvokeRequest request);
+  // Runs a module that is not deployed (`gpuwasm run`), with the same admission, limits and
+  // lifecycle; compile errors are returned as errors.
+  Result<InvokeResult> InvokeModule(std::string_view tenant, std::span<const uint8_t> wasm, std::string_view name,
+                                    InvokeRequest request);
+
+  std::vector<LiveInstance> Instances(std::optional<std::string_view> tenant = std::nullopt) const;
+  RuntimeStats Stats() const;
+
+  // Stops admitting (new invocations and deploys fail with Unavailable "shutting down"), waits
+  // up to `grace` for admitted invocations, then interrupts the rest and waits for them.
+  void Shutdown(std::chrono::milliseconds grace);
+  bool accepting() const { return accepting_.load(); }
+
+ private:
+  struct Counters;
+  struct TenantState;
+  struct FunctionState;
+  struct Live;
+
+  explicit Runtime(RuntimeConfig config);
+  Result<TenantState*> Tenant(std::string_view name) const;
+  Result<store::FunctionRecord> ResolveReady(TenantState& t, std::string_view id_or_name);
+  Result<std::shared_ptr<const wasm::Module>> LoadedModule(const store::FunctionRecord& f);
+  void CompileDeployed(const store::FunctionRecord& f);
+  FunctionState* StateOf(const store::FunctionRecord& f, std::string_view name);
+  Result<InvokeResult> Run(TenantState& t, FunctionState& f, std::shared_ptr<const wasm::Module> module,
+                           std::string entry, InvokeRequest request);
+  InvokeResult RunInstance(TenantState& t, FunctionState& f, const std::shared_ptr<const wasm::Module>& module,
+                           const std::string& entry, const InvokeRequest& request,
+                           std::chrono::steady_clock::time_point deadline);
+
+  RuntimeConfig config_;
+  std::shared_ptr<device::Device> device_;
+  std::string device_note_;
+  std::unique_ptr<store::LocalStore> store_;
+  std::unique_ptr<wasm::Engine> engine_;
+  std::map<std::string, std::unique_ptr<TenantState>, std::less<>> tenants_;
+
+  mutable std::mutex mu_;  // functions_, loaded_, live_, next_live_id_
+  std::condition_variable compiled_cv_;
+  std::map<std::string, std::unique_ptr<FunctionState>, std::less<>> functions_;  // by id ("" key: ad hoc)
+  std::map<std::string, std::shared_ptr<const wasm::Module>, std::less<>> loaded_;  // by function id
+  std::map<uint64_t, Live*> live_;
+  uint64_t next_live_id_ = 1;
+
+  std::atomic<bool> accepting_{true};
+  std::atomic<bool> interrupting_{false};
+  std::atomic<uint32_t> admitted_{0};
+  std::mutex idle_mu_;
+  std::condition_variable idle_cv_;
+
+  std::unique_ptr<WorkerPool> compile_pool_;
+  std::unique_ptr<WorkerPool> pool_;
+};
+
+}  // namespace gpuwasm::runtime

@@ -1,0 +1,79 @@
+#include "runtime/worker_pool.h"
+
+#include <algorithm>
+
+namespace gpuwasm::runtime {
+
+WorkerPool::WorkerPool(uint32_t threads, uint32_t max_running_per_key)
+    : max_per_key_(std::max(1u, max_running_per_key)) {
+  threads = std::max(1u, threads);
+  threads_.reserve(threads);
+  for (uint32_t i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+}
+
+bool WorkerPool::Submit(const std::string& key, std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return false;
+    queues_[key].tasks.push_back(std::move(task));
+  }
+  cv_.notify_all();  // a worker may only be able to take this key's task
+  return true;
+}
+
+void WorkerPool::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ && threads_.empty()) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+bool WorkerPool::Take(std::function<void()>* task, std::string* key) {
+  if (queues_.empty()) return false;
+  // Start after the key served last, wrapping around: round-robin over keys.
+  auto start = queues_.upper_bound(last_key_);
+  for (size_t i = 0; i < queues_.size(); ++i, ++start) {
+    if (start == queues_.end()) start = queues_.begin();
+    Queue& q = start->second;
+    if (q.tasks.empty() || q.running >= max_per_key_) continue;
+    *task = std::move(q.tasks.front());
+    q.tasks.pop_front();
+    ++q.running;
+    *key = start->first;
+    last_key_ = start->first;
+    return true;
+  }
+  return false;
+}
+
+void WorkerPool::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    std::function<void()> task;
+    std::string key;
+    cv_.wait(lock, [&] {
+      if (Take(&task, &key)) return true;
+      if (!stopping_) return false;
+      for (const auto& [k, q] : queues_) {
+        if (!q.tasks.empty()) return false;  // queued work still to run (waits for a per-key slot)
+      }
+      return true;
+    });
+    if (!task) return;  // stopping and nothing queued
+    lock.unlock();
+    task();
+    task = nullptr;
+    lock.lock();
+    auto it = queues_.find(key);
+    if (--it->second.running == 0 && it->second.tasks.empty()) queues_.erase(it);
+    cv_.notify_all();
+  }
+}
+
+}  // namespace gpuwasm::runtime

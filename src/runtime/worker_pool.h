@@ -1,0 +1,50 @@
+// WorkerPool: a fixed set of threads running tasks queued per key (the tenant). Keys are served
+// round-robin, so one key's backlog never makes another key's tasks wait behind it, and a key
+// runs at most `max_running_per_key` tasks at once, so it cannot occupy every thread.
+//
+// Thread-safety: Submit() from any thread. Stop() (also run by the destructor) runs what is
+// already queued, then joins the threads; Submit() after Stop() runs nothing and returns false.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace gpuwasm::runtime {
+
+class WorkerPool {
+ public:
+  WorkerPool(uint32_t threads, uint32_t max_running_per_key);
+  ~WorkerPool() { Stop(); }
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  bool Submit(const std::string& key, std::function<void()> task);
+  void Stop();
+  uint32_t threads() const { return static_cast<uint32_t>(threads_.size()); }
+
+ private:
+  struct Queue {
+    std::deque<std::function<void()>> tasks;
+    uint32_t running = 0;
+  };
+  void Loop();
+  // A runnable task, taken round-robin; false when none can run now.
+  bool Take(std::function<void()>* task, std::string* key);
+
+  const uint32_t max_per_key_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, Queue> queues_;
+  std::string last_key_;  // the key served last: the next pick starts after it
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace gpuwasm::runtime

@@ -1,0 +1,99 @@
+#include "store/local_store.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "store/sqlite_store.h"
+
+namespace gpuwasm::store {
+namespace fs = std::filesystem;
+
+fs::path DefaultStoreDir() {
+  if (const char* d = std::getenv("GPUWASM_DATA_DIR"); d != nullptr && *d != '\0') return d;
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x != nullptr && *x != '\0') return fs::path(x) / "gpuwasm";
+  const char* home = std::getenv("HOME");
+  return fs::path(home != nullptr ? home : ".") / ".local" / "share" / "gpuwasm";
+}
+
+Result<std::unique_ptr<LocalStore>> LocalStore::Open(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status::IoError("cannot create store directory " + dir.string() + ": " + ec.message());
+  fs::path lock_path = dir / "lock";
+  int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IoError("cannot open " + lock_path.string() + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return Status::Unavailable("store " + dir.string() + " is in use by another gpuwasm process");
+  }
+  auto meta = OpenSqliteStore(dir / "gpuwasm.db");
+  if (!meta.ok()) {
+    ::close(fd);
+    return meta.status();
+  }
+  auto blobs = BlobStore::Open(dir);
+  if (!blobs.ok()) {
+    ::close(fd);
+    return blobs.status();
+  }
+  std::unique_ptr<LocalStore> store(new LocalStore(dir, fd, std::move(*meta), std::move(*blobs)));
+  GPUWASM_RETURN_IF_ERROR(store->Recover());
+  return store;
+}
+
+LocalStore::~LocalStore() {
+  metadata_.reset();
+  ::close(lock_fd_);  // releases the flock
+}
+
+Status LocalStore::Recover() {
+  GPUWASM_ASSIGN_OR_RETURN(recovery_.temporary_files_removed, blobs_.CleanTemporary());
+  GPUWASM_ASSIGN_OR_RETURN(std::vector<FunctionRecord> functions, metadata_->ListFunctions(std::nullopt));
+  std::set<std::string> referenced;
+  for (const FunctionRecord& f : functions) {
+    referenced.insert(f.sha256);
+    Result<uint64_t> size = blobs_.Size(f.sha256);
+    if (!size.ok() || *size != f.size) {
+      if (f.status != DeployStatus::kFailed) {
+        GPUWASM_RETURN_IF_ERROR(metadata_->SetStatus(
+            f.id, DeployStatus::kFailed, "the module's bytes are missing from the store (blob " + f.sha256 + ")"));
+        recovery_.failed_missing_blob.push_back(f.id);
+      }
+      continue;
+    }
+    if (f.status == DeployStatus::kCompiling) recovery_.interrupted_compiles.push_back(f.id);
+  }
+  GPUWASM_ASSIGN_OR_RETURN(std::vector<std::string> blobs, blobs_.List());
+  for (const std::string& sha : blobs) {
+    if (referenced.count(sha) != 0) continue;
+    GPUWASM_RETURN_IF_ERROR(blobs_.Remove(sha));
+    ++recovery_.orphan_blobs_removed;
+  }
+  return Status::Ok();
+}
+
+Result<FunctionRecord> LocalStore::AddFunction(NewFunction f, std::span<const uint8_t> bytes) {
+  std::lock_guard<std::mutex> lock(blob_mu_);
+  GPUWASM_ASSIGN_OR_RETURN(f.sha256, blobs_.Put(bytes));
+  f.size = bytes.size();
+  return metadata_->CreateFunction(f);
+}
+
+Result<bool> LocalStore::DeleteFunction(const std::string& id) {
+  std::lock_guard<std::mutex> lock(blob_mu_);
+  auto record = metadata_->GetFunction(id);
+  if (!record.ok()) return record.status().code() == StatusCode::kNotFound ? Result<bool>(false) : record.status();
+  GPUWASM_ASSIGN_OR_RETURN(bool deleted, metadata_->DeleteFunction(id));
+  if (!deleted) return false;
+  GPUWASM_ASSIGN_OR_RETURN(bool still_used, metadata_->BlobReferenced(record->sha256));
+  if (!still_used) GPUWASM_RETURN_IF_ERROR(blobs_.Remove(record->sha256));
+  return true;
+}
+
+}  // namespace gpuwasm::store
