@@ -25,11 +25,34 @@ Result<std::shared_ptr<const device::Module>> ModuleCache::Load(std::string_view
   Loaded result = context_->LoadModule(ptx);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (result.ok()) modules_[key] = *result;
+    if (result.ok()) {
+      // Drop entries of released modules now and then, so a long-lived tenant context does not
+      // accumulate one per distinct PTX text ever loaded.
+      if (modules_.size() >= 64 && (modules_.size() & (modules_.size() - 1)) == 0) PruneLocked();
+      modules_[key] = *result;
+    }
     in_flight_.erase(key);
   }
   promise.set_value(result);
   return result;
+}
+
+size_t ModuleCache::PruneLocked() {
+  size_t live = 0;
+  for (auto it = modules_.begin(); it != modules_.end();) {
+    if (it->second.expired()) {
+      it = modules_.erase(it);
+    } else {
+      ++live;
+      ++it;
+    }
+  }
+  return live;
+}
+
+size_t ModuleCache::live_modules() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return PruneLocked();
 }
 
 Result<int32_t> KernelRegistry::LoadModule(std::string ptx) {

@@ -26,10 +26,13 @@ class ModuleCache {
   explicit ModuleCache(std::shared_ptr<device::Context> context) : context_(std::move(context)) {}
   Result<std::shared_ptr<const device::Module>> Load(std::string_view ptx);
   uint64_t compiles() const { return compiles_.load(); }  // loads that really compiled
+  // Modules some instance still holds (entries of released ones are dropped on the way).
+  size_t live_modules();
   device::Context& context() { return *context_; }
 
  private:
   using Loaded = Result<std::shared_ptr<const device::Module>>;
+  size_t PruneLocked();  // returns the live count
   std::shared_ptr<device::Context> context_;
   std::mutex mu_;
   std::map<std::string, std::weak_ptr<const device::Module>> modules_;

@@ -63,9 +63,10 @@ struct Runtime::TenantState {
     }
     return modules;
   }
-  uint64_t context_bytes() {
+  std::pair<uint64_t, size_t> context_usage() {
     std::lock_guard<std::mutex> lock(mu);
-    return modules ? modules->context().allocated_bytes() : 0;
+    if (!modules) return {0, 0};
+    return {modules->context().allocated_bytes(), modules->live_modules()};
   }
 };
 
@@ -589,6 +590,7 @@ RuntimeStats Runtime::Stats() const {
     ts.totals = t->counters.Read();
     ts.totals.device_bytes_allocated = gauges[t.get()].first;
     ts.totals.bytes_pinned = gauges[t.get()].second;
+    std::tie(ts.context_device_bytes, ts.context_modules) = t->context_usage();
     s.tenants.push_back(std::move(ts));
   }
   for (const auto& [key, f] : functions_) {

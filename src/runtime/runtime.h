@@ -115,6 +115,9 @@ void to_json(nlohmann::json& j, const LiveInstance& i);
 struct TenantStats {
   std::string tenant;
   Totals totals;
+  // What the tenant's device context really holds (0 of each once its instances are gone).
+  uint64_t context_device_bytes = 0;
+  size_t context_modules = 0;
 };
 struct FunctionStats {
   std::string tenant;

@@ -296,13 +296,10 @@ Result<DeployStatus> ParseDeployStatus(std::string_view name) {
 }
 
 std::string NewFunctionId() {
-  static std::mutex mu;
-  static std::mt19937_64 rng{std::random_device{}()};
-  uint64_t v;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    v = rng();
-  }
+  // Fresh entropy each time (getrandom): a generator seeded once would hand forked processes,
+  // or nodes sharing a database, the same sequence.
+  std::random_device rd;
+  uint64_t v = (uint64_t{rd()} << 32) | rd();
   static const char* hex = "0123456789abcdef";
   std::string id = "fn_";
   for (int i = 15; i >= 0; --i) id.push_back(hex[(v >> (i * 4)) & 0xf]);

@@ -1,0 +1,118 @@
+// The TOML configuration: every key read, typos and bad values refused with the line.
+#include <gtest/gtest.h>
+
+#include "common/duration.h"
+#include "runtime/config.h"
+
+namespace gpuwasm::runtime {
+namespace {
+
+TEST(Config, reads_every_key) {
+  std::string token_line = HashToken("s3cret");
+  auto c = ParseConfig(R"(
+[runtime]
+store = "/srv/gpuwasm"
+device = "cpu"
+workers = 6
+compile_workers = 2
+default_deadline = "10s"
+shutdown_grace = "3s"
+
+[server]
+listen = "0.0.0.0:9000"
+
+[[tenants]]
+name = "acme"
+tokens = [")" + token_line + R"("]
+gpu = false
+device_bytes = "256MiB"
+concurrent_invocations = 3
+inflight_launches = 8
+max_deadline = "20s"
+max_module_size = 1048576
+max_input_size = "1KiB"
+max_output_size = "2MB"
+max_memory = "64MiB"
+
+[[tenants]]
+name = "beta"
+)");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->store_dir, "/srv/gpuwasm");
+  EXPECT_EQ(c->device, "cpu");
+  EXPECT_EQ(c->workers, 6u);
+  EXPECT_EQ(c->compile_workers, 2u);
+  EXPECT_EQ(c->default_deadline, std::chrono::seconds(10));
+  EXPECT_EQ(c->shutdown_grace, std::chrono::seconds(3));
+  EXPECT_EQ(c->listen, "0.0.0.0:9000");
+  ASSERT_EQ(c->tenants.size(), 2u);
+  const TenantConfig& a = c->tenants[0];
+  EXPECT_EQ(a.name, "acme");
+  EXPECT_FALSE(a.gpu);
+  EXPECT_EQ(a.device_bytes, 256u << 20);
+  EXPECT_EQ(a.concurrent_invocations, 3u);
+  EXPECT_EQ(a.inflight_launches, 8u);
+  EXPECT_EQ(a.max_deadline, std::chrono::seconds(20));
+  EXPECT_EQ(a.max_module_size, 1048576u);
+  EXPECT_EQ(a.max_input_size, 1024u);
+  EXPECT_EQ(a.max_output_size, 2000000u);
+  EXPECT_EQ(a.max_memory, 64u << 20);
+  EXPECT_EQ(c->tenants[1].device_bytes, TenantConfig{}.device_bytes);  // defaults
+  EXPECT_EQ(c->FindTenantByToken("s3cret"), &c->tenants[0]);
+  EXPECT_EQ(c->FindTenantByToken("s3cret "), nullptr);
+  EXPECT_EQ(c->FindTenantByToken(""), nullptr);
+  EXPECT_TRUE(c->tokens_configured());
+  EXPECT_EQ(c->FindTenant("beta"), &c->tenants[1]);
+}
+
+TEST(Config, empty_file_is_the_default_single_tenant) {
+  auto c = ParseConfig("");
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->tenants.size(), 1u);
+  EXPECT_EQ(c->tenants[0].name, "default");
+  EXPECT_FALSE(c->tokens_configured());
+  EXPECT_EQ(c->default_deadline, std::chrono::seconds(30));
+}
+
+void ExpectError(const std::string& text, const std::string& fragment) {
+  auto c = ParseConfig(text, "gpuwasm.toml");
+  ASSERT_FALSE(c.ok()) << text;
+  EXPECT_NE(c.status().message().find(fragment), std::string::npos) << c.status();
+}
+
+TEST(Config, mistakes_are_errors_with_the_line) {
+  ExpectError("[runtime]\nworkerz = 4\n", "gpuwasm.toml:2: unknown key 'workerz' in [runtime]");
+  ExpectError("[[tenants]]\nname = \"a\"\ndevice_byte = 5\n", "gpuwasm.toml:3: unknown key 'device_byte'");
+  ExpectError("[[tenants]]\nname = \"a\"\ntokens = [\"plain-token\"]\n", "tokens must be written hashed");
+  ExpectError("[[tenants]]\nname = \"a\"\n[[tenants]]\nname = \"a\"\n", "tenant 'a' is defined twice");
+  ExpectError("[[tenants]]\nname = \"Not Valid\"\n", "tenant name 'Not Valid' must be");
+  ExpectError("[[tenants]]\nname = \"a\"\ndevice_bytes = \"12 parsecs\"\n", "invalid size unit 'parsecs'");
+  ExpectError("[[tenants]]\nname = \"a\"\nmax_deadline = 30\n", "must be a duration string");
+  ExpectError("[[tenants]]\nname = \"a\"\nconcurrent_invocations = 0\n", "must be between 1 and");
+  ExpectError("[runtime]\ndevice = \"tpu\"\n", "must be auto, cpu or cuda:N");
+  ExpectError("[runtime\n", "gpuwasm.toml:1:");
+  ExpectError("colour = \"blue\"\n", "unknown key 'colour' in the top level");
+  std::string h = HashToken("x");
+  ExpectError("[[tenants]]\nname = \"a\"\ntokens = [\"" + h + "\"]\n[[tenants]]\nname = \"b\"\ntokens = [\"" + h + "\"]\n",
+              "a token is given to two tenants");
+}
+
+TEST(Config, load_names_a_missing_file) {
+  auto c = LoadConfig("/nonexistent/gpuwasm.toml");
+  EXPECT_EQ(c.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(c.status().message().find("/nonexistent/gpuwasm.toml"), std::string::npos);
+}
+
+TEST(ParseSize, units) {
+  EXPECT_EQ(*ParseSize("4096"), 4096u);
+  EXPECT_EQ(*ParseSize("64KiB"), 65536u);
+  EXPECT_EQ(*ParseSize("1.5GiB"), 3ull << 29);
+  EXPECT_EQ(*ParseSize("2 MB"), 2000000u);
+  EXPECT_FALSE(ParseSize("-1").ok());
+  EXPECT_FALSE(ParseSize("1.5").ok());  // not whole bytes
+  EXPECT_FALSE(ParseSize("1e30TiB").ok());
+  EXPECT_FALSE(ParseSize("").ok());
+}
+
+}  // namespace
+}  // namespace gpuwasm::runtime

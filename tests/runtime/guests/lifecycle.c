@@ -1,0 +1,65 @@
+/* lifecycle: guest entry points that end badly in every way an invocation can, for the runtime's
+ * lifecycle tests. Each leaves device buffers, modules and launches behind for the runtime to
+ * release. It is a reactor without _start or run: deploying it without an entry point fails. */
+#include <stdint.h>
+
+#include "wasi_cuda.h"
+#include "delay_ptx.h"
+#include "oob_write_ptx.h"
+
+#define EXPORT(name) __attribute__((export_name(#name))) int32_t name(void)
+
+static int32_t load(const unsigned char* ptx, unsigned len, const char* kernel) {
+  int32_t m = wcu_module_load(ptx, (int32_t)len);
+  return m < 0 ? m : wcu_function(m, kernel);
+}
+
+static int64_t input_u64(int64_t fallback) {
+  int64_t v = 0;
+  return gpuwasm_input_len() >= 8 && gpuwasm_input_read(&v, 8, 0) == 8 ? v : fallback;
+}
+
+/* A kernel writes out of bounds: the synchronize reports the device fault; exits 3. */
+EXPORT(fault) {
+  int32_t k = load(oob_write_ptx, oob_write_ptx_len, "oob_write");
+  int32_t d = wcu_mem_alloc(256 * 4);
+  if (k < 0 || d < 0) return 1;
+  wcu_arg args[] = {wcu_arg_buffer(d, 0), wcu_arg_u32(256), wcu_arg_u32(1)};
+  if (wcu_launch(k, 2, 1, 1, 128, 1, 1, 0, args, 3) != 0) return 2;
+  return wcu_synchronize() == WCU_ERR_DEVICE ? 3 : 4;
+}
+
+/* Starts a 5 s kernel, then traps while it runs. */
+EXPORT(trap_mid_launch) {
+  int32_t k = load(delay_ptx, delay_ptx_len, "delay");
+  int32_t d = wcu_mem_alloc(1 << 20);
+  if (k < 0 || d < 0) return 1;
+  wcu_arg slow[] = {wcu_arg_u64(5000ull * 1000 * 1000)};
+  if (wcu_launch(k, 1, 1, 1, 1, 1, 1, 0, slow, 1) != 0) return 2;
+  __builtin_trap();
+}
+
+/* Allocates `input` bytes (default 1 MiB), loads a module, then spins until the deadline. */
+EXPORT(spin_holding) {
+  int32_t k = load(delay_ptx, delay_ptx_len, "delay");
+  int32_t d = wcu_mem_alloc(input_u64(1 << 20));
+  if (k < 0 || d < 0) return 1;
+  for (volatile int i = 0;; i++) {
+  }
+}
+
+/* Allocates `input` bytes; exits 0, or with the negated error code (8: WCU_ERR_QUOTA). */
+EXPORT(alloc) {
+  int32_t d = wcu_mem_alloc(input_u64(1 << 20));
+  return d < 0 ? -d : 0;
+}
+
+/* Writes its input back as its output. */
+EXPORT(echo) {
+  static char buf[65536];
+  int32_t n = gpuwasm_input_len();
+  if (n > (int32_t)sizeof buf) n = sizeof buf;
+  gpuwasm_input_read(buf, n, 0);
+  gpuwasm_output_write(buf, n);
+  return 0;
+}

@@ -1,0 +1,69 @@
+// WorkerPool: round-robin across keys and the per-key running cap.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "runtime/worker_pool.h"
+
+namespace gpuwasm::runtime {
+namespace {
+
+TEST(WorkerPool, keys_are_served_round_robin) {
+  WorkerPool pool(1, 1);
+  std::promise<void> gate;
+  std::shared_future<void> open = gate.get_future().share();
+  std::mutex mu;
+  std::vector<std::string> order;
+  pool.Submit("a", [open] { open.wait(); });  // holds the only thread while the queues fill
+  auto record = [&](std::string name) {
+    return [&, name] {
+      std::lock_guard<std::mutex> lock(mu);
+      order.push_back(name);
+    };
+  };
+  pool.Submit("a", record("a1"));
+  pool.Submit("a", record("a2"));
+  pool.Submit("a", record("a3"));
+  pool.Submit("b", record("b1"));
+  pool.Submit("c", record("c1"));
+  gate.set_value();
+  pool.Stop();  // runs what is queued, then joins
+  EXPECT_EQ(order, (std::vector<std::string>{"b1", "c1", "a1", "a2", "a3"}));
+}
+
+TEST(WorkerPool, a_key_never_holds_more_than_its_share) {
+  WorkerPool pool(3, 2);
+  std::atomic<int> running_a{0}, max_a{0}, done_a{0};
+  std::promise<int> b_saw_done;
+  for (int i = 0; i < 6; ++i) {
+    pool.Submit("a", [&] {
+      int now = ++running_a;
+      int seen = max_a.load();
+      while (now > seen && !max_a.compare_exchange_weak(seen, now)) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      --running_a;
+      ++done_a;
+    });
+  }
+  pool.Submit("b", [&] { b_saw_done.set_value(done_a.load()); });
+  // The third thread was free for b: it ran before any of a's tasks finished.
+  EXPECT_EQ(b_saw_done.get_future().get(), 0);
+  pool.Stop();
+  EXPECT_EQ(max_a.load(), 2);
+  EXPECT_EQ(done_a.load(), 6);
+}
+
+TEST(WorkerPool, submit_after_stop_is_refused) {
+  WorkerPool pool(2, 2);
+  pool.Stop();
+  EXPECT_FALSE(pool.Submit("a", [] {}));
+}
+
+}  // namespace
+}  // namespace gpuwasm::runtime
