@@ -11,6 +11,7 @@ void RegisterDoctor(CLI::App& app);
 void RegisterRun(CLI::App& app);
 void RegisterCompile(CLI::App& app);
 void RegisterGpm(CLI::App& app);
+void RegisterToken(CLI::App& app);
 
 // Exit status chosen by the subcommand that ran (0 when none set one).
 int ExitCode();

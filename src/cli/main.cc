@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   gpuwasm::cli::RegisterRun(app);
   gpuwasm::cli::RegisterCompile(app);
   gpuwasm::cli::RegisterGpm(app);
+  gpuwasm::cli::RegisterToken(app);
   gpuwasm::cli::RegisterDoctor(app);
 
   try {
