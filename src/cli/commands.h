@@ -12,6 +12,8 @@ void RegisterRun(CLI::App& app);
 void RegisterCompile(CLI::App& app);
 void RegisterGpm(CLI::App& app);
 void RegisterToken(CLI::App& app);
+void RegisterServe(CLI::App& app);
+void RegisterClient(CLI::App& app);
 
 // Exit status chosen by the subcommand that ran (0 when none set one).
 int ExitCode();

@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   gpuwasm::cli::RegisterRun(app);
   gpuwasm::cli::RegisterCompile(app);
   gpuwasm::cli::RegisterGpm(app);
+  gpuwasm::cli::RegisterServe(app);
+  gpuwasm::cli::RegisterClient(app);
   gpuwasm::cli::RegisterToken(app);
   gpuwasm::cli::RegisterDoctor(app);
 

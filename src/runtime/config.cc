@@ -80,6 +80,19 @@ class TableReader {
     *out = *v;
     return Status::Ok();
   }
+  Status Rate(const char* key, double* out) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return Status::Ok();
+    if (n->is_integer()) {
+      *out = static_cast<double>(n->as_integer()->get());
+    } else if (n->is_floating_point()) {
+      *out = n->as_floating_point()->get();
+    } else {
+      return Error(*n, where_ + "." + key + " must be a number (requests per second)");
+    }
+    if (!(*out >= 0) || *out > 1e9) return Error(*n, where_ + "." + key + " must be between 0 and 1e9");
+    return Status::Ok();
+  }
   Status Strings(const char* key, std::vector<std::string>* out) {
     const toml::node* n = Get(key);
     if (n == nullptr) return Status::Ok();
@@ -144,6 +157,8 @@ Status ReadTenant(TableReader& r, const toml::table& table, TenantConfig* t) {
   GPUWASM_RETURN_IF_ERROR(r.Size("max_input_size", &t->max_input_size));
   GPUWASM_RETURN_IF_ERROR(r.Size("max_output_size", &t->max_output_size));
   GPUWASM_RETURN_IF_ERROR(r.Size("max_memory", &t->max_memory));
+  GPUWASM_RETURN_IF_ERROR(r.Rate("rate_limit", &t->rate_limit));
+  GPUWASM_RETURN_IF_ERROR(r.Count("rate_burst", &t->rate_burst, 0));
   return r.Unknown();
 }
 
@@ -218,7 +233,19 @@ Result<RuntimeConfig> ParseConfig(std::string_view text, std::string_view source
   if (const toml::node* n = top.Get("server")) {
     if (!n->is_table()) return top.Error(*n, "server must be a table ([server])");
     TableReader r(*n->as_table(), "[server]", source);
-    GPUWASM_RETURN_IF_ERROR(r.String("listen", &c.listen));
+    GPUWASM_RETURN_IF_ERROR(r.String("listen", &c.server.listen));
+    GPUWASM_RETURN_IF_ERROR(r.Size("max_body", &c.server.max_body));
+    GPUWASM_RETURN_IF_ERROR(r.Duration("read_timeout", &c.server.read_timeout));
+    GPUWASM_RETURN_IF_ERROR(r.Duration("idle_timeout", &c.server.idle_timeout));
+    GPUWASM_RETURN_IF_ERROR(r.Count("io_threads", &c.server.io_threads, 1));
+    std::string metrics_token;
+    GPUWASM_RETURN_IF_ERROR(r.String("metrics_token", &metrics_token));
+    if (!metrics_token.empty()) {
+      if (metrics_token.rfind("sha256:", 0) != 0 || !ValidDigest(std::string_view(metrics_token).substr(7))) {
+        return r.Error(*r.Get("metrics_token"), "[server].metrics_token must be written hashed, as \"sha256:<hex>\"");
+      }
+      c.server.metrics_token_sha256 = metrics_token.substr(7);
+    }
     GPUWASM_RETURN_IF_ERROR(r.Unknown());
   }
   if (const toml::node* n = top.Get("tenants")) {

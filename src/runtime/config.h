@@ -31,6 +31,17 @@ struct TenantConfig {
   uint64_t max_input_size = 16ull << 20;
   uint64_t max_output_size = 16ull << 20;  // output, and stdout and stderr each
   uint64_t max_memory = 1ull << 30;        // guest linear memory
+  double rate_limit = 0;                   // requests per second per token (server); 0 = unlimited
+  uint32_t rate_burst = 0;                 // requests allowed at once above the rate; 0 = rate_limit, at least 1
+};
+
+struct ServerConfig {
+  std::string listen = "127.0.0.1:8080";
+  uint64_t max_body = 64ull << 20;                 // any request body, before tenant limits
+  std::chrono::milliseconds read_timeout{30'000};  // to receive one request (slow clients)
+  std::chrono::milliseconds idle_timeout{60'000};  // keep-alive connection without a request
+  std::string metrics_token_sha256;                // "" = /metrics needs no token
+  uint32_t io_threads = 2;
 };
 
 struct RuntimeConfig {
@@ -40,7 +51,7 @@ struct RuntimeConfig {
   uint32_t compile_workers = 0;           // deploy compiles at once; 0 = max(1, cores / 2)
   std::chrono::milliseconds default_deadline{30'000};
   std::chrono::milliseconds shutdown_grace{10'000};
-  std::string listen = "127.0.0.1:8080";  // for `gpuwasm serve`
+  ServerConfig server;                    // for `gpuwasm serve`
   std::vector<TenantConfig> tenants;
 
   const TenantConfig* FindTenant(std::string_view name) const;

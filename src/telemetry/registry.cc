@@ -33,6 +33,8 @@ std::string FormatValue(double v) {
 
 }  // namespace
 
+std::string MetricRegistry::FormatSample(double v) { return FormatValue(v); }
+
 std::string MetricRegistry::RenderLabels(const Labels& labels) {
   if (labels.empty()) return "";
   std::string s = "{";

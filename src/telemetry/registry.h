@@ -21,12 +21,16 @@ class MetricRegistry {
   double Get(const std::string& name, const Labels& labels) const;
   std::string RenderPrometheus() const;
 
+  // {a="x",b="y"} with values escaped ("" for no labels), and a sample value as Prometheus
+  // writes it (+Inf, NaN, shortest round-trip decimal).
+  static std::string RenderLabels(const Labels& labels);
+  static std::string FormatSample(double v);
+
  private:
   struct Family {
     std::string help, type;
     std::map<std::string, double> series;  // rendered label set -> value
   };
-  static std::string RenderLabels(const Labels& labels);
   mutable std::mutex mu_;
   std::map<std::string, Family> families_;
 };

@@ -20,6 +20,11 @@ shutdown_grace = "3s"
 
 [server]
 listen = "0.0.0.0:9000"
+max_body = "8MiB"
+read_timeout = "5s"
+idle_timeout = "20s"
+io_threads = 3
+metrics_token = ")" + HashToken("scrape") + R"("
 
 [[tenants]]
 name = "acme"
@@ -33,6 +38,8 @@ max_module_size = 1048576
 max_input_size = "1KiB"
 max_output_size = "2MB"
 max_memory = "64MiB"
+rate_limit = 2.5
+rate_burst = 5
 
 [[tenants]]
 name = "beta"
@@ -44,7 +51,12 @@ name = "beta"
   EXPECT_EQ(c->compile_workers, 2u);
   EXPECT_EQ(c->default_deadline, std::chrono::seconds(10));
   EXPECT_EQ(c->shutdown_grace, std::chrono::seconds(3));
-  EXPECT_EQ(c->listen, "0.0.0.0:9000");
+  EXPECT_EQ(c->server.listen, "0.0.0.0:9000");
+  EXPECT_EQ(c->server.max_body, 8u << 20);
+  EXPECT_EQ(c->server.read_timeout, std::chrono::seconds(5));
+  EXPECT_EQ(c->server.idle_timeout, std::chrono::seconds(20));
+  EXPECT_EQ(c->server.io_threads, 3u);
+  EXPECT_EQ("sha256:" + c->server.metrics_token_sha256, HashToken("scrape"));
   ASSERT_EQ(c->tenants.size(), 2u);
   const TenantConfig& a = c->tenants[0];
   EXPECT_EQ(a.name, "acme");
@@ -57,6 +69,8 @@ name = "beta"
   EXPECT_EQ(a.max_input_size, 1024u);
   EXPECT_EQ(a.max_output_size, 2000000u);
   EXPECT_EQ(a.max_memory, 64u << 20);
+  EXPECT_EQ(a.rate_limit, 2.5);
+  EXPECT_EQ(a.rate_burst, 5u);
   EXPECT_EQ(c->tenants[1].device_bytes, TenantConfig{}.device_bytes);  // defaults
   EXPECT_EQ(c->FindTenantByToken("s3cret"), &c->tenants[0]);
   EXPECT_EQ(c->FindTenantByToken("s3cret "), nullptr);

@@ -1,0 +1,437 @@
+#include "server/api.h"
+
+#include <cmath>
+
+#include "common/duration.h"
+#include "common/sha256.h"
+
+namespace gpuwasm::server {
+namespace http = boost::beast::http;
+using nlohmann::json;
+
+namespace {
+
+std::string_view Sv(boost::beast::string_view v) { return {v.data(), v.size()}; }
+
+int Hex(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string UrlDecode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out.push_back(' ');
+    } else if (s[i] == '%' && i + 2 < s.size() && Hex(s[i + 1]) >= 0 && Hex(s[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(Hex(s[i + 1]) * 16 + Hex(s[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+struct Target {
+  std::vector<std::string> segments;  // "/v1/functions/x" -> {"v1", "functions", "x"}
+  std::map<std::string, std::string> query;
+};
+
+Target ParseTarget(std::string_view target) {
+  Target t;
+  size_t q = target.find('?');
+  std::string_view path = target.substr(0, q);
+  for (size_t p = 0; p < path.size();) {
+    size_t e = path.find('/', p);
+    if (e == std::string_view::npos) e = path.size();
+    if (e > p) t.segments.push_back(UrlDecode(path.substr(p, e - p)));
+    p = e + 1;
+  }
+  if (q != std::string_view::npos) {
+    std::string_view qs = target.substr(q + 1);
+    for (size_t p = 0; p < qs.size();) {
+      size_t e = qs.find('&', p);
+      if (e == std::string_view::npos) e = qs.size();
+      std::string_view kv = qs.substr(p, e - p);
+      size_t eq = kv.find('=');
+      if (!kv.empty()) {
+        t.query[UrlDecode(kv.substr(0, eq))] = eq == std::string_view::npos ? "" : UrlDecode(kv.substr(eq + 1));
+      }
+      p = e + 1;
+    }
+  }
+  return t;
+}
+
+// The route template of a path and the methods it accepts ("" when unknown).
+std::string RouteOf(const Target& t, std::string* allowed) {
+  const auto& s = t.segments;
+  if (s.size() == 1 && s[0] == "healthz") return *allowed = "GET", "/healthz";
+  if (s.size() == 1 && s[0] == "readyz") return *allowed = "GET", "/readyz";
+  if (s.size() == 1 && s[0] == "metrics") return *allowed = "GET", "/metrics";
+  if (s.size() >= 2 && s[0] == "v1") {
+    if (s.size() == 2 && s[1] == "functions") return *allowed = "GET, POST", "/v1/functions";
+    if (s.size() == 3 && s[1] == "functions") return *allowed = "GET, DELETE", "/v1/functions/{id}";
+    if (s.size() == 4 && s[1] == "functions" && s[3] == "invoke") return *allowed = "POST", "/v1/functions/{id}/invoke";
+    if (s.size() == 2 && s[1] == "instances") return *allowed = "GET", "/v1/instances";
+  }
+  return "";
+}
+
+unsigned HttpStatusFor(StatusCode c) {
+  switch (c) {
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kOutOfRange: return 400;
+    case StatusCode::kNotFound: return 404;
+    case StatusCode::kAlreadyExists: return 409;
+    case StatusCode::kPermissionDenied: return 403;
+    case StatusCode::kResourceExhausted: return 413;
+    case StatusCode::kUnavailable:
+    case StatusCode::kCancelled: return 503;
+    case StatusCode::kDeadlineExceeded: return 504;
+    case StatusCode::kUnsupported: return 501;
+    default: return 500;
+  }
+}
+
+json FunctionJson(const store::FunctionRecord& f) {
+  return {{"id", f.id},
+          {"name", f.name},
+          {"version", f.version},
+          {"tenant", f.tenant},
+          {"sha256", f.sha256},
+          {"size", f.size},
+          {"entry", f.entry.empty() ? json(nullptr) : json(f.entry)},
+          {"status", store::DeployStatusName(f.status)},
+          {"error", f.error.empty() ? json(nullptr) : json(f.error)},
+          {"created_ms", f.created_ms}};
+}
+
+std::string Base64(const std::string& in) {
+  static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
+    for (int k = 18; k >= 0; k -= 6) out.push_back(tbl[(v >> k) & 63]);
+  }
+  if (i < in.size()) {
+    uint32_t v = uint8_t(in[i]) << 16;
+    if (i + 1 < in.size()) v |= uint8_t(in[i + 1]) << 8;
+    out.push_back(tbl[(v >> 18) & 63]);
+    out.push_back(tbl[(v >> 12) & 63]);
+    out.push_back(i + 1 < in.size() ? tbl[(v >> 6) & 63] : '=');
+    out.push_back('=');
+  }
+  return out;
+}
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"; }
+
+bool ValidUtf8(const std::string& s) {
+  try {
+    (void)json(s).dump();
+    return true;
+  } catch (const json::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+Api::Api(runtime::Runtime& runtime, const telemetry::MetricRegistry* gpm, std::string version)
+    : rt_(runtime),
+      gpm_(gpm),
+      version_(std::move(version)),
+      invocation_seconds_("gpuwasm_invocation_duration_seconds",
+                          "Invocation wall time, admission to end (queueing included), by tenant.",
+                          telemetry::HistogramFamily::LatencyBounds()),
+      http_seconds_("gpuwasm_http_request_duration_seconds",
+                    "HTTP request handling time, whole body received to response ready, by route.",
+                    telemetry::HistogramFamily::LatencyBounds()) {}
+
+Response Api::Error(unsigned status, const std::string& code, const std::string& message, unsigned version,
+                    bool keep_alive) {
+  Response res{static_cast<http::status>(status), version};
+  res.set(http::field::content_type, "application/json");
+  res.keep_alive(keep_alive);
+  res.body() = Dump({{"code", code}, {"message", message}});
+  if (status == 503) res.set(http::field::retry_after, "1");
+  if (status == 401) res.set(http::field::www_authenticate, "Bearer");
+  res.prepare_payload();
+  return res;
+}
+
+bool Api::TakeRateToken(const runtime::TenantConfig& t, const std::string& key, double* retry_after) {
+  if (t.rate_limit <= 0) return true;
+  double burst = t.rate_burst != 0 ? t.rate_burst : std::max(1.0, t.rate_limit);
+  auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(rate_mu_);
+  auto [it, fresh] = buckets_.try_emplace(key);
+  Bucket& b = it->second;
+  if (fresh) {
+    b.tokens = burst;
+  } else {
+    double elapsed = std::chrono::duration<double>(now - b.refilled).count();
+    b.tokens = std::min(burst, b.tokens + elapsed * t.rate_limit);
+  }
+  b.refilled = now;
+  if (b.tokens >= 1) {
+    b.tokens -= 1;
+    return true;
+  }
+  *retry_after = (1 - b.tokens) / t.rate_limit;
+  return false;
+}
+
+Admission Api::Admit(const Request& req) {
+  Admission a;
+  const runtime::RuntimeConfig& cfg = rt_.config();
+  Target t = ParseTarget(Sv(req.target()));
+  std::string allowed;
+  a.route = RouteOf(t, &allowed);
+  a.body_limit = 64 * 1024;
+  auto reject = [&](unsigned status, const std::string& code, const std::string& message) {
+    a.reject = Error(status, code, message, req.version(), false);  // the body is not read: close
+    return a;
+  };
+  if (a.route.empty()) {
+    a.route = "other";
+    return reject(404, "not_found", "no such endpoint: " + std::string(Sv(req.target())));
+  }
+  std::string method(req.method_string());
+  if (allowed.find(method) == std::string::npos) {
+    Admission r = reject(405, "method_not_allowed", method + " is not allowed on " + a.route + " (allowed: " + allowed + ")");
+    r.reject->set(http::field::allow, allowed);
+    return r;
+  }
+  std::string token;
+  auto auth = req.find(http::field::authorization);
+  if (auth != req.end()) {
+    std::string_view v = Sv(auth->value());
+    if (v.size() > 7 && (v.substr(0, 7) == "Bearer " || v.substr(0, 7) == "bearer ")) token = std::string(v.substr(7));
+  }
+  if (a.route == "/healthz" || a.route == "/readyz") return a;
+  if (a.route == "/metrics") {
+    if (!cfg.server.metrics_token_sha256.empty() && Sha256Hex(token) != cfg.server.metrics_token_sha256) {
+      return reject(401, "unauthorized", "/metrics needs the metrics bearer token");
+    }
+    return a;
+  }
+  const runtime::TenantConfig* tenant = nullptr;
+  std::string rate_key;
+  if (cfg.tokens_configured()) {
+    if (token.empty()) return reject(401, "unauthorized", "missing bearer token (Authorization: Bearer <token>)");
+    tenant = cfg.FindTenantByToken(token);
+    if (tenant == nullptr) return reject(401, "unauthorized", "invalid token");
+    rate_key = Sha256Hex(token);
+  } else {
+    tenant = &cfg.tenants.front();  // no tokens anywhere: one open tenant
+    rate_key = "tenant:" + tenant->name;
+  }
+  a.tenant = tenant->name;
+  double retry = 0;
+  if (!TakeRateToken(*tenant, rate_key, &retry)) {
+    Admission r = reject(429, "rate_limited",
+                         "rate limit of " + telemetry::MetricRegistry::FormatSample(tenant->rate_limit) + " requests per second exceeded");
+    r.reject->set(http::field::retry_after, std::to_string(static_cast<long>(std::ceil(std::max(retry, 0.001)))));
+    r.reject->keep_alive(true);
+    return r;
+  }
+  std::string limit_name = "max_body";
+  a.body_limit = cfg.server.max_body;
+  if (a.route == "/v1/functions" && req.method() == http::verb::post && tenant->max_module_size < a.body_limit) {
+    a.body_limit = tenant->max_module_size;
+    limit_name = "the tenant's max_module_size";
+  } else if (a.route == "/v1/functions/{id}/invoke" && tenant->max_input_size < a.body_limit) {
+    a.body_limit = tenant->max_input_size;
+    limit_name = "the tenant's max_input_size";
+  }
+  auto length = req.find(http::field::content_length);
+  if (length != req.end()) {
+    uint64_t n = std::strtoull(std::string(Sv(length->value())).c_str(), nullptr, 10);
+    if (n > a.body_limit) {
+      return reject(413, "payload_too_large", "request body of " + std::to_string(n) + " bytes exceeds " + limit_name +
+                                                  " of " + std::to_string(a.body_limit) + " bytes");
+    }
+  }
+  return a;
+}
+
+Response Api::Handle(const Request& req, const Admission& a) {
+  Target t = ParseTarget(Sv(req.target()));
+  auto ok = [&](unsigned status, const json& body) {
+    Response res{static_cast<http::status>(status), req.version()};
+    res.set(http::field::content_type, "application/json");
+    res.keep_alive(req.keep_alive());
+    res.body() = Dump(body);
+    res.prepare_payload();
+    return res;
+  };
+  auto fail = [&](const Status& s) {
+    return Error(HttpStatusFor(s.code()), std::string(StatusCodeName(s.code())), s.message(), req.version(),
+                 req.keep_alive());
+  };
+  if (a.route == "/healthz") return ok(200, {{"status", "ok"}});
+  if (a.route == "/readyz") {
+    if (draining_ || !rt_.accepting()) {
+      return Error(503, "unavailable", "gpuwasm is shutting down", req.version(), req.keep_alive());
+    }
+    return ok(200, {{"status", "ready"}});
+  }
+  if (a.route == "/metrics") {
+    Response res{http::status::ok, req.version()};
+    res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+    res.keep_alive(req.keep_alive());
+    res.body() = RenderMetrics();
+    res.prepare_payload();
+    return res;
+  }
+  if (a.route == "/v1/instances") {
+    json list = json::array();
+    for (const runtime::LiveInstance& i : rt_.Instances(a.tenant)) list.push_back(i);
+    return ok(200, {{"instances", list}});
+  }
+  if (a.route == "/v1/functions" && req.method() == http::verb::get) {
+    auto fs = rt_.ListFunctions(a.tenant);
+    if (!fs.ok()) return fail(fs.status());
+    json list = json::array();
+    for (const auto& f : *fs) list.push_back(FunctionJson(f));
+    return ok(200, {{"functions", list}});
+  }
+  if (a.route == "/v1/functions") {  // POST: deploy
+    auto name = t.query.find("name");
+    if (name == t.query.end() || name->second.empty()) {
+      return fail(Status::InvalidArgument("deploy needs ?name=<function name>"));
+    }
+    std::string entry = t.query.count("entry") ? t.query["entry"] : "";
+    const std::string& body = req.body();
+    auto rec = rt_.Deploy(a.tenant, name->second, std::span(reinterpret_cast<const uint8_t*>(body.data()), body.size()),
+                          entry);
+    if (!rec.ok()) return fail(rec.status());
+    Response res = ok(202, FunctionJson(*rec));
+    res.set(http::field::location, "/v1/functions/" + rec->id);
+    return res;
+  }
+  const std::string& id = t.segments[2];
+  if (a.route == "/v1/functions/{id}" && req.method() == http::verb::get) {
+    auto rec = rt_.GetFunction(a.tenant, id);
+    if (!rec.ok()) return fail(rec.status());
+    return ok(200, FunctionJson(*rec));
+  }
+  if (a.route == "/v1/functions/{id}") {  // DELETE
+    Status s = rt_.DeleteFunction(a.tenant, id);
+    if (!s.ok()) return fail(s);
+    return ok(200, {{"deleted", id}});
+  }
+  return Invoke(req, a, id);
+}
+
+Response Api::Invoke(const Request& req, const Admission& a, const std::string& function) {
+  Target t = ParseTarget(Sv(req.target()));
+  runtime::InvokeRequest ir;
+  ir.input = req.body();
+  if (auto timeout = t.query.find("timeout"); timeout != t.query.end()) {
+    auto d = ParseDuration(timeout->second);
+    if (!d.ok()) {
+      return Error(400, "invalid_argument", "timeout: " + d.status().message(), req.version(), req.keep_alive());
+    }
+    ir.deadline = *d;
+  }
+  auto r = rt_.Invoke(a.tenant, function, std::move(ir));
+  if (!r.ok()) {
+    return Error(HttpStatusFor(r.status().code()), std::string(StatusCodeName(r.status().code())), r.status().message(),
+                 req.version(), req.keep_alive());
+  }
+  invocation_seconds_.Observe({{"tenant", a.tenant}}, std::chrono::duration<double>(r->duration).count());
+  unsigned status = r->status == runtime::InvocationStatus::kDeadline ? 504
+                    : r->status == runtime::InvocationStatus::kError  ? 500
+                                                                       : 200;
+  Response res{static_cast<http::status>(status), req.version()};
+  res.keep_alive(req.keep_alive());
+  res.set("X-Gpuwasm-Status", std::string(runtime::InvocationStatusName(r->status)));
+  res.set("X-Gpuwasm-Exit-Status", std::to_string(r->exit_status));
+  res.set("X-Gpuwasm-Function-Id", r->function_id);
+  res.set("X-Gpuwasm-Duration-Ms", telemetry::MetricRegistry::FormatSample(static_cast<double>(r->duration.count()) / 1e3));
+  res.set("X-Gpuwasm-Gpu-Time-Ms", telemetry::MetricRegistry::FormatSample(static_cast<double>(r->gpu_time.count()) / 1e6));
+  res.set("X-Gpuwasm-Metrics", json(r->metrics).dump());
+  if (!r->trap.empty()) res.set("X-Gpuwasm-Trap", r->trap);
+  if (!r->error.empty()) res.set("X-Gpuwasm-Error", r->error.substr(0, 1024));
+  if (t.query.count("format") && t.query["format"] == "json") {
+    json j = *r;
+    auto text = [](const std::string& s, const char* key, json& out) {
+      if (ValidUtf8(s)) {
+        out[key] = s;
+      } else {
+        out[key] = nullptr;
+        out[std::string(key) + "_base64"] = Base64(s);
+      }
+    };
+    text(r->output, "output", j);
+    text(r->stdout_text, "stdout", j);
+    text(r->stderr_text, "stderr", j);
+    res.set(http::field::content_type, "application/json");
+    res.body() = Dump(j);
+  } else {
+    // The body is what `gpuwasm run` prints on stdout: the guest's stdout, then its output.
+    res.set(http::field::content_type, "application/octet-stream");
+    res.body() = r->stdout_text + r->output;
+  }
+  res.prepare_payload();
+  return res;
+}
+
+void Api::Record(const std::string& route, const std::string& method, unsigned status, double seconds) {
+  http_.AddCounter("gpuwasm_http_requests_total", "HTTP requests answered, by route, method and status code.",
+                   {{"route", route}, {"method", method}, {"code", std::to_string(status)}}, 1);
+  http_seconds_.Observe({{"route", route}}, seconds);
+}
+
+std::string Api::RenderMetrics() const {
+  telemetry::MetricRegistry m;
+  m.SetGauge("gpuwasm_build_info", "Build of this gpuwasm node (always 1).",
+             {{"version", version_}, {"device", rt_.device_info().name}}, 1);
+  runtime::RuntimeStats s = rt_.Stats();
+  for (const runtime::FunctionStats& f : s.functions) {
+    telemetry::Labels fl = {{"tenant", f.tenant}, {"function", f.function_name}, {"function_id", f.function_id}};
+    for (size_t i = 0; i < runtime::kInvocationStatusCount; ++i) {
+      telemetry::Labels l = fl;
+      l.emplace_back("status", std::string(runtime::InvocationStatusName(static_cast<runtime::InvocationStatus>(i))));
+      m.AddCounter("gpuwasm_invocations_total", "Finished invocations by tenant, function and outcome.", l,
+                   static_cast<double>(f.totals.invocations[i]));
+    }
+    m.AddCounter("gpuwasm_function_kernels_launched_total", "Kernel launches, by function.", fl,
+                 static_cast<double>(f.totals.kernels_launched));
+    m.AddCounter("gpuwasm_function_gpu_time_seconds_total", "Time the function's kernels ran on the device.", fl,
+                 static_cast<double>(f.totals.gpu_time_ns) / 1e9);
+  }
+  for (const runtime::TenantStats& t : s.tenants) {
+    telemetry::Labels l = {{"tenant", t.tenant}};
+    const runtime::Totals& x = t.totals;
+    m.AddCounter("gpuwasm_invocations_rejected_total", "Invocations refused by admission (tenant overloaded).", l,
+                 static_cast<double>(x.rejected));
+    m.AddCounter("gpuwasm_kernels_launched_total", "Kernel launches that reached the dispatch path.", l,
+                 static_cast<double>(x.kernels_launched));
+    m.AddCounter("gpuwasm_back_pressure_rejections_total", "Launches refused by back-pressure (slot or deadline).", l,
+                 static_cast<double>(x.back_pressure_rejections));
+    m.AddCounter("gpuwasm_yields_total", "wasi_scheduler.yield calls.", l, static_cast<double>(x.yields));
+    m.AddCounter("gpuwasm_gpu_time_seconds_total", "Time the tenant's kernels ran on the device.", l,
+                 static_cast<double>(x.gpu_time_ns) / 1e9);
+    m.SetGauge("gpuwasm_running_instances", "Invocations admitted and not finished (queued included).", l, x.running);
+    m.SetGauge("gpuwasm_device_bytes_allocated", "Live device-buffer bytes of running instances.", l,
+               static_cast<double>(x.device_bytes_allocated));
+    m.SetGauge("gpuwasm_ptx_bytes_retained", "PTX bytes retained by live modules of running instances.", l,
+               static_cast<double>(x.bytes_pinned));
+    m.SetGauge("gpuwasm_device_context_bytes", "Device bytes held in the tenant's device context.", l,
+               static_cast<double>(t.context_device_bytes));
+  }
+  std::string out = m.RenderPrometheus() + http_.RenderPrometheus() + http_seconds_.RenderPrometheus() +
+                    invocation_seconds_.RenderPrometheus();
+  if (gpm_ != nullptr) out += gpm_->RenderPrometheus();
+  return out;
+}
+
+}  // namespace gpuwasm::server

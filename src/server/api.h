@@ -1,0 +1,73 @@
+// Api: the HTTP API of a gpuwasm node on top of a Runtime, independent of sockets (the Server
+// feeds it parsed requests). Docs: docs/http-api.md.
+//
+// A request goes through two steps: Admit() on its header (route, authentication, rate limit, the
+// body size it may send), then Handle() with the whole request (may block: invocations run until
+// they finish). Errors are JSON objects {"code": <stable string>, "message": <human text>}.
+//
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include <boost/beast/http.hpp>
+
+#include "runtime/runtime.h"
+#include "telemetry/histogram.h"
+#include "telemetry/registry.h"
+
+namespace gpuwasm::server {
+
+using Request = boost::beast::http::request<boost::beast::http::string_body>;
+using Response = boost::beast::http::response<boost::beast::http::string_body>;
+
+// What Admit() decided about a request, from its header.
+struct Admission {
+  std::optional<Response> reject;  // answer this instead of reading the body
+  std::string tenant;
+  std::string route;               // route template, the label of HTTP metrics
+  uint64_t body_limit = 0;
+};
+
+class Api {
+ public:
+  // `gpm`: registry the GPM monitor publishes into (may be null).
+  Api(runtime::Runtime& runtime, const telemetry::MetricRegistry* gpm, std::string version);
+
+  Admission Admit(const Request& req);
+  Response Handle(const Request& req, const Admission& admission);
+  // A JSON error response.
+  static Response Error(unsigned status, const std::string& code, const std::string& message, unsigned version,
+                        bool keep_alive);
+  // Counts one finished request for /metrics.
+  void Record(const std::string& route, const std::string& method, unsigned status, double seconds);
+  // While draining, /readyz answers 503.
+  void set_draining(bool d) { draining_ = d; }
+
+  std::string RenderMetrics() const;
+
+ private:
+  struct Bucket {
+    double tokens = 0;
+    std::chrono::steady_clock::time_point refilled;
+  };
+  bool TakeRateToken(const runtime::TenantConfig& t, const std::string& key, double* retry_after);
+  Response Invoke(const Request& req, const Admission& a, const std::string& function);
+
+  runtime::Runtime& rt_;
+  const telemetry::MetricRegistry* gpm_;
+  std::string version_;
+  std::atomic<bool> draining_{false};
+  std::mutex rate_mu_;
+  std::map<std::string, Bucket> buckets_;  // by token digest (or tenant without tokens)
+  telemetry::HistogramFamily invocation_seconds_;
+  telemetry::HistogramFamily http_seconds_;
+  telemetry::MetricRegistry http_;  // request counters
+};
+
+}  // namespace gpuwasm::server
