@@ -63,3 +63,12 @@ EXPORT(echo) {
   gpuwasm_output_write(buf, n);
   return 0;
 }
+
+/* Runs a kernel for `input` milliseconds (default 300) and waits for it: a slow, successful call. */
+EXPORT(wait_kernel) {
+  int32_t k = load(delay_ptx, delay_ptx_len, "delay");
+  if (k < 0) return 1;
+  wcu_arg args[] = {wcu_arg_u64((uint64_t)input_u64(300) * 1000 * 1000)};
+  if (wcu_launch(k, 1, 1, 1, 1, 1, 1, 0, args, 1) != 0) return 2;
+  return wcu_synchronize() == 0 ? 0 : 3;
+}

@@ -1,0 +1,415 @@
+// The HTTP API against a real `Server` on loopback: deploy and invoke every example, auth, the
+// 413/429/503/504 paths, slow and idle clients, 64 concurrent invocations, /metrics as Prometheus
+// text matching what was done, and a graceful shutdown that loses no accepted request.
+#include <gtest/gtest.h>
+
+#include <boost/asio.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iterator>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "device/cpu/cpu_device.h"
+#include "server/client.h"
+#include "server/server.h"
+
+namespace gpuwasm::server {
+namespace {
+namespace fs = std::filesystem;
+namespace http = boost::beast::http;
+using std::chrono::milliseconds;
+using nlohmann::json;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "gpuwasm-server-XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  EXPECT_TRUE(in.good()) << p;
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+fs::path Example(const std::string& name) { return fs::path(GPUWASM_EXAMPLES_DIR) / name / (name + ".wasm"); }
+fs::path Lifecycle() { return fs::path(GPUWASM_RUNTIME_TEST_MODULES) / "lifecycle.wasm"; }
+std::string U64(uint64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); }
+
+std::shared_ptr<device::Device> Cpu() {
+  static std::shared_ptr<device::Device> d = device::cpu::CreateCpuDevice();
+  return d;
+}
+
+runtime::TenantConfig Tenant(const std::string& name, const std::string& token = "") {
+  runtime::TenantConfig t;
+  t.name = name;
+  if (!token.empty()) t.token_sha256.push_back(runtime::HashToken(token).substr(7));
+  t.concurrent_invocations = 64;
+  return t;
+}
+
+// A runtime and a server on a free loopback port.
+struct Node {
+  TempDir dir;
+  std::unique_ptr<runtime::Runtime> rt;
+  std::unique_ptr<Server> server;
+
+  explicit Node(std::vector<runtime::TenantConfig> tenants = {Tenant("default")},
+                std::function<void(runtime::RuntimeConfig&)> tweak = {}) {
+    runtime::RuntimeConfig c;
+    c.store_dir = dir.path();
+    c.tenants = std::move(tenants);
+    c.server.listen = "127.0.0.1:0";
+    c.workers = 8;
+    if (tweak) tweak(c);
+    runtime::RuntimeOptions o;
+    o.device = Cpu();
+    o.engine.cache_dir = GPUWASM_SERVER_TEST_CACHE;
+    auto r = runtime::Runtime::Create(std::move(c), std::move(o));
+    EXPECT_TRUE(r.ok()) << r.status();
+    rt = std::move(*r);
+    auto s = Server::Start(*rt, nullptr, "test");
+    EXPECT_TRUE(s.ok()) << s.status();
+    server = std::move(*s);
+  }
+  ~Node() {
+    server.reset();
+    rt.reset();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(server->port()); }
+  std::unique_ptr<HttpClient> Client(const std::string& token = "") const {
+    return std::move(*HttpClient::Connect(url(), token));
+  }
+};
+
+Response Must(Result<Response> r) {
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? std::move(*r) : Response{};
+}
+
+std::string Header(const Response& r, const char* name) {
+  auto it = r.find(name);
+  return it == r.end() ? "" : std::string(it->value().data(), it->value().size());
+}
+
+// Deploys and waits until ready; returns the function's id.
+std::string Deploy(HttpClient& c, const std::string& name, const fs::path& wasm, const std::string& entry = "") {
+  Response r = Must(c.Send(http::verb::post, "/v1/functions?name=" + name + (entry.empty() ? "" : "&entry=" + entry),
+                           ReadFile(wasm)));
+  EXPECT_EQ(r.result_int(), 202u) << r.body();
+  json fn = json::parse(r.body());
+  EXPECT_EQ(fn["status"], "compiling");
+  EXPECT_EQ(fn["name"], name);
+  EXPECT_EQ(fn["sha256"].get<std::string>().size(), 64u);
+  std::string id = fn["id"];
+  for (int i = 0; i < 1200 && fn["status"] == "compiling"; ++i) {
+    std::this_thread::sleep_for(milliseconds(100));
+    fn = json::parse(Must(c.Send(http::verb::get, "/v1/functions/" + id)).body());
+  }
+  EXPECT_EQ(fn["status"], "ready") << fn.dump();
+  return id;
+}
+
+TEST(Server, deploys_and_invokes_every_example) {
+  Node node;
+  auto c = node.Client();
+  Deploy(*c, "hello", Example("hello"));
+  Response r = Must(c->Send(http::verb::post, "/v1/functions/hello/invoke", "abc"));
+  EXPECT_EQ(r.result_int(), 200u);
+  EXPECT_EQ(r.body(), "hello from a gpuwasm guest: 3 input bytes, checksum 00017862\n");
+  EXPECT_EQ(Header(r, "X-Gpuwasm-Status"), "ok");
+  EXPECT_EQ(Header(r, "X-Gpuwasm-Exit-Status"), "0");
+  EXPECT_FALSE(Header(r, "X-Gpuwasm-Duration-Ms").empty());
+  EXPECT_EQ(json::parse(Header(r, "X-Gpuwasm-Metrics"))["kernels_launched"], 0);
+  for (const char* name : {"vector_add", "saxpy", "reduction", "matmul", "softmax"}) {
+    std::string id = Deploy(*c, name, Example(name));
+    Response e = Must(c->Send(http::verb::post, "/v1/functions/" + id + "/invoke?format=json"));
+    EXPECT_EQ(e.result_int(), 200u) << name;
+    json j = json::parse(e.body());
+    EXPECT_EQ(j["status"], "ok") << j.dump();
+    EXPECT_EQ(j["function_id"], id);
+    EXPECT_NE(j["stdout"].get<std::string>().find(" OK"), std::string::npos) << j.dump();
+    EXPECT_GE(j["metrics"]["kernels_launched"].get<int>(), 1);
+    EXPECT_GT(j["gpu_time_ms"].get<double>(), 0);
+  }
+  json list = json::parse(Must(c->Send(http::verb::get, "/v1/functions")).body());
+  EXPECT_EQ(list["functions"].size(), 6u);
+}
+
+TEST(Server, binary_output_and_errors_as_json) {
+  Node node;
+  auto c = node.Client();
+  Deploy(*c, "echo", Lifecycle(), "echo");
+  std::string bytes("\x00\xff\x01" "binary", 9);
+  Response raw = Must(c->Send(http::verb::post, "/v1/functions/echo/invoke", bytes));
+  EXPECT_EQ(raw.body(), bytes);
+  json j = json::parse(Must(c->Send(http::verb::post, "/v1/functions/echo/invoke?format=json", bytes)).body());
+  EXPECT_TRUE(j["output"].is_null());
+  EXPECT_EQ(j["output_base64"], "AP8BYmluYXJ5");
+
+  Response missing = Must(c->Send(http::verb::post, "/v1/functions/nothing/invoke"));
+  EXPECT_EQ(missing.result_int(), 404u);
+  EXPECT_EQ(json::parse(missing.body())["code"], "not_found");
+  Response bad_method = Must(c->Send(http::verb::put, "/v1/functions"));
+  EXPECT_EQ(bad_method.result_int(), 405u);
+  EXPECT_EQ(Header(bad_method, "Allow"), "GET, POST");
+  Response no_name = Must(c->Send(http::verb::post, "/v1/functions", "x"));
+  EXPECT_EQ(no_name.result_int(), 400u);
+  EXPECT_NE(json::parse(no_name.body())["message"].get<std::string>().find("?name="), std::string::npos);
+  Response bad_timeout = Must(c->Send(http::verb::post, "/v1/functions/echo/invoke?timeout=soon"));
+  EXPECT_EQ(bad_timeout.result_int(), 400u);
+  EXPECT_EQ(Must(c->Send(http::verb::get, "/healthz")).result_int(), 200u);
+  EXPECT_EQ(Must(c->Send(http::verb::get, "/readyz")).result_int(), 200u);
+
+  // Delete: gone for invoke and get, and twice is 404.
+  std::string id = json::parse(Must(c->Send(http::verb::get, "/v1/functions/echo")).body())["id"];
+  EXPECT_EQ(Must(c->Send(http::verb::delete_, "/v1/functions/" + id)).result_int(), 200u);
+  EXPECT_EQ(Must(c->Send(http::verb::get, "/v1/functions/" + id)).result_int(), 404u);
+  EXPECT_EQ(Must(c->Send(http::verb::delete_, "/v1/functions/" + id)).result_int(), 404u);
+}
+
+TEST(Server, tokens_map_to_tenants_and_tenants_stay_apart) {
+  Node node({Tenant("acme", "acme-token"), Tenant("beta", "beta-token")}, [](runtime::RuntimeConfig& c) {
+    c.server.metrics_token_sha256 = runtime::HashToken("scrape").substr(7);
+  });
+  auto acme = node.Client("acme-token");
+  std::string id = Deploy(*acme, "echo", Lifecycle(), "echo");
+  auto anonymous = node.Client();
+  Response r = Must(anonymous->Send(http::verb::get, "/v1/functions"));
+  EXPECT_EQ(r.result_int(), 401u);
+  EXPECT_EQ(Header(r, "WWW-Authenticate"), "Bearer");
+  EXPECT_EQ(json::parse(r.body())["code"], "unauthorized");
+  EXPECT_EQ(Must(node.Client("wrong")->Send(http::verb::get, "/v1/functions")).result_int(), 401u);
+  auto beta = node.Client("beta-token");
+  EXPECT_EQ(Must(beta->Send(http::verb::get, "/v1/functions/" + id)).result_int(), 404u);
+  EXPECT_EQ(Must(beta->Send(http::verb::post, "/v1/functions/" + id + "/invoke", "x")).result_int(), 404u);
+  EXPECT_EQ(Must(beta->Send(http::verb::delete_, "/v1/functions/" + id)).result_int(), 404u);
+  EXPECT_EQ(json::parse(Must(beta->Send(http::verb::get, "/v1/functions")).body())["functions"].size(), 0u);
+  EXPECT_EQ(Must(acme->Send(http::verb::post, "/v1/functions/" + id + "/invoke", "mine")).body(), "mine");
+  EXPECT_EQ(Must(anonymous->Send(http::verb::get, "/metrics")).result_int(), 401u);
+  EXPECT_EQ(Must(node.Client("scrape")->Send(http::verb::get, "/metrics")).result_int(), 200u);
+  EXPECT_EQ(Must(anonymous->Send(http::verb::get, "/healthz")).result_int(), 200u);  // probes need no token
+}
+
+TEST(Server, limits_answer_413_429_503_504) {
+  runtime::TenantConfig t = Tenant("default");
+  t.max_input_size = 1024;
+  t.max_module_size = 4096;
+  t.concurrent_invocations = 1;
+  runtime::TenantConfig limited = Tenant("limited", "limited-token");
+  limited.rate_limit = 1;
+  limited.rate_burst = 2;
+  runtime::TenantConfig open = t;
+  open.token_sha256.push_back(runtime::HashToken("open-token").substr(7));
+  Node node({open, limited});
+  auto c = node.Client("open-token");
+  // 413: the body is refused from its Content-Length, before it is read.
+  Response big = Must(c->Send(http::verb::post, "/v1/functions?name=hello", ReadFile(Example("hello"))));
+  EXPECT_EQ(big.result_int(), 413u);
+  EXPECT_NE(json::parse(big.body())["message"].get<std::string>().find("max_module_size"), std::string::npos);
+  auto l = node.Client("limited-token");
+  // 429: a burst of 2, then one request per second.
+  EXPECT_EQ(Must(l->Send(http::verb::get, "/v1/functions")).result_int(), 200u);
+  EXPECT_EQ(Must(l->Send(http::verb::get, "/v1/functions")).result_int(), 200u);
+  Response limited_r = Must(l->Send(http::verb::get, "/v1/functions"));
+  EXPECT_EQ(limited_r.result_int(), 429u);
+  EXPECT_EQ(Header(limited_r, "Retry-After"), "1");
+  EXPECT_EQ(json::parse(limited_r.body())["code"], "rate_limited");
+  EXPECT_EQ(Must(c->Send(http::verb::get, "/v1/functions")).result_int(), 200u);  // other tokens are not limited
+}
+
+TEST(Server, overload_is_503_and_deadline_is_504) {
+  runtime::TenantConfig t = Tenant("default");
+  t.concurrent_invocations = 1;
+  t.max_input_size = 16;
+  Node node({t});
+  auto c = node.Client();
+  Deploy(*c, "life", Lifecycle(), "spin_holding");
+  Response late = Must(c->Send(http::verb::post, "/v1/functions/life/invoke?timeout=200ms"));
+  EXPECT_EQ(late.result_int(), 504u);
+  EXPECT_EQ(Header(late, "X-Gpuwasm-Status"), "deadline");
+  EXPECT_EQ(Header(late, "X-Gpuwasm-Exit-Status"), "124");
+  auto spinner = std::async(std::launch::async, [&] {
+    return Must(node.Client()->Send(http::verb::post, "/v1/functions/life/invoke?timeout=2s"));
+  });
+  while (node.rt->Instances().empty()) std::this_thread::sleep_for(milliseconds(5));
+  Response busy = Must(c->Send(http::verb::post, "/v1/functions/life/invoke?timeout=2s"));
+  EXPECT_EQ(busy.result_int(), 503u);
+  EXPECT_EQ(Header(busy, "Retry-After"), "1");
+  EXPECT_NE(json::parse(busy.body())["message"].get<std::string>().find("overloaded"), std::string::npos);
+  EXPECT_EQ(spinner.get().result_int(), 504u);
+  Response big = Must(c->Send(http::verb::post, "/v1/functions/life/invoke", std::string(17, 'x')));
+  EXPECT_EQ(big.result_int(), 413u);
+  EXPECT_EQ(json::parse(big.body())["code"], "payload_too_large");
+}
+
+// Raw socket helpers for slow clients.
+struct RawConnection {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket socket{io};
+  explicit RawConnection(uint16_t port) {
+    socket.connect({boost::asio::ip::make_address("127.0.0.1"), port});
+  }
+  void Write(const std::string& s) { boost::asio::write(socket, boost::asio::buffer(s)); }
+  // Everything until the server closes the connection (or 5 s).
+  std::string ReadUntilClosed() {
+    std::string out;
+    char buf[4096];
+    socket.non_blocking(false);
+    timeval tv{5, 0};
+    setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    for (;;) {
+      ssize_t n = ::recv(socket.native_handle(), buf, sizeof buf, 0);
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+  }
+};
+
+TEST(Server, slow_and_idle_clients_are_disconnected) {
+  Node node({Tenant("default")}, [](runtime::RuntimeConfig& c) {
+    c.server.read_timeout = milliseconds(300);
+    c.server.idle_timeout = milliseconds(300);
+    c.tenants[0].max_module_size = 4096;
+  });
+  auto started = std::chrono::steady_clock::now();
+  RawConnection slow(node.server->port());
+  slow.Write("GET /healthz HTTP/1.1\r\nHost: x\r\n");  // and never the end of the header
+  EXPECT_EQ(slow.ReadUntilClosed(), "");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(3000));
+
+  RawConnection idle(node.server->port());
+  idle.Write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string answer = idle.ReadUntilClosed();  // one answer, then closed when idle
+  EXPECT_NE(answer.find("HTTP/1.1 200 OK"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("\"ok\""), std::string::npos);
+
+  // Keep-alive: several requests on one connection.
+  RawConnection keep(node.server->port());
+  keep.Write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /readyz HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string two = keep.ReadUntilClosed();
+  EXPECT_NE(two.find("\"ready\""), std::string::npos) << two;
+
+  // A chunked body (no Content-Length) is cut off at the tenant's limit: 413.
+  RawConnection chunked(node.server->port());
+  std::string head = "POST /v1/functions?name=x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  chunked.Write(head + "2000\r\n" + std::string(8192, 'a'));
+  std::string refused = chunked.ReadUntilClosed();
+  EXPECT_NE(refused.find("413"), std::string::npos) << refused.substr(0, 200);
+}
+
+TEST(Server, sixty_four_concurrent_invocations_are_all_correct) {
+  Node node;
+  auto c = node.Client();
+  Deploy(*c, "hello", Example("hello"));
+  Deploy(*c, "echo", Lifecycle(), "echo");
+  std::vector<std::future<bool>> runs;
+  for (int i = 0; i < 64; ++i) {
+    runs.push_back(std::async(std::launch::async, [&, i] {
+      auto client = node.Client();
+      std::string input = "client " + std::to_string(i) + std::string(static_cast<size_t>(i) * 37, 'q');
+      bool hello = i % 2 == 0;
+      auto r = client->Send(http::verb::post, std::string("/v1/functions/") + (hello ? "hello" : "echo") + "/invoke", input);
+      if (!r.ok() || r->result_int() != 200) return false;
+      if (!hello) return r->body() == input;
+      uint32_t sum = 0;
+      for (unsigned char ch : input) sum = sum * 31u + ch;
+      char want[128];
+      std::snprintf(want, sizeof want, "hello from a gpuwasm guest: %zu input bytes, checksum %08x\n", input.size(), sum);
+      return r->body() == want;
+    }));
+  }
+  int correct = 0;
+  for (auto& r : runs) correct += r.get() ? 1 : 0;
+  EXPECT_EQ(correct, 64);
+}
+
+// Minimal Prometheus text-format check: HELP/TYPE before samples, valid names, labels and values.
+std::map<std::string, double> ParsePrometheus(const std::string& text) {
+  std::map<std::string, double> samples;
+  std::regex sample(R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*"(,[a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*")*)?\})? ([-+]?([0-9.]+([eE][-+]?[0-9]+)?|Inf|NaN))$)");
+  std::regex meta(R"(^# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*) .*$)");
+  std::set<std::string> typed;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_match(line, m, meta)) {
+      if (m[1] == "TYPE") typed.insert(m[2]);
+      continue;
+    }
+    EXPECT_TRUE(std::regex_match(line, m, sample)) << "not a sample line: " << line;
+    if (m.empty()) continue;
+    std::string name = m[1];
+    std::string family = std::regex_replace(name, std::regex("_(bucket|sum|count)$"), "");
+    EXPECT_TRUE(typed.count(name) || typed.count(family)) << "no TYPE before " << name;
+    samples[name + std::string(m[2])] = std::stod(m[7]);
+  }
+  return samples;
+}
+
+TEST(Server, metrics_are_prometheus_text_matching_what_was_done) {
+  Node node;
+  auto c = node.Client();
+  std::string id = Deploy(*c, "va", Example("vector_add"));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(Must(c->Send(http::verb::post, "/v1/functions/va/invoke")).result_int(), 200u);
+  std::string echo = Deploy(*c, "life", Lifecycle(), "fault");
+  EXPECT_EQ(Header(Must(c->Send(http::verb::post, "/v1/functions/life/invoke")), "X-Gpuwasm-Status"), "exit_error");
+  Response m = Must(c->Send(http::verb::get, "/metrics"));
+  EXPECT_EQ(m.result_int(), 200u);
+  EXPECT_NE(Header(m, "Content-Type").find("text/plain; version=0.0.4"), std::string::npos);
+  auto s = ParsePrometheus(m.body());
+  std::string fl = "{tenant=\"default\",function=\"va\",function_id=\"" + id + "\"";
+  EXPECT_EQ(s["gpuwasm_invocations_total" + fl + ",status=\"ok\"}"], 3);
+  EXPECT_EQ(s["gpuwasm_function_kernels_launched_total" + fl + "}"], 3);
+  EXPECT_EQ(s["gpuwasm_kernels_launched_total{tenant=\"default\"}"], 4);  // + the faulting launch
+  EXPECT_GT(s["gpuwasm_gpu_time_seconds_total{tenant=\"default\"}"], 0);
+  EXPECT_EQ(s["gpuwasm_running_instances{tenant=\"default\"}"], 0);
+  EXPECT_EQ(s["gpuwasm_device_bytes_allocated{tenant=\"default\"}"], 0);
+  EXPECT_EQ(s["gpuwasm_device_context_bytes{tenant=\"default\"}"], 0);
+  EXPECT_EQ(s["gpuwasm_invocation_duration_seconds_count{tenant=\"default\"}"], 4);
+  EXPECT_EQ(s["gpuwasm_http_requests_total{route=\"/v1/functions/{id}/invoke\",method=\"POST\",code=\"200\"}"], 4);
+  EXPECT_EQ(s["gpuwasm_build_info{version=\"test\",device=\"" + Cpu()->info().name + "\"}"], 1);
+}
+
+TEST(Server, graceful_shutdown_answers_every_accepted_request) {
+  auto node = std::make_unique<Node>();
+  auto c = node->Client();
+  Deploy(*c, "wait", Lifecycle(), "wait_kernel");
+  std::vector<std::future<Result<Response>>> inflight;
+  for (int i = 0; i < 4; ++i) {
+    inflight.push_back(std::async(std::launch::async, [&] {
+      return node->Client()->Send(http::verb::post, "/v1/functions/wait/invoke", U64(400));
+    }));
+  }
+  while (node->rt->Instances().size() < 4) std::this_thread::sleep_for(milliseconds(5));
+  uint16_t port = node->server->port();
+  node->server->Shutdown(milliseconds(10'000));
+  for (auto& f : inflight) {
+    Result<Response> r = f.get();
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->result_int(), 200u);
+    EXPECT_EQ(Header(*r, "X-Gpuwasm-Status"), "ok");
+  }
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket s(io);
+  boost::system::error_code ec;
+  s.connect({boost::asio::ip::make_address("127.0.0.1"), port}, ec);
+  EXPECT_TRUE(ec) << "still accepting after shutdown";
+}
+
+}  // namespace
+}  // namespace gpuwasm::server
