@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# gpuwasm serve + the client commands, end to end over loopback:
+#   serve_cli_test.sh GPUWASM HELLO_WASM VECTOR_ADD_WASM
+set -euo pipefail
+gpuwasm=$1 hello=$2 vector_add=$3
+dir=$(mktemp -d)
+server_pid=""
+cleanup() {
+  [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+token=$("$gpuwasm" token new)
+secret=$(sed -n 's/^token: //p' <<<"$token")
+cat >"$dir/config.toml" <<TOML
+[runtime]
+store = "$dir/store"
+[server]
+listen = "127.0.0.1:0"
+[[tenants]]
+name = "acme"
+$(sed -n 's/^configuration: //p' <<<"$token")
+TOML
+"$gpuwasm" serve --config "$dir/config.toml" --no-gpm >"$dir/out" 2>"$dir/err" &
+server_pid=$!
+for _ in $(seq 100); do grep -q listening "$dir/out" && break; sleep 0.1; done
+port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/out")
+[[ -n $port ]] || { cat "$dir/out" "$dir/err"; exit 1; }
+export GPUWASM_SERVER="http://127.0.0.1:$port"
+
+# Without the token: refused, exit 77.
+set +e
+"$gpuwasm" ls 2>"$dir/noauth"; code=$?
+set -e
+[[ $code -eq 77 ]] && grep -q "missing bearer token" "$dir/noauth" || { echo "no-token ls: exit $code"; cat "$dir/noauth"; exit 1; }
+
+export GPUWASM_TOKEN=$secret
+"$gpuwasm" deploy "$hello" --name hello | grep -E '^hello version 1: fn_[0-9a-f]{16} \(ready\)$'
+"$gpuwasm" deploy "$vector_add" --name va >/dev/null
+printf abc >"$dir/in"
+[[ $("$gpuwasm" invoke hello --input "$dir/in") == "hello from a gpuwasm guest: 3 input bytes, checksum 00017862" ]]
+"$gpuwasm" invoke va | grep -q "0 wrong OK"
+"$gpuwasm" invoke va --json | grep -q '"kernels_launched":1'
+"$gpuwasm" ls | grep -E '^fn_[0-9a-f]{16} +va +1 ready'
+"$gpuwasm" top --once | grep -q '^instances: 0'
+id=$("$gpuwasm" ls --json | python3 -c 'import json,sys; print([f["id"] for f in json.load(sys.stdin)["functions"] if f["name"]=="va"][0])')
+"$gpuwasm" rm "$id" | grep -q "deleted $id"
+set +e
+"$gpuwasm" invoke va 2>"$dir/gone"; code=$?
+set -e
+[[ $code -eq 66 ]] && grep -q "no function named 'va'" "$dir/gone" || { echo "invoke after rm: exit $code"; cat "$dir/gone"; exit 1; }
+
+kill -TERM "$server_pid"
+wait "$server_pid"
+server_pid=""
+grep -q "stopped" "$dir/err"
+echo "serve CLI: all checks passed"
