@@ -11,3 +11,5 @@ for b in "$build"/bench/bench_*; do
     *) "$b" --benchmark_min_time=0.2 ;;                  # Google Benchmark
   esac
 done
+echo "== bench_serve"
+"$(dirname "$0")/../bench/serve/bench_serve.sh" "$build"
