@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # gpuwasm serve + the client commands, end to end over loopback:
-#   serve_cli_test.sh GPUWASM HELLO_WASM VECTOR_ADD_WASM
+#   serve_cli_test.sh GPUWASM HELLO_WASM VECTOR_ADD_WASM FAKE_NVML
+# The fake NVML (a test fixture at the library boundary) stands in for a GPU's GPM counters.
 set -euo pipefail
-gpuwasm=$1 hello=$2 vector_add=$3
+gpuwasm=$1 hello=$2 vector_add=$3 fake_nvml=$4
 dir=$(mktemp -d)
 server_pid=""
 cleanup() {
@@ -22,7 +23,8 @@ listen = "127.0.0.1:0"
 name = "acme"
 $(sed -n 's/^configuration: //p' <<<"$token")
 TOML
-"$gpuwasm" serve --config "$dir/config.toml" --no-gpm >"$dir/out" 2>"$dir/err" &
+GPUWASM_NVML_LIBRARY=$fake_nvml "$gpuwasm" serve --config "$dir/config.toml" --gpm-interval 100ms \
+  >"$dir/out" 2>"$dir/err" &
 server_pid=$!
 for _ in $(seq 100); do grep -q listening "$dir/out" && break; sleep 0.1; done
 port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/out")
@@ -43,7 +45,14 @@ printf abc >"$dir/in"
 "$gpuwasm" invoke va | grep -q "0 wrong OK"
 "$gpuwasm" invoke va --json | grep -q '"kernels_launched":1'
 "$gpuwasm" ls | grep -E '^fn_[0-9a-f]{16} +va +1 ready'
-"$gpuwasm" top --once | grep -q '^instances: 0'
+"$gpuwasm" top --once >"$dir/top"
+grep -q '^instances: 0' "$dir/top" && grep -q '^  gpuwasm_gpm_sm_util{' "$dir/top" || { cat "$dir/top"; exit 1; }
+python3 - "$GPUWASM_SERVER/metrics" <<'PY'
+import sys, urllib.request
+text = urllib.request.urlopen(sys.argv[1]).read().decode()
+for name in ("DCGM_FI_PROF_SM_ACTIVE{", "gpuwasm_gpm_sm_occupancy{", 'gpuwasm_invocations_total{tenant="acme",function="va"'):
+    assert name in text, name + " missing from /metrics"
+PY
 id=$("$gpuwasm" ls --json | python3 -c 'import json,sys; print([f["id"] for f in json.load(sys.stdin)["functions"] if f["name"]=="va"][0])')
 "$gpuwasm" rm "$id" | grep -q "deleted $id"
 set +e
