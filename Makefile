@@ -6,7 +6,7 @@ JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 
-.PHONY: all build configure test demo bench asan deps ptx-update format clean help
+.PHONY: all build configure test demo bench asan fuzz deps ptx-update format clean help
 
 all: build
 
@@ -16,6 +16,7 @@ help:
 	@echo "make demo       install missing deps, build, run the first example on the auto-chosen device"
 	@echo "make bench      build and run the benchmarks in bench/"
 	@echo "make asan       build with ASan+UBSan in $(ASAN_BUILD) and run every test suite"
+	@echo "make fuzz       build the libFuzzer targets (clang) and run each for FUZZ_SECONDS (60)"
 	@echo "make deps       install the Debian packages the build needs (scripts/install-deps.sh)"
 	@echo "make ptx-update refresh committed .ptx fixtures from nvcc (needs the CUDA toolkit)"
 	@echo "make format     clang-format every C/C++ source"
@@ -41,6 +42,9 @@ demo:
 
 bench: build
 	scripts/bench.sh $(BUILD)
+
+fuzz:
+	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 asan:
 	cmake -S . -B $(ASAN_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Debug -DGPUWASM_SANITIZE=ON \

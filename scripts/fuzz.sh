@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# scripts/fuzz.sh [SECONDS] [TARGET...]: builds the libFuzzer targets with clang (ASan+UBSan) in
+# build-fuzz/ and runs each for SECONDS (default $FUZZ_SECONDS, else 60), starting from its seed
+# corpus and fuzz/regressions/<target>/. A crash stops with the input saved as
+# build-fuzz/fuzz/artifacts/<target>-crash-...: add it to fuzz/regressions/<target>/ with the fix.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+secs=${1:-${FUZZ_SECONDS:-60}}
+shift || true
+targets=("$@")
+((${#targets[@]})) || targets=(ptx wasm config wasi_cuda http)
+build="$root/build-fuzz"
+generator=$(command -v ninja >/dev/null && echo Ninja || echo "Unix Makefiles")
+if [[ ! -f "$build/CMakeCache.txt" ]]; then
+  CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G "$generator" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DGPUWASM_FUZZ=ON -DGPUWASM_BUILD_TESTS=OFF -DGPUWASM_BUILD_BENCH=OFF -DGPUWASM_WERROR=OFF >/dev/null
+fi
+cmake --build "$build" -j "$(nproc)" --target fuzz_all example_hello example_vector_add >/dev/null
+mkdir -p "$build/fuzz/artifacts"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+for t in "${targets[@]}"; do
+  corpus="$build/fuzz/corpus/$t"
+  mkdir -p "$corpus" "$root/fuzz/regressions/$t"
+  IFS=';' read -r -a seeds <"$build/fuzz/seeds_$t.txt"
+  existing=()
+  for s in "${seeds[@]}"; do [[ -d $s ]] && existing+=("$s"); done
+  echo "== fuzz_$t: ${secs}s"
+  "$build/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
+    -artifact_prefix="$build/fuzz/artifacts/$t-" "$corpus" "$root/fuzz/regressions/$t" "${existing[@]}" 2>&1 |
+    grep -E "^#[0-9]+.*(DONE|pulse)|stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|Test unit written" | tail -4
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "fuzz_$t found a failure (see above)"; exit 1; }
+done
+echo "fuzz: no failures"
