@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Load test of `gpuwasm serve` (docs/reliability.md).
+
+    load_test.py GPUWASM BUILD_DIR [--clients 64] [--seconds 60] [--warmup 15]
+
+Starts a server on loopback with a fresh store, deploys a mix of guests, and runs CLIENTS
+concurrent clients for SECONDS: each request picks a function at random and checks its answer
+exactly (hello: the checksum of its random input; saxpy: " OK"; echo: the input back; failing
+guests: their expected status: a device fault exits 3, a trap is "trap", a spinner is "deadline").
+Resident memory of the server is sampled every second. Passes when there are zero wrong results,
+zero unexpected errors, resident memory grew less than 5 % after warm-up, and no device bytes or
+instances are live at the end. Prints the figures as a Markdown table row.
+"""
+import argparse, http.client, json, os, random, re, signal, subprocess, sys, tempfile, threading, time
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+def checksum(data):
+    s = 0
+    for b in data:
+        s = (s * 31 + b) & 0xFFFFFFFF
+    return s
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("gpuwasm")
+    ap.add_argument("build")
+    ap.add_argument("--clients", type=int, default=64)
+    ap.add_argument("--seconds", type=float, default=60)
+    ap.add_argument("--warmup", type=float, default=15)
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="gpuwasm-load-")
+    cfg = os.path.join(tmp, "config.toml")
+    with open(cfg, "w") as f:
+        f.write(f'[runtime]\nstore = "{tmp}/store"\n[server]\nlisten = "127.0.0.1:0"\n'
+                f'[[tenants]]\nname = "load"\nconcurrent_invocations = {args.clients * 2}\nmax_deadline = "10s"\n')
+    server = subprocess.Popen([args.gpuwasm, "serve", "--config", cfg, "--no-gpm"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    line = server.stdout.readline()
+    port = int(re.search(r"127\.0\.0\.1:(\d+)", line).group(1))
+    env = dict(os.environ, GPUWASM_SERVER=f"http://127.0.0.1:{port}")
+    b = args.build
+    deploys = [("hello", f"{b}/examples/hello/hello.wasm", None),
+               ("saxpy", f"{b}/examples/saxpy/saxpy.wasm", None),
+               ("echo", f"{b}/tests/runtime/modules/lifecycle.wasm", "echo"),
+               ("fault", f"{b}/tests/runtime/modules/lifecycle.wasm", "fault"),
+               ("trap", f"{b}/tests/runtime/modules/lifecycle.wasm", "trap_mid_launch"),
+               ("spin", f"{b}/tests/runtime/modules/lifecycle.wasm", "spin_holding")]
+    for name, path, entry in deploys:
+        cmd = [args.gpuwasm, "deploy", path, "--name", name] + (["--entry", entry] if entry else [])
+        subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+
+    lock = threading.Lock()
+    stats = {"requests": 0, "wrong": 0, "errors": 0, "by": {}}
+    problems = []
+    stop = time.monotonic() + args.seconds
+
+    def check(name, status, headers, body, sent):
+        st = headers.get("X-Gpuwasm-Status")
+        if name == "hello":
+            want = f"hello from a gpuwasm guest: {len(sent)} input bytes, checksum {checksum(sent):08x}\n".encode()
+            return status == 200 and body == want
+        if name == "saxpy":
+            return status == 200 and b" OK" in body
+        if name == "echo":
+            return status == 200 and body == sent
+        if name == "fault":
+            return status == 200 and st == "exit_error" and headers.get("X-Gpuwasm-Exit-Status") == "3"
+        if name == "trap":
+            return status == 200 and st == "trap"
+        if name == "spin":
+            return status == 504 and st == "deadline"
+        return False
+
+    weights = [("hello", 30), ("echo", 30), ("saxpy", 20), ("fault", 8), ("trap", 7), ("spin", 5)]
+    names = [n for n, w in weights for _ in range(w)]
+
+    def client(seed):
+        rng = random.Random(seed)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        while time.monotonic() < stop:
+            name = rng.choice(names)
+            sent = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 2048))) if name in ("hello", "echo") else b""
+            target = f"/v1/functions/{name}/invoke" + ("?timeout=150ms" if name == "spin" else "")
+            try:
+                conn.request("POST", target, body=sent)
+                r = conn.getresponse()
+                body = r.read()
+                ok = check(name, r.status, r.headers, body, sent)
+                with lock:
+                    stats["requests"] += 1
+                    stats["by"][name] = stats["by"].get(name, 0) + 1
+                    if not ok:
+                        stats["wrong"] += 1
+                        if len(problems) < 5:
+                            problems.append(f"{name}: HTTP {r.status} {dict(r.headers)} {body[:200]!r}")
+            except Exception as e:  # a dropped connection or a timeout is an unexpected error
+                with lock:
+                    stats["errors"] += 1
+                    if len(problems) < 5:
+                        problems.append(f"{name}: {e!r}")
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    samples = []  # taken while the clients run
+    while any(t.is_alive() for t in threads):
+        samples.append((time.monotonic() - started, rss_kib(server.pid)))
+        time.sleep(1)
+    samples = [(t, kib) for t, kib in samples if t <= args.seconds]
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - started
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", "/metrics")
+    metrics = conn.getresponse().read().decode()
+    def metric(name):
+        m = re.search(rf'^{name}{{tenant="load"}} (\S+)$', metrics, re.M)
+        return float(m.group(1)) if m else float("nan")
+    live_bytes = metric("gpuwasm_device_context_bytes")
+    running = metric("gpuwasm_running_instances")
+    server.send_signal(signal.SIGTERM)
+    server.wait(timeout=30)
+
+    # Resident memory moves with the requests in flight: compare the mean of the first and the last
+    # five samples after warm-up.
+    after = [kib for t, kib in samples if t >= args.warmup]
+    window = max(1, min(5, len(after) // 3))
+    warm = sum(after[:window]) / window if after else 0
+    final = sum(after[-window:]) / window if after else 0
+    peak = max(after) if after else 0
+    growth = (final - warm) / warm * 100 if warm else float("nan")
+    print(f"requests {stats['requests']} in {elapsed:.0f}s ({stats['requests'] / elapsed:.0f}/s) with {args.clients} clients; "
+          f"by function {stats['by']}")
+    print(f"wrong results {stats['wrong']}, unexpected errors {stats['errors']}")
+    print(f"resident memory after warm-up: {warm / 1024:.1f} MiB -> {final / 1024:.1f} MiB (peak {peak / 1024:.1f}), "
+          f"growth {growth:+.1f} %")
+    print(f"at the end: device bytes live {live_bytes:.0f}, running instances {running:.0f}")
+    print(f"| {args.clients} | {elapsed:.0f} s | {stats['requests']} | {stats['wrong']} | {stats['errors']} | "
+          f"{warm / 1024:.1f} -> {final / 1024:.1f} MiB ({growth:+.1f} %) | {live_bytes:.0f} |")
+    for p in problems:
+        print("problem:", p)
+    ok = stats["wrong"] == 0 and stats["errors"] == 0 and growth < 5 and live_bytes == 0 and running == 0
+    print("load test:", "PASSED" if ok else "FAILED")
+    subprocess.run(["rm", "-rf", tmp])
+    sys.exit(0 if ok else 1)
+
+main()
