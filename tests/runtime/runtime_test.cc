@@ -89,6 +89,12 @@ InvokeResult MustInvoke(Runtime& rt, const std::string& tenant, const std::strin
   return r.ok() ? *r : InvokeResult{};
 }
 
+size_t ThreadCount() {
+  size_t n = 0;
+  for (const auto& e : fs::directory_iterator("/proc/self/task")) n += e.is_directory() ? 1 : 0;
+  return n;
+}
+
 // Nothing of the tenant is left on the device or in the live view.
 void ExpectNothingLeft(Runtime& rt, const std::string& tenant) {
   EXPECT_TRUE(rt.Instances().empty());
@@ -209,6 +215,8 @@ TEST(Runtime, traps_deadlines_and_device_faults_leave_nothing_behind) {
   TempDir dir;
   auto rt = Make(dir.path());
   auto f = DeployReady(*rt, "acme", "life", Lifecycle(), "echo");
+  MustInvoke(*rt, "acme", f.id);  // the pools' threads exist from here on
+  size_t threads = ThreadCount();
 
   InvokeRequest fault;
   fault.entry = "fault";
@@ -243,6 +251,18 @@ TEST(Runtime, traps_deadlines_and_device_faults_leave_nothing_behind) {
   EXPECT_EQ(t.invocations[static_cast<int>(InvocationStatus::kExitError)], 1u);
   EXPECT_EQ(t.invocations[static_cast<int>(InvocationStatus::kTrap)], 1u);
   EXPECT_EQ(t.invocations[static_cast<int>(InvocationStatus::kDeadline)], 1u);
+
+  InvokeRequest forever;
+  forever.entry = "never_ending_kernel";
+  forever.deadline = milliseconds(300);
+  r = MustInvoke(*rt, "acme", f.id, forever);
+  EXPECT_EQ(r.exit_status, 10);  // the guest's synchronize returned WCU_ERR_DEADLINE
+  EXPECT_EQ(r.metrics.kernels_launched, 1u);
+  EXPECT_GE(r.duration, milliseconds(290));
+  EXPECT_LT(r.duration, milliseconds(5000));
+  ExpectNothingLeft(*rt, "acme");
+
+  EXPECT_EQ(ThreadCount(), threads);  // every instance's stream thread is gone
 
   // The tenant carries on.
   InvokeRequest echo;

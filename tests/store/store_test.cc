@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -70,6 +71,40 @@ TEST(BlobStore, names_that_are_not_hashes_are_refused) {
   auto blobs = BlobStore::Open(dir.path());
   EXPECT_EQ(blobs->Get("../gpuwasm.db").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(blobs->Remove("../../etc/passwd").code(), StatusCode::kInvalidArgument);
+}
+
+// A full disk (here: the file-size limit) while a blob is written fails that deploy with the
+// operating system's reason and leaves no partial file; the store keeps working.
+TEST(LocalStore, full_disk_during_deploy_fails_cleanly) {
+  TempDir dir;
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);  // writes past the limit fail with EFBIG instead of killing us
+    auto store = LocalStore::Open(dir.path());
+    if (!store.ok()) ::_exit(10);
+    auto small = (*store)->AddFunction({"t", "small", "", 0, ""}, Span("fits"));
+    if (!small.ok()) ::_exit(11);
+    rlimit limit{64 * 1024, 64 * 1024};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    std::string big(1 << 20, 'x');
+    auto r = (*store)->AddFunction({"t", "big", "", 0, ""}, Span(big));
+    if (r.ok()) ::_exit(12);
+    std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
+    if (r.status().code() != StatusCode::kIoError) ::_exit(13);
+    if (r.status().message().find("File too large") == std::string::npos) ::_exit(14);
+    if (!fs::is_empty(dir.path() / "tmp")) ::_exit(15);
+    if ((*store)->metadata().Versions("t", "big")->size() != 0) ::_exit(16);
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  auto store = LocalStore::Open(dir.path());
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ((*store)->metadata().ListFunctions(std::nullopt)->size(), 1u);
+  EXPECT_EQ((*store)->recovery().orphan_blobs_removed, 0u);
 }
 
 TEST(SqliteStore, versions_count_up_and_are_never_reused) {

@@ -6,6 +6,7 @@
 #include "wasi_cuda.h"
 #include "delay_ptx.h"
 #include "oob_write_ptx.h"
+#include "spin_ptx.h"
 
 #define EXPORT(name) __attribute__((export_name(#name))) int32_t name(void)
 
@@ -71,4 +72,17 @@ EXPORT(wait_kernel) {
   wcu_arg args[] = {wcu_arg_u64((uint64_t)input_u64(300) * 1000 * 1000)};
   if (wcu_launch(k, 1, 1, 1, 1, 1, 1, 0, args, 1) != 0) return 2;
   return wcu_synchronize() == 0 ? 0 : 3;
+}
+
+/* A kernel that never ends (it spins while its flag is set) and a synchronize that waits for it:
+ * the deadline must stop the kernel. Exits with the negated error code (10: WCU_ERR_DEADLINE). */
+EXPORT(never_ending_kernel) {
+  int32_t k = load(spin_ptx, spin_ptx_len, "spin");
+  int32_t flag = wcu_mem_alloc(4), out = wcu_mem_alloc(4 * 32);
+  if (k < 0 || flag < 0 || out < 0) return 1;
+  int32_t one = 1;
+  if (wcu_memcpy_htod(flag, 0, &one, 4) != 0) return 2;
+  wcu_arg args[] = {wcu_arg_buffer(flag, 0), wcu_arg_buffer(out, 0)};
+  if (wcu_launch(k, 1, 1, 1, 32, 1, 1, 0, args, 2) != 0) return 3;
+  return -wcu_synchronize();
 }
