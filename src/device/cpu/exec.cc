@@ -909,11 +909,27 @@ T FMax(T a, T b, bool nan) {
 }
 
 // FMA lanes, built twice: with hardware FMA (chosen at load time on CPUs that have it) and
-// without (libm's exact fma). Results are identical: fma is correctly rounded either way.
+// without (libm's exact fma). Results are identical: fma is correctly rounded either way. Plain
+// functions, one per type: clang cannot multiversion templates.
+__attribute__((target_clones("fma", "default"))) void FmaLanesF32(uint32_t mask, uint64_t* d, const uint64_t* a,
+                                                                    const uint64_t* b, const uint64_t* c) {
+  ForLanes(mask, [&](int l) {
+    d[l] = ToBits(std::fma(FromBits<float>(a[l]), FromBits<float>(b[l]), FromBits<float>(c[l])));
+  });
+}
+__attribute__((target_clones("fma", "default"))) void FmaLanesF64(uint32_t mask, uint64_t* d, const uint64_t* a,
+                                                                    const uint64_t* b, const uint64_t* c) {
+  ForLanes(mask, [&](int l) {
+    d[l] = ToBits(std::fma(FromBits<double>(a[l]), FromBits<double>(b[l]), FromBits<double>(c[l])));
+  });
+}
 template <class T>
-__attribute__((target_clones("fma", "default"))) void FmaLanes(uint32_t mask, uint64_t* d, const uint64_t* a,
-                                                                 const uint64_t* b, const uint64_t* c) {
-  ForLanes(mask, [&](int l) { d[l] = ToBits(std::fma(FromBits<T>(a[l]), FromBits<T>(b[l]), FromBits<T>(c[l]))); });
+void FmaLanes(uint32_t mask, uint64_t* d, const uint64_t* a, const uint64_t* b, const uint64_t* c) {
+  if constexpr (std::is_same_v<T, float>) {
+    FmaLanesF32(mask, d, a, b, c);
+  } else {
+    FmaLanesF64(mask, d, a, b, c);
+  }
 }
 
 template <class T>
