@@ -15,13 +15,17 @@ if [[ ! -f "$build/CMakeCache.txt" ]]; then
   CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G "$generator" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DGPUWASM_FUZZ=ON -DGPUWASM_BUILD_TESTS=OFF -DGPUWASM_BUILD_BENCH=OFF -DGPUWASM_WERROR=OFF >/dev/null
 fi
-cmake --build "$build" -j "$(nproc)" --target fuzz_all example_hello example_vector_add >/dev/null
+if ! cmake --build "$build" -j "$(nproc)" --target fuzz_all example_hello example_vector_add >"$build/build.log" 2>&1; then
+  tail -30 "$build/build.log"
+  echo "fuzz: the build failed (whole log: $build/build.log)"
+  exit 1
+fi
 mkdir -p "$build/fuzz/artifacts"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 for t in "${targets[@]}"; do
   corpus="$build/fuzz/corpus/$t"
   mkdir -p "$corpus" "$root/fuzz/regressions/$t"
-  IFS=';' read -r -a seeds <"$build/fuzz/seeds_$t.txt"
+  IFS=';' read -r -a seeds <"$build/fuzz/seeds_$t.txt" || true  # one line, no newline
   existing=()
   for s in "${seeds[@]}"; do [[ -d $s ]] && existing+=("$s"); done
   echo "== fuzz_$t: ${secs}s"
