@@ -35,6 +35,10 @@ wabt::Features SupportedFeatures() {
 struct UnsupportedFeature {
   const char* name;  // what we tell the user
   void (wabt::Features::*enable)();
+  // libwabt 1.0.32's validator is not safe with every proposal enabled: with function references
+  // (and GC) a call_ref reaches an assert() in its type checker, i.e. an abort on untrusted input
+  // (found by fuzz_wasm; fuzz/regressions/wasm/). Those are probed by reading only.
+  bool validate = true;
 };
 
 const UnsupportedFeature kUnsupported[] = {
@@ -46,8 +50,8 @@ const UnsupportedFeature kUnsupported[] = {
     {"multiple memories", &wabt::Features::enable_multi_memory},
     {"relaxed SIMD", &wabt::Features::enable_relaxed_simd},
     {"extended constant expressions", &wabt::Features::enable_extended_const},
-    {"function references", &wabt::Features::enable_function_references},
-    {"garbage collection", &wabt::Features::enable_gc},
+    {"function references", &wabt::Features::enable_function_references, false},
+    {"garbage collection", &wabt::Features::enable_gc, false},
 };
 
 std::string FormatErrors(const wabt::Errors& errors) {
@@ -66,13 +70,14 @@ std::string FormatErrors(const wabt::Errors& errors) {
 
 // Reads and validates with `features`; true on success.
 bool ReadAndValidate(std::span<const uint8_t> wasm, const wabt::Features& features,
-                     wabt::Module* module, wabt::Errors* errors) {
+                     wabt::Module* module, wabt::Errors* errors, bool validate = true) {
   wabt::ReadBinaryOptions options(features, nullptr, /*read_debug_names=*/false,
                                   /*stop_on_first_error=*/true,
                                   /*fail_on_custom_section_error=*/false);
   if (wabt::Failed(wabt::ReadBinaryIr("guest.wasm", wasm.data(), wasm.size(), options, errors, module))) {
     return false;
   }
+  if (!validate) return true;
   wabt::ValidateOptions vopts(features);
   return wabt::Succeeded(wabt::ValidateModule(module, errors, vopts));
 }
@@ -157,7 +162,7 @@ Status ParseChecked(std::span<const uint8_t> wasm, const std::vector<ImportSpec>
       if (uf.enable == &wabt::Features::enable_relaxed_simd) f.enable_simd();
       wabt::Module probe;
       wabt::Errors ignored;
-      if (ReadAndValidate(wasm, f, &probe, &ignored)) {
+      if (ReadAndValidate(wasm, f, &probe, &ignored, uf.validate)) {
         return Status::Unsupported(std::string("module uses ") + uf.name +
                                    ", which gpuwasm does not support");
       }
