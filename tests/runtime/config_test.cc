@@ -111,6 +111,15 @@ TEST(Config, mistakes_are_errors_with_the_line) {
               "a token is given to two tenants");
 }
 
+TEST(Config, non_ascii_only_in_strings_and_comments) {
+  auto ok = ParseConfig("# caf\xc3\xa9\n[runtime]\nstore = \"/srv/caf\xc3\xa9\" # \xc3\xbcn\xc3\xafcode\n[server]\nlisten = '127.0.0.1:0'\n");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->store_dir, "/srv/caf\xc3\xa9");
+  // Outside them it is invalid TOML, and toml++ 3.3 would reach undefined behaviour on it.
+  ExpectError("[runtime]\nworkers = 4\nst\xef\xb6\xbfore = 1\n", "gpuwasm.toml:3: a non-ASCII character outside a string");
+  ExpectError("[runtime]\n\xc2\xa1 = 1\n", "gpuwasm.toml:2: a non-ASCII character");
+}
+
 TEST(Config, load_names_a_missing_file) {
   auto c = LoadConfig("/nonexistent/gpuwasm.toml");
   EXPECT_EQ(c.status().code(), StatusCode::kNotFound);
