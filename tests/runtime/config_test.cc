@@ -112,7 +112,7 @@ TEST(Config, mistakes_are_errors_with_the_line) {
 }
 
 TEST(Config, non_ascii_only_in_strings_and_comments) {
-  auto ok = ParseConfig("# caf\xc3\xa9\n[runtime]\nstore = \"/srv/caf\xc3\xa9\" # \xc3\xbcn\xc3\xafcode\n[server]\nlisten = '127.0.0.1:0'\n");
+  auto ok = ParseConfig("# caf\xc3\xa9\n[runtime]\nstore = \"/srv/caf\xc3\xa9\" # \xc3\xbcn\xc3\xaf" "code\n[server]\nlisten = '127.0.0.1:0'\n");
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_EQ(ok->store_dir, "/srv/caf\xc3\xa9");
   // Outside them it is invalid TOML, and toml++ 3.3 would reach undefined behaviour on it.
