@@ -33,6 +33,7 @@ def main():
     ap.add_argument("--clients", type=int, default=64)
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--warmup", type=float, default=15)
+    ap.add_argument("--trace", action="store_true", help="print resident memory every 10 s")
     ap.add_argument("--max-growth", type=float, default=5, help="allowed resident-memory growth after warm-up, %%")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="gpuwasm-load-")
@@ -117,6 +118,8 @@ def main():
         samples.append((time.monotonic() - started, rss_kib(server.pid)))
         time.sleep(1)
     samples = [(t, kib) for t, kib in samples if t <= args.seconds]
+    if args.trace:
+        print("resident MiB every 10 s:", " ".join(f"{kib / 1024:.0f}" for t, kib in samples[::10]))
     for t in threads:
         t.join()
     elapsed = time.monotonic() - started
@@ -132,18 +135,20 @@ def main():
     server.send_signal(signal.SIGTERM)
     server.wait(timeout=30)
 
-    # Resident memory moves with the requests in flight: compare the mean of the first and the last
-    # five samples after warm-up.
+    # Resident memory swings with the requests in flight (by about +-10 % here, over tens of
+    # seconds): compare the medians of the first and the second half after warm-up. A leak grows
+    # steadily and shows up as a higher second half.
     after = [kib for t, kib in samples if t >= args.warmup]
-    window = max(1, min(5, len(after) // 3))
-    warm = sum(after[:window]) / window if after else 0
-    final = sum(after[-window:]) / window if after else 0
+    half = len(after) // 2
+    median = lambda xs: sorted(xs)[len(xs) // 2] if xs else 0
+    warm, final = median(after[:half]), median(after[half:])
     peak = max(after) if after else 0
     growth = (final - warm) / warm * 100 if warm else float("nan")
     print(f"requests {stats['requests']} in {elapsed:.0f}s ({stats['requests'] / elapsed:.0f}/s) with {args.clients} clients; "
           f"by function {stats['by']}")
     print(f"wrong results {stats['wrong']}, unexpected errors {stats['errors']}")
-    print(f"resident memory after warm-up: {warm / 1024:.1f} MiB -> {final / 1024:.1f} MiB (peak {peak / 1024:.1f}), "
+    print(f"resident memory after warm-up, median of each half: {warm / 1024:.1f} MiB -> {final / 1024:.1f} MiB "
+          f"(peak {peak / 1024:.1f}), "
           f"growth {growth:+.1f} %")
     print(f"at the end: device bytes live {live_bytes:.0f}, running instances {running:.0f}")
     print(f"| {args.clients} | {elapsed:.0f} s | {stats['requests']} | {stats['wrong']} | {stats['errors']} | "
