@@ -910,14 +910,25 @@ T FMax(T a, T b, bool nan) {
 
 // FMA lanes, built twice: with hardware FMA (chosen at load time on CPUs that have it) and
 // without (libm's exact fma). Results are identical: fma is correctly rounded either way. Plain
-// functions, one per type: clang cannot multiversion templates.
-__attribute__((target_clones("fma", "default"))) void FmaLanesF32(uint32_t mask, uint64_t* d, const uint64_t* a,
+// functions, one per type: clang cannot multiversion templates. Not under ThreadSanitizer: the
+// ifunc resolver would run, instrumented, before TSan's runtime is up.
+#if defined(__SANITIZE_THREAD__)
+#define GPUWASM_FMA_CLONES
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define GPUWASM_FMA_CLONES
+#endif
+#endif
+#ifndef GPUWASM_FMA_CLONES
+#define GPUWASM_FMA_CLONES __attribute__((target_clones("fma", "default")))
+#endif
+GPUWASM_FMA_CLONES void FmaLanesF32(uint32_t mask, uint64_t* d, const uint64_t* a,
                                                                     const uint64_t* b, const uint64_t* c) {
   ForLanes(mask, [&](int l) {
     d[l] = ToBits(std::fma(FromBits<float>(a[l]), FromBits<float>(b[l]), FromBits<float>(c[l])));
   });
 }
-__attribute__((target_clones("fma", "default"))) void FmaLanesF64(uint32_t mask, uint64_t* d, const uint64_t* a,
+GPUWASM_FMA_CLONES void FmaLanesF64(uint32_t mask, uint64_t* d, const uint64_t* a,
                                                                     const uint64_t* b, const uint64_t* c) {
   ForLanes(mask, [&](int l) {
     d[l] = ToBits(std::fma(FromBits<double>(a[l]), FromBits<double>(b[l]), FromBits<double>(c[l])));
