@@ -3,6 +3,8 @@
 // faults, restart with the same store, concurrency, shutdown.
 #include <gtest/gtest.h>
 
+#include "../common/temp_dir.h"
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -17,26 +19,10 @@
 namespace gpuwasm::runtime {
 namespace {
 namespace fs = std::filesystem;
+using gpuwasm::testing::ReadFile;
+using gpuwasm::testing::TempDir;
 using std::chrono::milliseconds;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "gpuwasm-runtime-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  EXPECT_TRUE(in.good()) << p;
-  return std::string((std::istreambuf_iterator<char>(in)), {});
-}
 std::span<const uint8_t> Span(const std::string& s) {
   return std::span(reinterpret_cast<const uint8_t*>(s.data()), s.size());
 }

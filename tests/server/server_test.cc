@@ -3,6 +3,8 @@
 // text matching what was done, and a graceful shutdown that loses no accepted request.
 #include <gtest/gtest.h>
 
+#include "../common/temp_dir.h"
+
 #include <boost/asio.hpp>
 
 #include <chrono>
@@ -21,28 +23,12 @@
 namespace gpuwasm::server {
 namespace {
 namespace fs = std::filesystem;
+using gpuwasm::testing::ReadFile;
+using gpuwasm::testing::TempDir;
 namespace http = boost::beast::http;
 using std::chrono::milliseconds;
 using nlohmann::json;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "gpuwasm-server-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  EXPECT_TRUE(in.good()) << p;
-  return std::string((std::istreambuf_iterator<char>(in)), {});
-}
 fs::path Example(const std::string& name) { return fs::path(GPUWASM_EXAMPLES_DIR) / name / (name + ".wasm"); }
 fs::path Lifecycle() { return fs::path(GPUWASM_RUNTIME_TEST_MODULES) / "lifecycle.wasm"; }
 std::string U64(uint64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); }

@@ -1,6 +1,8 @@
 // The function store: blobs, SQLite metadata, and recovery after a crash at any point of a deploy.
 #include <gtest/gtest.h>
 
+#include "../common/temp_dir.h"
+
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <signal.h>
@@ -22,19 +24,8 @@
 namespace gpuwasm::store {
 namespace {
 namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "gpuwasm-store-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using gpuwasm::testing::ReadFile;
+using gpuwasm::testing::TempDir;
 
 std::span<const uint8_t> Span(const std::string& s) {
   return std::span(reinterpret_cast<const uint8_t*>(s.data()), s.size());
@@ -244,13 +235,20 @@ TEST(LocalStore, deploys_killed_at_random_moments_leave_a_consistent_store) {
       }
     }
     ::close(fds[1]);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20 + rng() % 60));
+    // Wait until the child has acknowledged its first deploy (a loaded machine may take a while
+    // to get there), then kill it at a random moment after.
+    std::string text;
+    char buf[4096];
+    while (text.find('\n') == std::string::npos) {
+      ssize_t n = ::read(fds[0], buf, sizeof buf);
+      if (n <= 0) break;
+      text.append(buf, static_cast<size_t>(n));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 60));
     ::kill(pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);
     ASSERT_TRUE(WIFSIGNALED(status)) << "the child stopped by itself with " << WEXITSTATUS(status);
-    std::string text;
-    char buf[4096];
     for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
     ::close(fds[0]);
     size_t lines = 0;
