@@ -115,6 +115,7 @@ void RegisterServe(CLI::App& app) {
   cmd->add_option("--gpm-interval", flags->gpm_interval, "NVML GPM sampling interval for /metrics")->capture_default_str();
   cmd->add_flag("--no-gpm", flags->no_gpm, "Do not sample GPU metrics");
   AddEngineFlags(cmd, &flags->engine);
+  cmd->get_option("--cache-dir")->description("Where compiled modules are cached (default: the store's artifacts/ directory)");
   cmd->callback([flags] { SetExitCode(Serve(*flags)); });
 }
 
