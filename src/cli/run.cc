@@ -21,7 +21,6 @@ constexpr int kExitBadModule = 65;   // EX_DATAERR: invalid or rejected module
 constexpr int kExitNoInput = 66;     // EX_NOINPUT: a file could not be read
 constexpr int kExitSoftware = 70;    // EX_SOFTWARE: engine error
 constexpr int kExitDeadline = 124;   // like timeout(1)
-constexpr int kExitTrap = 134;       // like an abort
 
 struct RunFlags {
   EngineFlags engine;

@@ -135,8 +135,7 @@ bool ValidDigest(std::string_view s) {
   return true;
 }
 
-Status ReadTenant(TableReader& r, const toml::table& table, TenantConfig* t) {
-  (void)table;
+Status ReadTenant(TableReader& r, TenantConfig* t) {
   GPUWASM_RETURN_IF_ERROR(r.String("name", &t->name));
   std::vector<std::string> tokens;
   GPUWASM_RETURN_IF_ERROR(r.Strings("tokens", &tokens));
@@ -299,7 +298,7 @@ Result<RuntimeConfig> ParseConfig(std::string_view text, std::string_view source
       if (!e.is_table()) return top.Error(e, "each entry of tenants must be a table ([[tenants]])");
       TableReader r(*e.as_table(), "[[tenants]]", source);
       TenantConfig t;
-      GPUWASM_RETURN_IF_ERROR(ReadTenant(r, *e.as_table(), &t));
+      GPUWASM_RETURN_IF_ERROR(ReadTenant(r, &t));
       if (!ValidTenantName(t.name)) {
         return r.Error(e, "tenant name '" + t.name + "' must be 1-64 characters of a-z, 0-9, '-' and '_'");
       }

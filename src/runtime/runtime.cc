@@ -164,6 +164,12 @@ bool ValidFunctionName(std::string_view s) {
 
 std::string Bytes(uint64_t n) { return std::to_string(n) + " bytes"; }
 
+Status CheckModuleSize(const TenantConfig& t, uint64_t size) {
+  if (size <= t.max_module_size) return Status::Ok();
+  return Status::ResourceExhausted("module of " + Bytes(size) + " exceeds tenant '" + t.name + "''s max_module_size of " +
+                                   Bytes(t.max_module_size));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Runtime>> Runtime::Create(RuntimeConfig config, RuntimeOptions options) {
@@ -230,10 +236,7 @@ Result<store::FunctionRecord> Runtime::Deploy(std::string_view tenant, std::stri
                                    "' must be 1-128 characters of A-Z, a-z, 0-9, '-', '_' and '.', not starting with fn_");
   }
   if (entry.size() > 256) return Status::InvalidArgument("entry point name is longer than 256 bytes");
-  if (wasm.size() > t->config.max_module_size) {
-    return Status::ResourceExhausted("module of " + Bytes(wasm.size()) + " exceeds tenant '" + t->config.name +
-                                     "''s max_module_size of " + Bytes(t->config.max_module_size));
-  }
+  GPUWASM_RETURN_IF_ERROR(CheckModuleSize(t->config, wasm.size()));
   store::NewFunction nf;
   nf.tenant = std::string(tenant);
   nf.name = std::string(name);
@@ -383,10 +386,7 @@ Result<InvokeResult> Runtime::InvokeModule(std::string_view tenant, std::span<co
                                            InvokeRequest request) {
   if (!accepting_) return Status::Unavailable("gpuwasm is shutting down");
   GPUWASM_ASSIGN_OR_RETURN(TenantState * t, Tenant(tenant));
-  if (wasm.size() > t->config.max_module_size) {
-    return Status::ResourceExhausted("module of " + Bytes(wasm.size()) + " exceeds tenant '" + t->config.name +
-                                     "''s max_module_size of " + Bytes(t->config.max_module_size));
-  }
+  GPUWASM_RETURN_IF_ERROR(CheckModuleSize(t->config, wasm.size()));
   GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const wasm::Module> module, engine_->Compile(wasm));
   store::FunctionRecord rec;
   rec.tenant = std::string(tenant);

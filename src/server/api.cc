@@ -193,6 +193,8 @@ Admission Api::Admit(const Request& req) {
   Target t = ParseTarget(Sv(req.target()));
   std::string allowed;
   a.route = RouteOf(t, &allowed);
+  a.path = std::move(t.segments);
+  a.query = std::move(t.query);
   a.body_limit = 64 * 1024;
   auto reject = [&](unsigned status, const std::string& code, const std::string& message) {
     a.reject = Error(status, code, message, req.version(), false);  // the body is not read: close
@@ -262,7 +264,6 @@ Admission Api::Admit(const Request& req) {
 }
 
 Response Api::Handle(const Request& req, const Admission& a) {
-  Target t = ParseTarget(Sv(req.target()));
   auto ok = [&](unsigned status, const json& body) {
     Response res{static_cast<http::status>(status), req.version()};
     res.set(http::field::content_type, "application/json");
@@ -303,11 +304,12 @@ Response Api::Handle(const Request& req, const Admission& a) {
     return ok(200, {{"functions", list}});
   }
   if (a.route == "/v1/functions") {  // POST: deploy
-    auto name = t.query.find("name");
-    if (name == t.query.end() || name->second.empty()) {
+    auto name = a.query.find("name");
+    if (name == a.query.end() || name->second.empty()) {
       return fail(Status::InvalidArgument("deploy needs ?name=<function name>"));
     }
-    std::string entry = t.query.count("entry") ? t.query["entry"] : "";
+    auto entry_it = a.query.find("entry");
+    std::string entry = entry_it != a.query.end() ? entry_it->second : "";
     const std::string& body = req.body();
     auto rec = rt_.Deploy(a.tenant, name->second, std::span(reinterpret_cast<const uint8_t*>(body.data()), body.size()),
                           entry);
@@ -316,7 +318,7 @@ Response Api::Handle(const Request& req, const Admission& a) {
     res.set(http::field::location, "/v1/functions/" + rec->id);
     return res;
   }
-  const std::string& id = t.segments[2];
+  const std::string& id = a.path[2];
   if (a.route == "/v1/functions/{id}" && req.method() == http::verb::get) {
     auto rec = rt_.GetFunction(a.tenant, id);
     if (!rec.ok()) return fail(rec.status());
@@ -327,14 +329,14 @@ Response Api::Handle(const Request& req, const Admission& a) {
     if (!s.ok()) return fail(s);
     return ok(200, {{"deleted", id}});
   }
-  return Invoke(req, a, id);
+  return Invoke(req, a);
 }
 
-Response Api::Invoke(const Request& req, const Admission& a, const std::string& function) {
-  Target t = ParseTarget(Sv(req.target()));
+Response Api::Invoke(const Request& req, const Admission& a) {
+  const std::string& function = a.path[2];
   runtime::InvokeRequest ir;
   ir.input = req.body();
-  if (auto timeout = t.query.find("timeout"); timeout != t.query.end()) {
+  if (auto timeout = a.query.find("timeout"); timeout != a.query.end()) {
     auto d = ParseDuration(timeout->second);
     if (!d.ok()) {
       return Error(400, "invalid_argument", "timeout: " + d.status().message(), req.version(), req.keep_alive());
@@ -360,7 +362,7 @@ Response Api::Invoke(const Request& req, const Admission& a, const std::string& 
   res.set("X-Gpuwasm-Metrics", json(r->metrics).dump());
   if (!r->trap.empty()) res.set("X-Gpuwasm-Trap", r->trap);
   if (!r->error.empty()) res.set("X-Gpuwasm-Error", r->error.substr(0, 1024));
-  if (t.query.count("format") && t.query["format"] == "json") {
+  if (auto format = a.query.find("format"); format != a.query.end() && format->second == "json") {
     json j = *r;
     auto text = [](const std::string& s, const char* key, json& out) {
       if (ValidUtf8(s)) {

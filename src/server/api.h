@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <boost/beast/http.hpp>
 
@@ -32,6 +33,8 @@ struct Admission {
   std::string tenant;
   std::string route;               // route template, the label of HTTP metrics
   uint64_t body_limit = 0;
+  std::vector<std::string> path;   // the target's path segments, decoded
+  std::map<std::string, std::string> query;
 };
 
 class Api {
@@ -57,7 +60,7 @@ class Api {
     std::chrono::steady_clock::time_point refilled;
   };
   bool TakeRateToken(const runtime::TenantConfig& t, const std::string& key, double* retry_after);
-  Response Invoke(const Request& req, const Admission& a, const std::string& function);
+  Response Invoke(const Request& req, const Admission& a);
 
   runtime::Runtime& rt_;
   const telemetry::MetricRegistry* gpm_;

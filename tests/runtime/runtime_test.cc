@@ -3,6 +3,7 @@
 // faults, restart with the same store, concurrency, shutdown.
 #include <gtest/gtest.h>
 
+#include "../common/guests.h"
 #include "../common/temp_dir.h"
 
 #include <chrono>
@@ -13,26 +14,21 @@
 #include <iterator>
 #include <thread>
 
-#include "device/cpu/cpu_device.h"
 #include "runtime/runtime.h"
 
 namespace gpuwasm::runtime {
 namespace {
 namespace fs = std::filesystem;
+using gpuwasm::testing::Cpu;
+using gpuwasm::testing::Example;
+using gpuwasm::testing::Lifecycle;
 using gpuwasm::testing::ReadFile;
 using gpuwasm::testing::TempDir;
+using gpuwasm::testing::U64;
 using std::chrono::milliseconds;
 
 std::span<const uint8_t> Span(const std::string& s) {
   return std::span(reinterpret_cast<const uint8_t*>(s.data()), s.size());
-}
-fs::path Example(const std::string& name) { return fs::path(GPUWASM_EXAMPLES_DIR) / name / (name + ".wasm"); }
-fs::path Lifecycle() { return fs::path(GPUWASM_RUNTIME_TEST_MODULES) / "lifecycle.wasm"; }
-std::string U64(uint64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); }
-
-std::shared_ptr<device::Device> Cpu() {
-  static std::shared_ptr<device::Device> d = device::cpu::CreateCpuDevice();
-  return d;
 }
 
 TenantConfig Tenant(const std::string& name) {

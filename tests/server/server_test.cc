@@ -3,6 +3,7 @@
 // text matching what was done, and a graceful shutdown that loses no accepted request.
 #include <gtest/gtest.h>
 
+#include "../common/guests.h"
 #include "../common/temp_dir.h"
 
 #include <boost/asio.hpp>
@@ -16,27 +17,22 @@
 #include <sstream>
 #include <thread>
 
-#include "device/cpu/cpu_device.h"
 #include "server/client.h"
 #include "server/server.h"
 
 namespace gpuwasm::server {
 namespace {
 namespace fs = std::filesystem;
+using gpuwasm::testing::Cpu;
+using gpuwasm::testing::Example;
+using gpuwasm::testing::Lifecycle;
 using gpuwasm::testing::ReadFile;
 using gpuwasm::testing::TempDir;
+using gpuwasm::testing::U64;
 namespace http = boost::beast::http;
 using std::chrono::milliseconds;
 using nlohmann::json;
 
-fs::path Example(const std::string& name) { return fs::path(GPUWASM_EXAMPLES_DIR) / name / (name + ".wasm"); }
-fs::path Lifecycle() { return fs::path(GPUWASM_RUNTIME_TEST_MODULES) / "lifecycle.wasm"; }
-std::string U64(uint64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); }
-
-std::shared_ptr<device::Device> Cpu() {
-  static std::shared_ptr<device::Device> d = device::cpu::CreateCpuDevice();
-  return d;
-}
 
 runtime::TenantConfig Tenant(const std::string& name, const std::string& token = "") {
   runtime::TenantConfig t;
