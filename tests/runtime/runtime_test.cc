@@ -375,6 +375,24 @@ TEST(Runtime, live_view_shows_running_instances_with_their_snapshots) {
   EXPECT_TRUE(rt->Instances().empty());
 }
 
+TEST(Runtime, bad_names_and_ids_are_refused_with_the_reason) {
+  TempDir dir;
+  auto rt = Make(dir.path());
+  std::string bytes = ReadFile(Lifecycle());
+  for (const char* name : {"", "fn_lookalike", "has space", "semi;colon"}) {
+    auto r = rt->Deploy("acme", name, Span(bytes), "echo");
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << name;
+    EXPECT_NE(r.status().message().find("must be 1-128 characters of A-Z, a-z, 0-9, '-', '_' and '.', not starting with fn_"),
+              std::string::npos)
+        << r.status();
+  }
+  auto long_entry = rt->Deploy("acme", "echo", Span(bytes), std::string(257, 'e'));
+  EXPECT_EQ(long_entry.status().ToString(), "invalid_argument: entry point name is longer than 256 bytes");
+  EXPECT_EQ(rt->Deploy("nobody", "echo", Span(bytes)).status().ToString(), "not_found: no tenant named 'nobody'");
+  EXPECT_EQ(rt->DeleteFunction("acme", "echo").ToString(),
+            "invalid_argument: delete takes a function id (fn_...), not a name");
+}
+
 TEST(Runtime, tenants_see_only_their_own_functions) {
   TempDir dir;
   auto rt = Make(dir.path(), {Tenant("acme"), Tenant("beta")});

@@ -130,6 +130,27 @@ TEST(Server, deploys_and_invokes_every_example) {
   EXPECT_EQ(list["functions"].size(), 6u);
 }
 
+TEST(Server, bad_listen_addresses_are_refused) {
+  for (auto [listen, message] : std::vector<std::pair<std::string, std::string>>{
+           {"127.0.0.1", "invalid_argument: listen address '127.0.0.1' must be host:port"},
+           {"127.0.0.1:http", "invalid_argument: listen address '127.0.0.1:http' has no valid port"},
+           {"127.0.0.1:70000", "invalid_argument: listen address '127.0.0.1:70000' has no valid port"},
+           {"localhost:0", "invalid_argument: listen address 'localhost:0': 'localhost' is not an IP address"}}) {
+    TempDir dir;
+    runtime::RuntimeConfig c;
+    c.store_dir = dir.path();
+    c.server.listen = listen;
+    runtime::RuntimeOptions o;
+    o.device = Cpu();
+    o.engine.cache_dir = GPUWASM_SERVER_TEST_CACHE;
+    auto rt = runtime::Runtime::Create(std::move(c), std::move(o));
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    auto s = Server::Start(**rt, nullptr, "test");
+    ASSERT_FALSE(s.ok()) << listen;
+    EXPECT_EQ(s.status().ToString(), message);
+  }
+}
+
 TEST(Server, binary_output_and_errors_as_json) {
   Node node;
   auto c = node.Client();
