@@ -35,6 +35,23 @@ void CallInstantiate(Instance*, void* arg) {
   c->glue->instantiate(c->raw, c->host);
 }
 
+// A trap while setting up an instance (its start code or a reactor's _initialize), as the
+// status the caller sees: a deadline stays a deadline and a memory cap stays an exhausted
+// resource, so that an invocation whose deadline passes during setup is not a server error.
+Status SetupTrap(std::string_view stage, TrapKind trap, uint32_t max_memory_pages) {
+  switch (trap) {
+    case TrapKind::kMemoryCap:
+      return Status::ResourceExhausted(std::string(stage) + " failed: the module's memory exceeds the cap of " +
+                                       std::to_string(max_memory_pages) + " pages");
+    case TrapKind::kResourceExhausted:
+      return Status::ResourceExhausted(std::string(stage) + " failed: out of memory for linear memory or tables");
+    case TrapKind::kDeadlineExceeded:
+      return Status::DeadlineExceeded(std::string(stage) + " did not finish before the deadline");
+    default:
+      return Status::InvalidArgument(std::string(stage) + " trapped: " + std::string(TrapKindName(trap)));
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Instance>> Instance::Create(std::shared_ptr<const Module> module, void* host,
@@ -54,20 +71,7 @@ Result<std::unique_ptr<Instance>> Instance::Create(std::shared_ptr<const Module>
   CallOutcome outcome;
   inst->Run(CallInstantiate, &call, deadline, &outcome);
   inst->instantiated_ = true;  // free whatever part was set up, even after a trap
-  if (!outcome.ok()) {
-    std::string why(TrapKindName(outcome.trap));
-    if (outcome.trap == TrapKind::kMemoryCap) {
-      return Status::ResourceExhausted("instantiation failed: the module's initial memory exceeds the cap of " +
-                                       std::to_string(limits.max_memory_pages) + " pages");
-    }
-    if (outcome.trap == TrapKind::kResourceExhausted) {
-      return Status::ResourceExhausted("instantiation failed: out of memory for linear memory or tables");
-    }
-    if (outcome.trap == TrapKind::kDeadlineExceeded) {
-      return Status::DeadlineExceeded("instantiation did not finish before the deadline");
-    }
-    return Status::InvalidArgument("instantiation trapped: " + why);
-  }
+  if (!outcome.ok()) return SetupTrap("instantiation", outcome.trap, limits.max_memory_pages);
   if (outcome.exited) return Status::InvalidArgument("the module exited during instantiation");
   inst->memory_ = glue.memory(inst->raw_);
   // WASI reactors (wasi-libc -mexec-model=reactor) must have _initialize run before any other
@@ -75,7 +79,7 @@ Result<std::unique_ptr<Instance>> Instance::Create(std::shared_ptr<const Module>
   if (const ExportInfo* init = inst->module_->FindExport("_initialize"); init != nullptr && init->kind == ExportKind::kVoid) {
     auto r = inst->Call("_initialize", deadline);
     if (!r.ok()) return r.status();
-    if (!r->ok()) return Status::InvalidArgument("_initialize trapped: " + std::string(TrapKindName(r->trap)));
+    if (!r->ok()) return SetupTrap("_initialize", r->trap, limits.max_memory_pages);
     if (r->exited) return Status::InvalidArgument("the module exited in _initialize");
   }
   return inst;

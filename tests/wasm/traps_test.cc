@@ -79,6 +79,16 @@ TEST(MemoryCap, initial_memory_above_cap_fails_instantiation_clearly) {
       << r.outcome.status();
 }
 
+TEST(Reactor, initialize_past_the_deadline_is_a_deadline) {
+  auto module = CompileOrDie("traps/slow_reactor.wasm");
+  ASSERT_NE(module, nullptr);
+  host::HostEnv env({});
+  auto inst = wasm::Instance::Create(module, &env, {}, wasm::Clock::now() + std::chrono::milliseconds(50));
+  ASSERT_FALSE(inst.ok());
+  EXPECT_EQ(inst.status().code(), StatusCode::kDeadlineExceeded) << inst.status();
+  EXPECT_EQ(inst.status().message(), "_initialize did not finish before the deadline");
+}
+
 TEST(MemoryCap, grow_stops_at_cap_with_minus_one) {
   auto module = CompileOrDie("traps/memory_limits.wasm");
   ASSERT_NE(module, nullptr);
