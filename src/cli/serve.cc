@@ -21,6 +21,7 @@ struct ServeFlags {
   std::string config;
   std::string listen;
   std::string store;
+  std::string database;
   std::string device;
   std::string gpm_interval = "1s";
   bool no_gpm = false;
@@ -35,6 +36,7 @@ int Serve(const ServeFlags& f) {
   if (!config.ok()) return fail(config.status());
   if (!f.listen.empty()) config->server.listen = f.listen;
   if (!f.store.empty()) config->store_dir = f.store;
+  if (!f.database.empty()) config->database = f.database;
   if (!f.device.empty()) config->device = f.device;
 
   // SIGINT/SIGTERM are taken with sigwait below: block them before any thread starts.
@@ -87,7 +89,7 @@ int Serve(const ServeFlags& f) {
   std::string listen = (*rt)->config().server.listen;
   std::string host = listen.substr(0, listen.rfind(':'));
   std::printf("gpuwasm serve: listening on http://%s:%u (device: %s; store: %s; %zu tenant(s))\n", host.c_str(),
-              (*server)->port(), (*rt)->device_info().name.c_str(), (*rt)->store()->dir().c_str(),
+              (*server)->port(), (*rt)->device_info().name.c_str(), (*rt)->store()->description().c_str(),
               (*rt)->config().tenants.size());
   std::fflush(stdout);
 
@@ -111,6 +113,11 @@ void RegisterServe(CLI::App& app) {
   cmd->add_option("--config,-c", flags->config, "Configuration file (TOML; docs/operator-guide.md). Default: one open tenant");
   cmd->add_option("--listen,-l", flags->listen, "Address to listen on, host:port (default: [server].listen, 127.0.0.1:8080)");
   cmd->add_option("--store", flags->store, "Function store directory (default: [runtime].store, else ~/.local/share/gpuwasm)");
+  cmd->add_option("--database", flags->database,
+                  "PostgreSQL connection string shared by every node (postgresql://user@host/db); the store "
+                  "directory then holds only blobs and compiled modules and may be a shared volume "
+                  "(default: [runtime].database, else SQLite in the store directory)")
+      ->envname("GPUWASM_DATABASE_URL");
   cmd->add_option("--device,-d", flags->device, "auto, cpu or cuda:N (default: [runtime].device, auto)");
   cmd->add_option("--gpm-interval", flags->gpm_interval, "NVML GPM sampling interval for /metrics")->capture_default_str();
   cmd->add_flag("--no-gpm", flags->no_gpm, "Do not sample GPU metrics");

@@ -265,6 +265,7 @@ Result<RuntimeConfig> ParseConfig(std::string_view text, std::string_view source
     std::string store;
     GPUWASM_RETURN_IF_ERROR(r.String("store", &store));
     c.store_dir = store;
+    GPUWASM_RETURN_IF_ERROR(r.String("database", &c.database));
     GPUWASM_RETURN_IF_ERROR(r.String("device", &c.device));
     GPUWASM_RETURN_IF_ERROR(r.Count("workers", &c.workers, 0));
     GPUWASM_RETURN_IF_ERROR(r.Count("compile_workers", &c.compile_workers, 0));

@@ -46,6 +46,9 @@ struct ServerConfig {
 
 struct RuntimeConfig {
   std::filesystem::path store_dir;        // "" = store::DefaultStoreDir()
+  // "" = SQLite in store_dir (one node); else a PostgreSQL connection string shared by every node,
+  // with store_dir holding blobs and artifacts (a shared volume, or one directory per node).
+  std::string database;
   std::string device = "auto";            // auto, cpu, cuda:N
   uint32_t workers = 0;                   // instances running at once; 0 = DefaultWorkers()
   uint32_t compile_workers = 0;           // deploy compiles at once; 0 = max(1, cores / 2)

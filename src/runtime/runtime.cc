@@ -183,7 +183,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(RuntimeConfig config, RuntimeOp
   }
   if (options.use_store) {
     std::filesystem::path dir = c.store_dir.empty() ? store::DefaultStoreDir() : c.store_dir;
-    GPUWASM_ASSIGN_OR_RETURN(rt->store_, store::LocalStore::Open(dir));
+    GPUWASM_ASSIGN_OR_RETURN(rt->store_, store::LocalStore::Open(store::StoreOptions{dir, c.database}));
     for (const TenantConfig& t : c.tenants) GPUWASM_RETURN_IF_ERROR(rt->store_->metadata().AddTenant(t.name));
   }
   wasm::EngineOptions eo = std::move(options.engine);
@@ -207,8 +207,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(RuntimeConfig config, RuntimeOp
     for (const std::string& id : rt->store_->recovery().interrupted_compiles) {
       auto rec = rt->store_->metadata().GetFunction(id);
       if (!rec.ok()) continue;
-      Runtime* self = rt.get();
-      rt->compile_pool_->Submit("", [self, r = *rec] { self->CompileDeployed(r); });
+      rt->StartCompile(*rec);
     }
   }
   return rt;
@@ -242,9 +241,27 @@ Result<store::FunctionRecord> Runtime::Deploy(std::string_view tenant, std::stri
   nf.name = std::string(name);
   nf.entry = std::string(entry);
   GPUWASM_ASSIGN_OR_RETURN(store::FunctionRecord rec, store_->AddFunction(std::move(nf), wasm));
-  compile_pool_->Submit("", [this, rec] { CompileDeployed(rec); });
+  StartCompile(rec);
   return rec;
 }
+
+void Runtime::StartCompile(const store::FunctionRecord& f) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!compiling_.insert(f.id).second) return;  // already queued or running here
+  }
+  bool queued = compile_pool_->Submit("", [this, f] {
+    CompileDeployed(f);
+    std::lock_guard<std::mutex> lock(mu_);
+    compiling_.erase(f.id);
+  });
+  if (!queued) {
+    std::lock_guard<std::mutex> lock(mu_);
+    compiling_.erase(f.id);
+  }
+}
+
+std::string Runtime::CompileLockName(const store::FunctionRecord& f) { return "compile:" + f.sha256; }
 
 void Runtime::CompileDeployed(const store::FunctionRecord& f) {
   auto finish = [&](store::DeployStatus status, const std::string& error) {
@@ -255,6 +272,20 @@ void Runtime::CompileDeployed(const store::FunctionRecord& f) {
     { std::lock_guard<std::mutex> lock(mu_); }  // a waiter has checked the status or is waiting
     compiled_cv_.notify_all();
   };
+  // Once among the nodes sharing the store: a node compiling the same bytes holds this lock,
+  // and when it is released the status says whether there is anything left to do.
+  Result<std::unique_ptr<store::StoreLock>> held = store_->metadata().Lock(CompileLockName(f));
+  if (!held.ok()) {
+    // The record stays "compiling": the next invocation of it, or the next start, tries again.
+    std::fprintf(stderr, "gpuwasm: cannot compile %s now: %s\n", f.id.c_str(), held.status().ToString().c_str());
+    return;
+  }
+  Result<store::FunctionRecord> now = store_->metadata().GetFunction(f.id);
+  if (!now.ok() || now->status != store::DeployStatus::kCompiling) {
+    { std::lock_guard<std::mutex> lock(mu_); }
+    compiled_cv_.notify_all();
+    return;  // deleted, or another node finished it: its artifact is loaded on first use
+  }
   Result<std::string> bytes = store_->blobs().Get(f.sha256);
   if (!bytes.ok()) return finish(store::DeployStatus::kFailed, bytes.status().ToString());
   auto module = engine_->Compile(std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()));
@@ -278,15 +309,15 @@ void Runtime::CompileDeployed(const store::FunctionRecord& f) {
 Result<store::FunctionRecord> Runtime::WaitReady(std::string_view tenant, std::string_view id,
                                                  std::chrono::milliseconds timeout) {
   auto until = Clock::now() + timeout;
-  // The status is checked under mu_, and a finishing compile takes mu_ before notifying: no
-  // wake-up is missed.
-  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     Result<store::FunctionRecord> rec = GetFunction(tenant, id);
     if (!rec.ok() || rec->status != store::DeployStatus::kCompiling) return rec;
-    if (compiled_cv_.wait_until(lock, until) == std::cv_status::timeout) {
-      return Status::DeadlineExceeded("function " + std::string(id) + " is still compiling");
-    }
+    std::unique_lock<std::mutex> lock(mu_);
+    auto now = Clock::now();
+    if (now >= until) return Status::DeadlineExceeded("function " + std::string(id) + " is still compiling");
+    // A compile here notifies; one on another node (shared store) is seen by asking again, and
+    // so is a notification that came between the question and this wait.
+    compiled_cv_.wait_until(lock, std::min(until, now + std::chrono::milliseconds(50)));
   }
 }
 
@@ -324,9 +355,14 @@ Status Runtime::DeleteFunction(std::string_view tenant, std::string_view id) {
 }
 
 Result<store::FunctionRecord> Runtime::ResolveReady(TenantState& t, std::string_view id_or_name) {
-  auto unusable = [](const store::FunctionRecord& r) -> Status {
+  auto unusable = [this](const store::FunctionRecord& r) -> Status {
     std::string what = "function " + r.name + " version " + std::to_string(r.version) + " (" + r.id + ")";
-    if (r.status == store::DeployStatus::kCompiling) return Status::Unavailable(what + " is still compiling");
+    if (r.status == store::DeployStatus::kCompiling) {
+      // On a shared store the node that deployed it may have died while compiling: take the
+      // compile over (it waits on that node's lock while that node is alive).
+      if (store_->shared()) StartCompile(r);
+      return Status::Unavailable(what + " is still compiling");
+    }
     return Status::InvalidArgument(what + " failed to compile: " + r.error);
   };
   if (id_or_name.rfind("fn_", 0) == 0) {
@@ -349,7 +385,10 @@ Result<std::shared_ptr<const wasm::Module>> Runtime::LoadedModule(const store::F
     auto it = loaded_.find(f.id);
     if (it != loaded_.end()) return it->second;
   }
-  // Deployed before this process started: the artifact is normally in the engine's cache.
+  // Deployed before this process started, or on another node: the artifact is normally in the
+  // engine's cache (shared by the nodes when the store directory is). Compiled once at a time
+  // among the nodes sharing the store.
+  GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<store::StoreLock> held, store_->metadata().Lock(CompileLockName(f)));
   GPUWASM_ASSIGN_OR_RETURN(std::string bytes, store_->blobs().Get(f.sha256));
   GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const wasm::Module> m,
                            engine_->Compile(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size())));
@@ -575,6 +614,8 @@ std::vector<LiveInstance> Runtime::Instances(std::optional<std::string_view> ten
 
 RuntimeStats Runtime::Stats() const {
   RuntimeStats s;
+  s.module_compiles = engine_->compiles();
+  s.module_cache_loads = engine_->cache_loads();
   std::map<const void*, std::pair<uint64_t, uint64_t>> gauges;  // state -> (device bytes, pinned)
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [id, l] : live_) {

@@ -25,6 +25,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -129,6 +130,8 @@ struct FunctionStats {
 struct RuntimeStats {
   std::vector<TenantStats> tenants;
   std::vector<FunctionStats> functions;  // functions invoked since start
+  uint64_t module_compiles = 0;     // modules compiled by this node (C compiler runs)
+  uint64_t module_cache_loads = 0;  // modules loaded from the artifact cache instead
 };
 
 struct RuntimeOptions {
@@ -192,7 +195,10 @@ class Runtime {
   Result<TenantState*> Tenant(std::string_view name) const;
   Result<store::FunctionRecord> ResolveReady(TenantState& t, std::string_view id_or_name);
   Result<std::shared_ptr<const wasm::Module>> LoadedModule(const store::FunctionRecord& f);
+  // Queues CompileDeployed once per function id at a time.
+  void StartCompile(const store::FunctionRecord& f);
   void CompileDeployed(const store::FunctionRecord& f);
+  static std::string CompileLockName(const store::FunctionRecord& f);
   FunctionState* StateOf(const store::FunctionRecord& f, std::string_view name);
   Result<InvokeResult> Run(TenantState& t, FunctionState& f, std::shared_ptr<const wasm::Module> module,
                            std::string entry, InvokeRequest request);
@@ -207,10 +213,11 @@ class Runtime {
   std::unique_ptr<wasm::Engine> engine_;
   std::map<std::string, std::unique_ptr<TenantState>, std::less<>> tenants_;
 
-  mutable std::mutex mu_;  // functions_, loaded_, live_, next_live_id_
+  mutable std::mutex mu_;  // functions_, loaded_, compiling_, live_, next_live_id_
   std::condition_variable compiled_cv_;
   std::map<std::string, std::unique_ptr<FunctionState>, std::less<>> functions_;  // by id ("" key: ad hoc)
   std::map<std::string, std::shared_ptr<const wasm::Module>, std::less<>> loaded_;  // by function id
+  std::set<std::string, std::less<>> compiling_;  // ids queued or compiling here
   std::map<uint64_t, Live*> live_;
   uint64_t next_live_id_ = 1;
 

@@ -397,6 +397,12 @@ std::string Api::RenderMetrics() const {
   m.SetGauge("gpuwasm_build_info", "Build of this gpuwasm node (always 1).",
              {{"version", version_}, {"device", rt_.device_info().name}}, 1);
   runtime::RuntimeStats s = rt_.Stats();
+  m.AddCounter("gpuwasm_module_compiles_total",
+               "Wasm modules this node translated and compiled to native code (deploys, and first use elsewhere).", {},
+               static_cast<double>(s.module_compiles));
+  m.AddCounter("gpuwasm_module_cache_loads_total",
+               "Wasm modules this node loaded from the compiled-module cache instead of compiling them.", {},
+               static_cast<double>(s.module_cache_loads));
   for (const runtime::FunctionStats& f : s.functions) {
     telemetry::Labels fl = {{"tenant", f.tenant}, {"function", f.function_name}, {"function_id", f.function_id}};
     for (size_t i = 0; i < runtime::kInvocationStatusCount; ++i) {

@@ -3,13 +3,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 
 #include "common/sha256.h"
+#include "common/unique_name.h"
 
 namespace gpuwasm::store {
 namespace fs = std::filesystem;
@@ -53,9 +53,8 @@ Result<fs::path> BlobStore::PathOf(std::string_view sha256) const {
 Result<std::string> BlobStore::Put(std::span<const uint8_t> bytes) {
   std::string sha = Sha256Hex(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   fs::path final_path = root_ / "blobs" / sha;
-  if (auto size = Size(sha); size.ok() && *size == bytes.size()) return sha;
-  static std::atomic<uint64_t> counter{0};
-  fs::path tmp = root_ / "tmp" / (sha + "." + std::to_string(::getpid()) + "." + std::to_string(counter++));
+  if (auto size = Size(sha); size.ok() && *size == bytes.size()) return sha;  // same bytes: same name
+  fs::path tmp = root_ / "tmp" / (sha + "." + UniqueSuffix());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("cannot create " + tmp.string());
   const uint8_t* p = bytes.data();
@@ -125,11 +124,16 @@ Result<std::vector<std::string>> BlobStore::List() const {
   return out;
 }
 
-Result<size_t> BlobStore::CleanTemporary() {
+Result<size_t> BlobStore::CleanTemporary(std::chrono::seconds older_than) {
   size_t removed = 0;
   std::error_code ec;
+  auto now = fs::file_time_type::clock::now();
   for (const auto& e : fs::directory_iterator(root_ / "tmp", ec)) {
     std::error_code rm;
+    if (older_than.count() > 0) {
+      auto written = fs::last_write_time(e.path(), rm);
+      if (rm || now - written < older_than) continue;  // maybe still being written
+    }
     if (fs::remove(e.path(), rm)) ++removed;
   }
   if (ec) return Status::IoError("cannot list " + (root_ / "tmp").string() + ": " + ec.message());

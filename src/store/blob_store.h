@@ -1,11 +1,13 @@
 // BlobStore: content-addressed files on disk: <root>/blobs/<sha256>. A blob is written to
 // <root>/tmp/ first, flushed to disk, then renamed into place, so a reader (or another node on a
 // shared volume) never sees a half-written blob, and a crash leaves at most a temporary file,
-// which CleanTemporary() removes at the next start.
+// which CleanTemporary() removes at the next start. Temporary names carry fresh randomness, so
+// nodes writing to one shared volume never collide.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <span>
@@ -34,8 +36,9 @@ class BlobStore {
   Status Remove(std::string_view sha256);
   // The hashes of every stored blob.
   Result<std::vector<std::string>> List() const;
-  // Removes leftovers of interrupted writes; returns how many.
-  Result<size_t> CleanTemporary();
+  // Removes leftovers of interrupted writes last modified at least `older_than` ago (0: all);
+  // returns how many.
+  Result<size_t> CleanTemporary(std::chrono::seconds older_than = std::chrono::seconds{0});
 
   const std::filesystem::path& root() const { return root_; }
 

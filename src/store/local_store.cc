@@ -9,6 +9,8 @@
 #include <cstring>
 #include <set>
 
+#include "common/sha256.h"
+#include "store/postgres_store.h"
 #include "store/sqlite_store.h"
 
 namespace gpuwasm::store {
@@ -21,25 +23,28 @@ fs::path DefaultStoreDir() {
   return fs::path(home != nullptr ? home : ".") / ".local" / "share" / "gpuwasm";
 }
 
-Result<std::unique_ptr<LocalStore>> LocalStore::Open(const fs::path& dir) {
+Result<std::unique_ptr<LocalStore>> LocalStore::Open(const StoreOptions& options) {
+  const fs::path& dir = options.dir;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Status::IoError("cannot create store directory " + dir.string() + ": " + ec.message());
-  fs::path lock_path = dir / "lock";
-  int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IoError("cannot open " + lock_path.string() + ": " + std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd);
-    return Status::Unavailable("store " + dir.string() + " is in use by another gpuwasm process");
+  int fd = -1;
+  Result<std::unique_ptr<Store>> meta = Status::Internal("unset");
+  if (options.database.empty()) {
+    fs::path lock_path = dir / "lock";
+    fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return Status::IoError("cannot open " + lock_path.string() + ": " + std::strerror(errno));
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd);
+      return Status::Unavailable("store " + dir.string() + " is in use by another gpuwasm process");
+    }
+    meta = OpenSqliteStore(dir / "gpuwasm.db");
+  } else {
+    meta = OpenPostgresStore(options.database);
   }
-  auto meta = OpenSqliteStore(dir / "gpuwasm.db");
-  if (!meta.ok()) {
-    ::close(fd);
-    return meta.status();
-  }
-  auto blobs = BlobStore::Open(dir);
+  auto blobs = meta.ok() ? BlobStore::Open(dir) : Result<BlobStore>(meta.status());
   if (!blobs.ok()) {
-    ::close(fd);
+    if (fd >= 0) ::close(fd);
     return blobs.status();
   }
   std::unique_ptr<LocalStore> store(new LocalStore(dir, fd, std::move(*meta), std::move(*blobs)));
@@ -49,11 +54,19 @@ Result<std::unique_ptr<LocalStore>> LocalStore::Open(const fs::path& dir) {
 
 LocalStore::~LocalStore() {
   metadata_.reset();
-  ::close(lock_fd_);  // releases the flock
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
+}
+
+std::string LocalStore::description() const {
+  if (!shared()) return metadata_->description();
+  return metadata_->description() + ", files in " + dir_.string();
 }
 
 Status LocalStore::Recover() {
-  GPUWASM_ASSIGN_OR_RETURN(recovery_.temporary_files_removed, blobs_.CleanTemporary());
+  // On a shared store another node may be writing a temporary file right now.
+  std::chrono::seconds grace{0};
+  if (shared()) grace = kSharedTemporaryGrace;
+  GPUWASM_ASSIGN_OR_RETURN(recovery_.temporary_files_removed, blobs_.CleanTemporary(grace));
   GPUWASM_ASSIGN_OR_RETURN(std::vector<FunctionRecord> functions, metadata_->ListFunctions(std::nullopt));
   std::set<std::string> referenced;
   for (const FunctionRecord& f : functions) {
@@ -72,23 +85,33 @@ Status LocalStore::Recover() {
   GPUWASM_ASSIGN_OR_RETURN(std::vector<std::string> blobs, blobs_.List());
   for (const std::string& sha : blobs) {
     if (referenced.count(sha) != 0) continue;
+    // Under the blob's lock, asked again: on a shared store a deploy may have just recorded it.
+    GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<StoreLock> lock, metadata_->Lock(BlobLockName(sha)));
+    GPUWASM_ASSIGN_OR_RETURN(bool used, metadata_->BlobReferenced(sha));
+    if (used) continue;
     GPUWASM_RETURN_IF_ERROR(blobs_.Remove(sha));
     ++recovery_.orphan_blobs_removed;
   }
   return Status::Ok();
 }
 
+// A blob and the records that refer to it change together under this lock, so that a delete
+// never removes a blob that a deploy (of the same bytes, maybe on another node) just stored.
+std::string LocalStore::BlobLockName(std::string_view sha256) { return "blob:" + std::string(sha256); }
+
 Result<FunctionRecord> LocalStore::AddFunction(NewFunction f, std::span<const uint8_t> bytes) {
-  std::lock_guard<std::mutex> lock(blob_mu_);
-  GPUWASM_ASSIGN_OR_RETURN(f.sha256, blobs_.Put(bytes));
+  f.sha256 = Sha256Hex(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   f.size = bytes.size();
+  GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<StoreLock> lock, metadata_->Lock(BlobLockName(f.sha256)));
+  GPUWASM_ASSIGN_OR_RETURN(std::string stored, blobs_.Put(bytes));
+  if (stored != f.sha256) return Status::Internal("blob hash changed while storing it");
   return metadata_->CreateFunction(f);
 }
 
 Result<bool> LocalStore::DeleteFunction(const std::string& id) {
-  std::lock_guard<std::mutex> lock(blob_mu_);
   auto record = metadata_->GetFunction(id);
   if (!record.ok()) return record.status().code() == StatusCode::kNotFound ? Result<bool>(false) : record.status();
+  GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<StoreLock> lock, metadata_->Lock(BlobLockName(record->sha256)));
   GPUWASM_ASSIGN_OR_RETURN(bool deleted, metadata_->DeleteFunction(id));
   if (!deleted) return false;
   GPUWASM_ASSIGN_OR_RETURN(bool still_used, metadata_->BlobReferenced(record->sha256));

@@ -1,22 +1,29 @@
-// LocalStore: the store of one gpuwasm node in one directory:
+// LocalStore: the store of a gpuwasm node: metadata plus a directory:
 //
-//   <dir>/gpuwasm.db   SQLite metadata (functions, versions, tenants, deploy status)
+//   <dir>/gpuwasm.db   SQLite metadata (functions, versions, tenants, deploy status), unless a
+//                      PostgreSQL database is configured (StoreOptions::database)
 //   <dir>/blobs/       content-addressed module bytes
 //   <dir>/tmp/         blobs being written
 //   <dir>/artifacts/   the engine's compiled modules (content-addressed, see wasm/engine.h)
-//   <dir>/lock         held (flock) while a process has the store open
+//   <dir>/lock         with SQLite: held (flock) while a process has the store open
 //
-// Opening recovers from a crash at any point of a deploy or delete: leftovers in tmp/ are removed,
+// With SQLite the directory belongs to one process. With PostgreSQL, several nodes share the
+// database and may share the directory (a shared volume): blobs and artifacts are written to a
+// temporary name and renamed, so no node sees a half-written file, and a blob is written or
+// removed together with its records under the database's lock for that blob.
+//
+// Opening recovers from a crash at any point of a deploy or delete: leftovers in tmp/ are removed
+// (on a shared store only those older than kSharedTemporaryGrace: another node may be writing),
 // blobs no function refers to are removed, and a function whose blob is missing is marked failed.
-// Functions still "compiling" are listed in the report: their compile was interrupted and must be
-// started again.
+// Functions still "compiling" are listed in the report: their compile was interrupted (or, on a
+// shared store, may still run on another node) and must be started again.
 //
 // Thread-safety: metadata() and blobs() may be used from any thread.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,10 +43,21 @@ struct RecoveryReport {
 // $GPUWASM_DATA_DIR, else $XDG_DATA_HOME/gpuwasm, else ~/.local/share/gpuwasm.
 std::filesystem::path DefaultStoreDir();
 
+// How old a temporary file on a shared store must be before a starting node removes it.
+inline constexpr std::chrono::minutes kSharedTemporaryGrace{15};
+
+struct StoreOptions {
+  std::filesystem::path dir;  // required
+  std::string database;       // "" = SQLite in dir; else a PostgreSQL connection string
+};
+
 class LocalStore {
  public:
-  // Creates the directory when missing. Fails when another process has it open.
-  static Result<std::unique_ptr<LocalStore>> Open(const std::filesystem::path& dir);
+  // Creates the directory when missing. With SQLite, fails when another process has it open.
+  static Result<std::unique_ptr<LocalStore>> Open(const StoreOptions& options);
+  static Result<std::unique_ptr<LocalStore>> Open(const std::filesystem::path& dir) {
+    return Open(StoreOptions{dir, {}});
+  }
   ~LocalStore();
   LocalStore(const LocalStore&) = delete;
   LocalStore& operator=(const LocalStore&) = delete;
@@ -49,6 +67,9 @@ class LocalStore {
   const std::filesystem::path& dir() const { return dir_; }
   std::filesystem::path artifacts_dir() const { return dir_ / "artifacts"; }
   const RecoveryReport& recovery() const { return recovery_; }
+  bool shared() const { return metadata_->shared(); }
+  // Where the metadata and the files are, for logs: "sqlite <path>" or "postgresql <host/db>, <dir>".
+  std::string description() const;
 
   // Stores the module bytes, then creates the function's next version (status compiling; the
   // sha256 and size of `f` are filled from `bytes`). A crash in between leaves an orphan blob.
@@ -61,13 +82,13 @@ class LocalStore {
   LocalStore(std::filesystem::path dir, int lock_fd, std::unique_ptr<Store> metadata, BlobStore blobs)
       : dir_(std::move(dir)), lock_fd_(lock_fd), metadata_(std::move(metadata)), blobs_(std::move(blobs)) {}
   Status Recover();
+  static std::string BlobLockName(std::string_view sha256);
 
   std::filesystem::path dir_;
   int lock_fd_;
   std::unique_ptr<Store> metadata_;
   BlobStore blobs_;
   RecoveryReport recovery_;
-  std::mutex blob_mu_;  // a blob is not removed between another deploy's Put and its record
 };
 
 }  // namespace gpuwasm::store

@@ -1,10 +1,13 @@
 #include "store/sqlite_store.h"
 
+#include "common/unique_name.h"
+
 #include <sqlite3.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
-#include <random>
+#include <set>
 
 namespace gpuwasm::store {
 namespace {
@@ -101,9 +104,42 @@ Result<FunctionRecord> ReadRecord(const Statement& st) {
   return r;
 }
 
+// Named locks within this process: a SQLite store is used by one process at a time (LocalStore
+// holds a file lock), so that is every user.
+class LocalLocks {
+ public:
+  class Held final : public StoreLock {
+   public:
+    Held(LocalLocks* owner, std::string key) : owner_(owner), key_(std::move(key)) {}
+    ~Held() override { owner_->Release(key_); }
+
+   private:
+    LocalLocks* owner_;
+    std::string key_;
+  };
+  std::unique_ptr<StoreLock> Acquire(std::string_view key) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return held_.count(key) == 0; });
+    held_.emplace(key);
+    return std::make_unique<Held>(this, std::string(key));
+  }
+
+ private:
+  void Release(const std::string& key) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      held_.erase(key);
+    }
+    cv_.notify_all();
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<std::string, std::less<>> held_;
+};
+
 class SqliteStore final : public Store {
  public:
-  explicit SqliteStore(sqlite3* db) : db_(db) {}
+  SqliteStore(sqlite3* db, std::filesystem::path path) : db_(db), path_(std::move(path)) {}
   ~SqliteStore() override { sqlite3_close_v2(db_); }
 
   Status Init() {
@@ -223,6 +259,10 @@ class SqliteStore final : public Store {
     return st.Step();
   }
 
+  Result<std::unique_ptr<StoreLock>> Lock(std::string_view key) override { return locks_.Acquire(key); }
+  bool shared() const override { return false; }
+  std::string description() const override { return "sqlite " + path_.string(); }
+
  private:
   Status Exec(const std::string& sql) {
     char* err = nullptr;
@@ -275,6 +315,8 @@ class SqliteStore final : public Store {
 
   std::mutex mu_;  // one connection: statements and transactions are serialized
   sqlite3* db_;
+  std::filesystem::path path_;
+  LocalLocks locks_;
 };
 
 }  // namespace
@@ -296,14 +338,9 @@ Result<DeployStatus> ParseDeployStatus(std::string_view name) {
 }
 
 std::string NewFunctionId() {
-  // Fresh entropy each time (getrandom): a generator seeded once would hand forked processes,
-  // or nodes sharing a database, the same sequence.
-  std::random_device rd;
-  uint64_t v = (uint64_t{rd()} << 32) | rd();
-  static const char* hex = "0123456789abcdef";
-  std::string id = "fn_";
-  for (int i = 15; i >= 0; --i) id.push_back(hex[(v >> (i * 4)) & 0xf]);
-  return id;
+  // Fresh entropy each time: a generator seeded once would hand forked processes, or nodes
+  // sharing a database, the same sequence.
+  return "fn_" + UniqueSuffix();
 }
 
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::filesystem::path& path) {
@@ -314,7 +351,7 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::filesystem::path& path
     sqlite3_close_v2(db);
     return Status::IoError("cannot open store database " + path.string() + ": " + msg);
   }
-  auto store = std::make_unique<SqliteStore>(db);
+  auto store = std::make_unique<SqliteStore>(db, path);
   Status s = store->Init();
   if (!s.ok()) return Status(s.code(), "store database " + path.string() + ": " + s.message());
   return std::unique_ptr<Store>(std::move(store));

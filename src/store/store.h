@@ -3,8 +3,8 @@
 //
 // A function is a name plus versions: every deploy of a name creates the next version, with its
 // own id ("fn_" + 16 hex digits). Version numbers of a name are never reused, even after delete.
-// The SQLite implementation (store/sqlite_store.h) is the embedded default; others (PostgreSQL)
-// implement the same interface.
+// The SQLite implementation (store/sqlite_store.h) is the embedded default, for one process; the
+// PostgreSQL one (store/postgres_store.h) is shared by every node of a cluster.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
@@ -49,6 +49,12 @@ struct NewFunction {
   std::string entry;
 };
 
+// A named lock, held until destroyed. See Store::Lock.
+class StoreLock {
+ public:
+  virtual ~StoreLock() = default;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -70,6 +76,16 @@ class Store {
   virtual Result<bool> DeleteFunction(std::string_view id) = 0;
   // Whether any function still refers to the blob.
   virtual Result<bool> BlobReferenced(std::string_view sha256) = 0;
+
+  // Waits for, then holds, the lock named `key` among every user of this store: the threads of
+  // this process and, for a shared database, the processes of every node (a node that dies
+  // releases its locks). Used to write or remove a blob together with its records, and to
+  // compile a module once.
+  virtual Result<std::unique_ptr<StoreLock>> Lock(std::string_view key) = 0;
+  // Whether processes on other nodes may use this store at the same time.
+  virtual bool shared() const = 0;
+  // "sqlite <path>" or "postgresql <host/db>": for logs, never with a password.
+  virtual std::string description() const = 0;
 };
 
 // A fresh function id: "fn_" and 16 random hex digits.

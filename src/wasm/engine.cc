@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "common/sha256.h"
+#include "common/unique_name.h"
 #include "wasm/runtime.h"
 #include "wasm/translate.h"
 
@@ -108,7 +109,12 @@ Result<std::shared_ptr<const Module>> Engine::Compile(std::span<const uint8_t> w
     // A damaged cache entry is rebuilt rather than failing the deploy.
     if (!result.ok()) fs::remove(so, ec);
   }
-  if (!result.ok()) result = CompileUncached(wasm, key, sha);
+  if (result.ok()) {
+    cache_loads_.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    result = CompileUncached(wasm, key, sha);
+    if (result.ok()) compiles_.fetch_add(1, std::memory_order_relaxed);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (result.ok()) loaded_[key] = *result;
   in_flight_.erase(key);
@@ -122,10 +128,8 @@ Result<std::shared_ptr<const Module>> Engine::CompileUncached(std::span<const ui
   std::error_code ec;
   fs::create_directories(options_.cache_dir, ec);
   if (ec) return Status::IoError("cannot create cache directory " + options_.cache_dir.string() + ": " + ec.message());
-  static std::atomic<uint64_t> counter{0};
-  fs::path work = options_.cache_dir /
-                  ("tmp-" + key.substr(0, 16) + "-" + std::to_string(::getpid()) + "-" +
-                   std::to_string(counter.fetch_add(1)));
+  // A fresh random name: nodes sharing the cache directory on a volume may have the same pid.
+  fs::path work = options_.cache_dir / ("tmp-" + key.substr(0, 16) + "-" + UniqueSuffix());
   fs::create_directories(work, ec);
   if (ec) return Status::IoError("cannot create " + work.string() + ": " + ec.message());
   struct Cleanup {

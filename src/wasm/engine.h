@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -67,6 +68,12 @@ class Engine {
 
   const EngineOptions& options() const { return options_; }
 
+  // Lifetime counts: modules this engine translated and ran the C compiler on (successfully),
+  // and modules it loaded from an artifact already in the cache directory (maybe written by
+  // another process or node).
+  uint64_t compiles() const { return compiles_.load(std::memory_order_relaxed); }
+  uint64_t cache_loads() const { return cache_loads_.load(std::memory_order_relaxed); }
+
  private:
   Result<std::shared_ptr<const Module>> CompileUncached(std::span<const uint8_t> wasm,
                                                         const std::string& key,
@@ -78,6 +85,7 @@ class Engine {
   std::mutex mu_;  // guards loaded_ and in_flight_
   std::map<std::string, std::weak_ptr<const Module>> loaded_;
   std::map<std::string, std::shared_ptr<std::mutex>> in_flight_;
+  std::atomic<uint64_t> compiles_{0}, cache_loads_{0};
 };
 
 }  // namespace gpuwasm::wasm

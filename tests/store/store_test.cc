@@ -20,6 +20,7 @@
 #include "common/sha256.h"
 #include "store/local_store.h"
 #include "store/sqlite_store.h"
+#include "store_contract.h"
 
 namespace gpuwasm::store {
 namespace {
@@ -102,40 +103,14 @@ TEST(SqliteStore, versions_count_up_and_are_never_reused) {
   TempDir dir;
   auto db = OpenSqliteStore(dir.path() / "db");
   ASSERT_TRUE(db.ok()) << db.status();
-  NewFunction f{"acme", "resize", std::string(64, 'a'), 10, ""};
-  auto v1 = (*db)->CreateFunction(f);
-  auto v2 = (*db)->CreateFunction(f);
-  ASSERT_TRUE(v1.ok() && v2.ok());
-  EXPECT_EQ(v1->version, 1);
-  EXPECT_EQ(v2->version, 2);
-  EXPECT_NE(v1->id, v2->id);
-  EXPECT_EQ(v1->status, DeployStatus::kCompiling);
-  ASSERT_TRUE(*(*db)->DeleteFunction(v2->id));
-  EXPECT_FALSE(*(*db)->DeleteFunction(v2->id));
-  EXPECT_EQ((*db)->CreateFunction(f)->version, 3);
-  f.tenant = "other";
-  EXPECT_EQ((*db)->CreateFunction(f)->version, 1);  // versions are per (tenant, name)
+  testing::ExpectVersioning(**db);
 }
 
 TEST(SqliteStore, status_list_and_tenant_filter) {
   TempDir dir;
-  auto db = std::move(*OpenSqliteStore(dir.path() / "db"));
-  auto a = *db->CreateFunction({"acme", "a", std::string(64, 'a'), 1, "run"});
-  auto b = *db->CreateFunction({"beta", "b", std::string(64, 'b'), 2, ""});
-  ASSERT_TRUE(db->SetStatus(a.id, DeployStatus::kFailed, "no export named run").ok());
-  EXPECT_EQ(db->SetStatus("fn_0000000000000000", DeployStatus::kReady, "").code(), StatusCode::kNotFound);
-  auto got = *db->GetFunction(a.id);
-  EXPECT_EQ(got.status, DeployStatus::kFailed);
-  EXPECT_EQ(got.error, "no export named run");
-  EXPECT_EQ(got.entry, "run");
-  EXPECT_EQ(db->ListFunctions("acme")->size(), 1u);
-  EXPECT_EQ(db->ListFunctions(std::nullopt)->size(), 2u);
-  EXPECT_EQ(db->Versions("beta", "b")->front(), b);
-  EXPECT_TRUE(*db->BlobReferenced(std::string(64, 'b')));
-  EXPECT_FALSE(*db->BlobReferenced(std::string(64, 'c')));
-  ASSERT_TRUE(db->AddTenant("acme").ok());
-  ASSERT_TRUE(db->AddTenant("acme").ok());
-  EXPECT_EQ(*db->ListTenants(), std::vector<std::string>{"acme"});
+  auto db = OpenSqliteStore(dir.path() / "db");
+  ASSERT_TRUE(db.ok()) << db.status();
+  testing::ExpectStatusAndLists(**db);
 }
 
 TEST(SqliteStore, garbage_database_is_a_clear_error) {
