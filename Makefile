@@ -31,8 +31,9 @@ configure: $(BUILD)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# A private PostgreSQL server runs for the suite when PostgreSQL is installed (scripts/with-postgres.sh).
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	scripts/with-postgres.sh ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 deps:
 	scripts/install-deps.sh
@@ -63,7 +64,7 @@ asan:
 	  -DGPUWASM_BUILD_BENCH=OFF $(CMAKE_ARGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+	  scripts/with-postgres.sh ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
 ptx-update: configure
 	cmake --build $(BUILD) --target ptx-update

@@ -17,8 +17,9 @@ packages=(
   # libraries
   libboost-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libsqlite3-dev libssl-dev
   libtomlplusplus-dev libpq-dev
-  # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev wrk python3
+  # tests and benchmarks (postgresql: a private server for the store tests; python3-yaml: the
+  # Kubernetes manifests check)
+  libgtest-dev libgmock-dev libbenchmark-dev wrk python3 python3-yaml postgresql
   # sanitizers and fuzzers with clang
   libclang-rt-14-dev
 )

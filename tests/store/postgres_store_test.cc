@@ -1,8 +1,5 @@
-// The PostgreSQL store against a real server: $GPUWASM_TEST_POSTGRES (a key=value libpq string;
-// scripts/with-postgres.sh, which `make test` and CI use, starts a private server and sets it).
-// Each test gets a database of its own, dropped at the end.
+// The PostgreSQL store against a real server (tests/common/postgres.h): a database per test.
 #include <gtest/gtest.h>
-#include <libpq-fe.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,8 +12,8 @@
 #include <set>
 #include <thread>
 
+#include "../common/postgres.h"
 #include "../common/temp_dir.h"
-#include "common/unique_name.h"
 #include "store/local_store.h"
 #include "store/postgres_store.h"
 #include "store_contract.h"
@@ -30,44 +27,13 @@ std::span<const uint8_t> Span(const std::string& s) {
   return std::span(reinterpret_cast<const uint8_t*>(s.data()), s.size());
 }
 
-// Runs SQL on the server's maintenance database; returns the error text, "" on success.
-std::string AdminExec(const std::string& conninfo, const std::string& sql) {
-  PGconn* c = PQconnectdb(conninfo.c_str());
-  std::string err;
-  if (PQstatus(c) != CONNECTION_OK) {
-    err = PQerrorMessage(c);
-  } else {
-    PGresult* r = PQexec(c, sql.c_str());
-    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) err = PQresultErrorMessage(r);
-    PQclear(r);
-  }
-  PQfinish(c);
-  return err;
-}
-
-class Postgres : public ::testing::Test {
+class Postgres : public gpuwasm::testing::PostgresTest {
  protected:
-  void SetUp() override {
-    const char* base = std::getenv("GPUWASM_TEST_POSTGRES");
-    if (base == nullptr || *base == '\0') {
-      GTEST_SKIP() << "no PostgreSQL server: run under scripts/with-postgres.sh (make test does)";
-    }
-    admin_ = base;
-    name_ = "gpuwasm_test_" + UniqueSuffix();
-    std::string err = AdminExec(admin_, "CREATE DATABASE " + name_);
-    ASSERT_EQ(err, "") << "cannot create a test database";
-    conninfo_ = admin_ + " dbname=" + name_;  // a later keyword wins in libpq's key=value form
-  }
-  void TearDown() override {
-    if (!name_.empty()) AdminExec(admin_, "DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
-  }
   std::unique_ptr<Store> Open() {
     auto db = OpenPostgresStore(conninfo_);
     EXPECT_TRUE(db.ok()) << db.status();
     return db.ok() ? std::move(*db) : nullptr;
   }
-
-  std::string admin_, name_, conninfo_;
 };
 
 TEST_F(Postgres, versions_count_up_and_are_never_reused) {
@@ -173,7 +139,7 @@ TEST_F(Postgres, dropped_connections_are_reestablished) {
   auto db = Open();
   ASSERT_NE(db, nullptr);
   auto f = *db->CreateFunction({"acme", "a", std::string(64, 'a'), 1, ""});
-  std::string err = AdminExec(admin_, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" +
+  std::string err = gpuwasm::testing::PgExec(admin_, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" +
                                           name_ + "' AND pid <> pg_backend_pid()");
   ASSERT_EQ(err, "");
   auto again = db->GetFunction(f.id);
