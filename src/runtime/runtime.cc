@@ -344,6 +344,11 @@ Result<std::vector<store::FunctionRecord>> Runtime::ListFunctions(std::string_vi
   return store_->metadata().ListFunctions(tenant);
 }
 
+Status Runtime::CheckStore() {
+  if (!store_) return Status::Ok();
+  return store_->metadata().ListTenants().status();
+}
+
 Status Runtime::DeleteFunction(std::string_view tenant, std::string_view id) {
   if (id.rfind("fn_", 0) != 0) return Status::InvalidArgument("delete takes a function id (fn_...), not a name");
   GPUWASM_ASSIGN_OR_RETURN(store::FunctionRecord rec, GetFunction(tenant, id));

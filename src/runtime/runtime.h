@@ -167,6 +167,8 @@ class Runtime {
   // By id, or by name: the newest version.
   Result<store::FunctionRecord> GetFunction(std::string_view tenant, std::string_view id_or_name);
   Result<std::vector<store::FunctionRecord>> ListFunctions(std::string_view tenant);
+  // Whether the store answers (a cheap query): for readiness. Ok without a store.
+  Status CheckStore();
   // NotFound for an unknown id or another tenant's. Running invocations finish.
   Status DeleteFunction(std::string_view tenant, std::string_view id);
 

@@ -281,6 +281,11 @@ Response Api::Handle(const Request& req, const Admission& a) {
     if (draining_ || !rt_.accepting()) {
       return Error(503, "unavailable", "gpuwasm is shutting down", req.version(), req.keep_alive());
     }
+    // A node that cannot reach its store (the shared database) cannot serve: out of rotation.
+    if (Status st = rt_.CheckStore(); !st.ok()) {
+      return Error(503, "unavailable", "the function store is unreachable: " + st.message(), req.version(),
+                   req.keep_alive());
+    }
     return ok(200, {{"status", "ready"}});
   }
   if (a.route == "/metrics") {
