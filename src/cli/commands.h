@@ -12,6 +12,7 @@ void RegisterRun(CLI::App& app);
 void RegisterCompile(CLI::App& app);
 void RegisterGpm(CLI::App& app);
 void RegisterToken(CLI::App& app);
+void RegisterConfig(CLI::App& app);
 void RegisterServe(CLI::App& app);
 void RegisterClient(CLI::App& app);
 

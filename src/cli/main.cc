@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   gpuwasm::cli::RegisterServe(app);
   gpuwasm::cli::RegisterClient(app);
   gpuwasm::cli::RegisterToken(app);
+  gpuwasm::cli::RegisterConfig(app);
   gpuwasm::cli::RegisterDoctor(app);
 
   try {
