@@ -1,6 +1,7 @@
 // `gpuwasm config check FILE`: validate a configuration before rolling it out (to every node of
 // a cluster, say) and print what it sets, without starting anything or connecting anywhere.
 #include <cstdio>
+#include <cstdlib>
 
 #include "cli/commands.h"
 #include "runtime/config.h"
@@ -19,9 +20,19 @@ int Check(const std::string& path) {
   std::string store = c->store_dir.empty() ? store::DefaultStoreDir().string() + " (default)" : c->store_dir.string();
   std::printf("%s: valid\n", path.c_str());
   std::printf("store: %s\n", store.c_str());
-  std::printf("metadata: %s\n", c->database.empty()
-                                    ? "SQLite in the store directory (one node)"
-                                    : ("PostgreSQL " + store::RedactConninfo(c->database) + " (shared by the nodes)").c_str());
+  // `serve` takes the database from --database or $GPUWASM_DATABASE_URL before the file.
+  std::string database = c->database, from = "the file";
+  if (const char* env = std::getenv("GPUWASM_DATABASE_URL"); env != nullptr && *env != '\0') {
+    database = env;
+    from = "$GPUWASM_DATABASE_URL";
+  }
+  if (database.empty()) {
+    std::printf("metadata: SQLite in the store directory (one node; serve --database or $GPUWASM_DATABASE_URL "
+                "would choose PostgreSQL)\n");
+  } else {
+    std::printf("metadata: PostgreSQL %s (from %s; shared by the nodes)\n", store::RedactConninfo(database).c_str(),
+                from.c_str());
+  }
   std::printf("device: %s\nlisten: %s\n", c->device.c_str(), c->server.listen.c_str());
   std::printf("shutdown grace: %lld ms\n", static_cast<long long>(c->shutdown_grace.count()));
   std::printf("tenants: %zu\n", c->tenants.size());

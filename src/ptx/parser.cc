@@ -553,9 +553,10 @@ class Parser {
   }
 
   Status DeclareRegisters() {  // current token: the type after .reg
-    auto type = tok_.kind == Token::kIdent ? ParseType(tok_.text) : std::nullopt;
     if (IsIdent(".v2") || IsIdent(".v4")) return Error("vector registers are not supported");
-    if (!type) return Error("expected a register type, found '" + tok_.text + "'");
+    std::optional<Type> parsed = tok_.kind == Token::kIdent ? ParseType(tok_.text) : std::nullopt;
+    if (!parsed) return Error("expected a register type, found '" + tok_.text + "'");
+    const Type type = *parsed;  // a plain value: GCC -O3 sees it initialized on every path
     GPUWASM_RETURN_IF_ERROR(Advance());
     for (;;) {
       Position p = tok_.pos;
@@ -570,9 +571,9 @@ class Parser {
       }
       if (module_.registers.size() + count > limits_.max_registers) return ErrorAt(p, "too many registers");
       if (range) {
-        for (uint64_t k = 0; k < count; ++k) GPUWASM_RETURN_IF_ERROR(AddRegister(name + std::to_string(k), *type, p));
+        for (uint64_t k = 0; k < count; ++k) GPUWASM_RETURN_IF_ERROR(AddRegister(name + std::to_string(k), type, p));
       } else {
-        GPUWASM_RETURN_IF_ERROR(AddRegister(name, *type, p));
+        GPUWASM_RETURN_IF_ERROR(AddRegister(name, type, p));
       }
       if (!IsPunct(',')) break;
       GPUWASM_RETURN_IF_ERROR(Advance());
