@@ -25,12 +25,26 @@ std::shared_ptr<LaunchAdmission> LaunchAdmission::Create(uint32_t max_inflight, 
   return std::shared_ptr<LaunchAdmission>(new LaunchAdmission(max_inflight == 0 ? 1 : max_inflight, wait_limit));
 }
 
-bool LaunchAdmission::TryTake() {
-  uint32_t cur = inflight_.load(std::memory_order_relaxed);
-  while (cur < max_) {
-    if (inflight_.compare_exchange_weak(cur, cur + 1, std::memory_order_acquire, std::memory_order_relaxed)) return true;
+bool LaunchAdmission::TryTake(bool fresh) {
+  uint64_t taken = taken_.load(std::memory_order_relaxed);
+  uint64_t seen = fresh ? released_.load(std::memory_order_seq_cst) : released_seen_.load(std::memory_order_relaxed);
+  for (;;) {
+    if (taken - seen >= max_) {
+      if (fresh) return false;
+      // The cached count says full: look at the real one (slots may have come back).
+      fresh = true;
+      seen = released_.load(std::memory_order_seq_cst);
+      continue;
+    }
+    if (taken_.compare_exchange_weak(taken, taken + 1, std::memory_order_acquire, std::memory_order_relaxed)) break;
   }
-  return false;
+  if (fresh) {
+    // Keep the copy moving forward only (another acquirer may have stored a newer one).
+    uint64_t old = released_seen_.load(std::memory_order_relaxed);
+    while (old < seen && !released_seen_.compare_exchange_weak(old, seen, std::memory_order_relaxed)) {
+    }
+  }
+  return true;
 }
 
 LaunchAdmission::Outcome LaunchAdmission::Acquire(std::optional<Clock::time_point> deadline, LaunchPermit* permit) {
@@ -45,13 +59,13 @@ LaunchAdmission::Outcome LaunchAdmission::AcquireToken(std::optional<Clock::time
     rejections_.fetch_add(1, std::memory_order_relaxed);
     return Outcome::kDeadline;
   }
-  if (!TryTake()) {
+  if (!TryTake(/*fresh=*/false)) {
     auto until = Clock::now() + wait_;
     bool deadline_first = deadline && *deadline < until;
     if (deadline_first) until = *deadline;
     std::unique_lock<std::mutex> lock(mu_);
     waiters_.fetch_add(1);
-    bool got = cv_.wait_until(lock, until, [&] { return TryTake(); });
+    bool got = cv_.wait_until(lock, until, [&] { return TryTake(/*fresh=*/true); });
     waiters_.fetch_sub(1);
     if (!got) {
       rejections_.fetch_add(1, std::memory_order_relaxed);
@@ -70,12 +84,20 @@ LaunchAdmission::Outcome LaunchAdmission::AcquireToken(std::optional<Clock::time
   return Outcome::kAdmitted;
 }
 
-uint32_t LaunchAdmission::inflight() const { return inflight_.load(std::memory_order_relaxed); }
+uint32_t LaunchAdmission::inflight() const {
+  // Released first: read the other way round, a release between the two reads could make
+  // released exceed taken for a moment.
+  uint64_t released = released_.load(std::memory_order_acquire);
+  uint64_t taken = taken_.load(std::memory_order_acquire);
+  return taken > released ? static_cast<uint32_t>(taken - released) : 0;
+}
 
 void LaunchAdmission::ReleaseSlot() {
-  inflight_.fetch_sub(1, std::memory_order_release);
-  if (waiters_.load() != 0) {
-    std::lock_guard<std::mutex> lock(mu_);  // pairs with the waiter's check under the mutex
+  // seq_cst, paired with the waiter's increment of waiters_ and its fresh read of released_:
+  // either the waiter sees this release, or this sees the waiter and wakes it.
+  released_.fetch_add(1, std::memory_order_seq_cst);
+  if (waiters_.load(std::memory_order_seq_cst) != 0) {
+    std::lock_guard<std::mutex> lock(mu_);  // the waiter checks under the mutex: no lost wake-up
     cv_.notify_one();
   }
 }

@@ -73,16 +73,25 @@ class LaunchAdmission : public std::enable_shared_from_this<LaunchAdmission> {
   LaunchAdmission(uint32_t max_inflight, std::chrono::milliseconds wait_limit) : max_(max_inflight), wait_(wait_limit) {}
   void ReleaseSlot();
 
+  // Takes a slot if one is free. `fresh`: read the release count again first (a waiter, which
+  // must see every release); otherwise the acquirers' cached copy serves until it says "full".
+  bool TryTake(bool fresh);
+
   const uint32_t max_;
   const std::chrono::milliseconds wait_;
-  // Slots are taken and returned with atomics; the mutex and condition variable are only used
-  // while some launch waits for a slot.
-  std::atomic<uint32_t> inflight_{0};
-  std::atomic<uint32_t> waiters_{0};
-  std::mutex mu_;
-  std::condition_variable cv_;
+  // In flight = taken - released. The two counts live on separate cache lines and each is
+  // written by one side only: acquirers (the guest's thread) write taken_, the device's
+  // completions write released_. An acquirer compares against its cached copy of released_
+  // and reads the real one only when that copy says the instance is full, so the launch fast
+  // path never pulls a line the device thread keeps writing. The mutex and condition variable
+  // are only used while some launch waits for a slot.
+  alignas(64) std::atomic<uint64_t> taken_{0};
+  std::atomic<uint64_t> released_seen_{0};  // acquirers' copy of released_ (a lower bound)
   std::atomic<uint64_t> rejections_{0};
-  bool TryTake();
+  alignas(64) std::atomic<uint64_t> released_{0};
+  std::atomic<uint32_t> waiters_{0};
+  alignas(64) std::mutex mu_;
+  std::condition_variable cv_;
 };
 
 }  // namespace gpuwasm::host

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
@@ -66,6 +67,25 @@ void (*Module::ExportFunction(std::string_view name) const)() {
 Engine::Engine(EngineOptions options) : options_(std::move(options)) {
   if (options_.cache_dir.empty()) options_.cache_dir = DefaultCacheDir();
   rt::EnsureInitialized();
+  RemoveStaleWorkDirs();
+}
+
+size_t Engine::RemoveStaleWorkDirs() {
+  // Work directories of compiles cut short by a crash. The cache directory may be shared by
+  // several processes or nodes, so only those older than any compile may run are removed: the
+  // compiler is killed at its wall-clock limit, and a quarter of an hour covers clock skew.
+  auto limit = std::max<fs::file_time_type::duration>(std::chrono::minutes(15), 2 * options_.compile_limits.wall);
+  auto now = fs::file_time_type::clock::now();
+  size_t removed = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(options_.cache_dir, ec)) {
+    if (e.path().filename().string().rfind("tmp-", 0) != 0) continue;
+    std::error_code rm;
+    auto written = fs::last_write_time(e.path(), rm);
+    if (rm || now - written < limit) continue;
+    if (fs::remove_all(e.path(), rm) > 0 && !rm) ++removed;
+  }
+  return removed;
 }
 
 Status Engine::Validate(std::span<const uint8_t> wasm) const {

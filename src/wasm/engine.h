@@ -74,6 +74,10 @@ class Engine {
   uint64_t compiles() const { return compiles_.load(std::memory_order_relaxed); }
   uint64_t cache_loads() const { return cache_loads_.load(std::memory_order_relaxed); }
 
+  // Removes work directories of compiles that a crash cut short (older than any compile may
+  // run); returns how many. Done once at construction.
+  size_t RemoveStaleWorkDirs();
+
  private:
   Result<std::shared_ptr<const Module>> CompileUncached(std::span<const uint8_t> wasm,
                                                         const std::string& key,

@@ -1,13 +1,15 @@
 // Test helpers shared by suites that touch files: a temporary directory removed at scope exit,
-// and reading a whole file.
+// reading a whole file, and a string's bytes.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <string>
 
 namespace gpuwasm::testing {
@@ -26,6 +28,11 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// The bytes of a string, as the store and runtime take modules.
+inline std::span<const uint8_t> Span(const std::string& s) {
+  return std::span(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+}
 
 inline std::string ReadFile(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -19,12 +19,9 @@ namespace fs = std::filesystem;
 using gpuwasm::testing::Cpu;
 using gpuwasm::testing::Example;
 using gpuwasm::testing::ReadFile;
+using gpuwasm::testing::Span;
 using gpuwasm::testing::TempDir;
 using std::chrono::milliseconds;
-
-std::span<const uint8_t> Span(const std::string& s) {
-  return std::span(reinterpret_cast<const uint8_t*>(s.data()), s.size());
-}
 
 class Cluster : public gpuwasm::testing::PostgresTest {
  protected:

@@ -23,13 +23,10 @@ using gpuwasm::testing::Cpu;
 using gpuwasm::testing::Example;
 using gpuwasm::testing::Lifecycle;
 using gpuwasm::testing::ReadFile;
+using gpuwasm::testing::Span;
 using gpuwasm::testing::TempDir;
 using gpuwasm::testing::U64;
 using std::chrono::milliseconds;
-
-std::span<const uint8_t> Span(const std::string& s) {
-  return std::span(reinterpret_cast<const uint8_t*>(s.data()), s.size());
-}
 
 TenantConfig Tenant(const std::string& name) {
   TenantConfig t;

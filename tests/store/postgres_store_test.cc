@@ -21,11 +21,8 @@
 namespace gpuwasm::store {
 namespace {
 namespace fs = std::filesystem;
+using gpuwasm::testing::Span;
 using gpuwasm::testing::TempDir;
-
-std::span<const uint8_t> Span(const std::string& s) {
-  return std::span(reinterpret_cast<const uint8_t*>(s.data()), s.size());
-}
 
 class Postgres : public gpuwasm::testing::PostgresTest {
  protected:

@@ -26,11 +26,8 @@ namespace gpuwasm::store {
 namespace {
 namespace fs = std::filesystem;
 using gpuwasm::testing::ReadFile;
+using gpuwasm::testing::Span;
 using gpuwasm::testing::TempDir;
-
-std::span<const uint8_t> Span(const std::string& s) {
-  return std::span(reinterpret_cast<const uint8_t*>(s.data()), s.size());
-}
 
 TEST(BlobStore, put_get_round_trip_is_content_addressed) {
   TempDir dir;

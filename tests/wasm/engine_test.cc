@@ -122,6 +122,23 @@ TEST(Compile, second_compile_is_a_cache_hit) {
   EXPECT_EQ(entries, 1);
 }
 
+// Work directories a crash left (older than any compile may run) go when an engine starts; a
+// recent one may belong to a compile running in another process or node and stays.
+TEST(Compile, stale_work_directories_are_removed_at_start) {
+  TempDir dir;
+  namespace fs = std::filesystem;
+  fs::create_directories(dir.path / "tmp-0123456789abcdef-stale");
+  std::ofstream(dir.path / "tmp-0123456789abcdef-stale" / "module.c") << "int x;";
+  fs::last_write_time(dir.path / "tmp-0123456789abcdef-stale", fs::file_time_type::clock::now() - std::chrono::hours(1));
+  fs::create_directories(dir.path / "tmp-0123456789abcdef-running");
+  std::ofstream(dir.path / "keep.so") << "not a work directory";
+  fs::last_write_time(dir.path / "keep.so", fs::file_time_type::clock::now() - std::chrono::hours(1));
+  wasm::Engine engine(OptionsIn(dir.path));
+  EXPECT_FALSE(fs::exists(dir.path / "tmp-0123456789abcdef-stale"));
+  EXPECT_TRUE(fs::exists(dir.path / "tmp-0123456789abcdef-running"));
+  EXPECT_TRUE(fs::exists(dir.path / "keep.so"));
+}
+
 TEST(Compile, damaged_cache_entry_is_rebuilt) {
   TempDir dir;
   std::string bytes = ReadFile(ModulePath("traps/traps.wasm"));
