@@ -2,6 +2,10 @@
 // the shared module cache.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <thread>
 
 #include "host/admission.h"
@@ -60,6 +64,61 @@ TEST(LaunchAdmission, waits_for_a_slot_released_by_another_thread) {
   });
   EXPECT_EQ(adm->Acquire(std::nullopt, &next), LaunchAdmission::Outcome::kAdmitted);
   releaser.join();
+  EXPECT_EQ(adm->rejections(), 0u);
+}
+
+// Acquirers on several threads against a device thread releasing slots in order: the cap is
+// never exceeded, every launch gets a slot (the wait is long), and nothing is left taken.
+TEST(LaunchAdmission, cap_holds_under_contention_with_a_releasing_thread) {
+  constexpr uint32_t kMax = 3;
+  constexpr int kThreads = 4, kEach = 2000;
+  auto adm = LaunchAdmission::Create(kMax, milliseconds(10'000));
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<PermitToken> queue;  // the "device": completes launches in order
+  bool done = false;
+  std::atomic<uint32_t> held{0}, worst{0};
+  std::atomic<int> refused{0};
+  std::thread device([&] {
+    for (;;) {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return done || !queue.empty(); });
+      if (queue.empty()) return;
+      PermitToken t = queue.front();
+      queue.pop_front();
+      lock.unlock();
+      held.fetch_sub(1);
+      t.Release();
+    }
+  });
+  std::vector<std::thread> guests;
+  for (int g = 0; g < kThreads; ++g) {
+    guests.emplace_back([&] {
+      for (int i = 0; i < kEach; ++i) {
+        PermitToken t;
+        if (adm->AcquireToken(std::nullopt, &t) != LaunchAdmission::Outcome::kAdmitted) {
+          ++refused;
+          continue;
+        }
+        uint32_t now = held.fetch_add(1) + 1;
+        for (uint32_t w = worst.load(); now > w && !worst.compare_exchange_weak(w, now);) {
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        queue.push_back(t);
+        cv.notify_one();
+      }
+    });
+  }
+  for (auto& t : guests) t.join();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+  }
+  cv.notify_one();
+  device.join();
+  EXPECT_EQ(refused.load(), 0);
+  EXPECT_LE(worst.load(), kMax);
+  EXPECT_EQ(adm->inflight(), 0u);
   EXPECT_EQ(adm->rejections(), 0u);
 }
 
