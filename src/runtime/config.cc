@@ -165,16 +165,28 @@ Status ReadTenant(TableReader& r, TenantConfig* t) {
 // (Debian 12) asks its is_non_ascii_*_whitespace tables about them, and for many code points those
 // reach __builtin_unreachable(): undefined behaviour (found by fuzz_config). So such characters are
 // refused here first, with the line, as the invalid TOML they are.
+//
+// A quote opens a string only where TOML allows one (a key or a value): at the start of a line or
+// after '=', '[', ',', '{' or '.'. Elsewhere (`x = 3s'...`) toml++ reads on through a bare value,
+// so what follows is outside any string (the second input fuzz_config found).
 Status CheckNonAsciiPlacement(std::string_view text, std::string_view source) {
   size_t line = 1;
+  char prev = '\n';  // the last character on this line that is not a space or tab
   for (size_t i = 0; i < text.size();) {
     char c = text[i];
+    auto opens_string = [&] {
+      return prev == '\n' || prev == '=' || prev == '[' || prev == ',' || prev == '{' || prev == '.';
+    };
     if (c == '\n') {
       ++line;
       ++i;
+      prev = '\n';
+    } else if (c == ' ' || c == '\t' || c == '\r') {
+      ++i;
     } else if (c == '#') {
       while (i < text.size() && text[i] != '\n') ++i;
-    } else if (c == '"' || c == '\'') {
+    } else if ((c == '"' || c == '\'') && opens_string()) {
+      prev = c;
       bool multi = text.substr(i, 3) == std::string_view(c == '"' ? "\"\"\"" : "'''");
       std::string_view close = multi ? text.substr(i, 3) : text.substr(i, 1);
       i += close.size();
@@ -197,6 +209,7 @@ Status CheckNonAsciiPlacement(std::string_view text, std::string_view source) {
       return Status::InvalidArgument(std::string(source) + ":" + std::to_string(line) +
                                      ": a non-ASCII character outside a string or comment");
     } else {
+      prev = c;
       ++i;
     }
   }

@@ -118,6 +118,12 @@ TEST(Config, non_ascii_only_in_strings_and_comments) {
   // Outside them it is invalid TOML, and toml++ 3.3 would reach undefined behaviour on it.
   ExpectError("[runtime]\nworkers = 4\nst\xef\xb6\xbfore = 1\n", "gpuwasm.toml:3: a non-ASCII character outside a string");
   ExpectError("[runtime]\n\xc2\xa1 = 1\n", "gpuwasm.toml:2: a non-ASCII character");
+  // A quote inside a bare value opens no string: what follows is still outside one.
+  ExpectError("nap=3s3'\xcf\xbb\x1c'\n", "gpuwasm.toml:1: a non-ASCII character outside a string");
+  // Strings everywhere TOML has them: values, arrays, inline tables, quoted and dotted keys, headers.
+  auto strings = ParseConfig("[runtime]\n\"store\" = '/a/\xc3\xa9'\n[[tenants]]\nname = \"t\"\ntokens = [\n  \"sha256:" +
+                             std::string(64, 'a') + "\", # \xc3\xa9\n]\n", "gpuwasm.toml");
+  EXPECT_TRUE(strings.ok()) << strings.status();
 }
 
 TEST(Config, load_names_a_missing_file) {
