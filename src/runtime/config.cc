@@ -6,7 +6,7 @@
 #include <sstream>
 #include <thread>
 
-#include <toml++/toml.h>
+#include "runtime/toml.h"
 
 #include "common/duration.h"
 #include "common/sha256.h"
