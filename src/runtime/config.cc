@@ -163,8 +163,9 @@ Status ReadTenant(TableReader& r, TenantConfig* t) {
 
 // TOML allows non-ASCII characters only inside strings and comments. Anywhere else toml++ 3.3
 // (Debian 12) asks its is_non_ascii_*_whitespace tables about them, and for many code points those
-// reach __builtin_unreachable(): undefined behaviour (found by fuzz_config). So such characters are
-// refused here first, with the line, as the invalid TOML they are.
+// reach __builtin_unreachable() (found by fuzz_config). That defect is defused where it is, in
+// runtime/toml.h; this check stays for its message: such characters are refused here, with the
+// line, as the invalid TOML they are.
 //
 // A quote opens a string only where TOML allows one (a key or a value): at the start of a line or
 // after '=', '[', ',', '{' or '.'. Elsewhere (`x = 3s'...`) toml++ reads on through a bare value,

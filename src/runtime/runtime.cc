@@ -264,13 +264,16 @@ void Runtime::StartCompile(const store::FunctionRecord& f) {
 std::string Runtime::CompileLockName(const store::FunctionRecord& f) { return "compile:" + f.sha256; }
 
 void Runtime::CompileDeployed(const store::FunctionRecord& f) {
+  auto wake_waiters = [&] {
+    { std::lock_guard<std::mutex> lock(mu_); }  // a waiter has checked the status or is waiting
+    compiled_cv_.notify_all();
+  };
   auto finish = [&](store::DeployStatus status, const std::string& error) {
     Status s = store_->metadata().SetStatus(f.id, status, error);
     if (!s.ok() && s.code() != StatusCode::kNotFound) {
       std::fprintf(stderr, "gpuwasm: cannot record the deploy status of %s: %s\n", f.id.c_str(), s.ToString().c_str());
     }
-    { std::lock_guard<std::mutex> lock(mu_); }  // a waiter has checked the status or is waiting
-    compiled_cv_.notify_all();
+    wake_waiters();
   };
   // Once among the nodes sharing the store: a node compiling the same bytes holds this lock,
   // and when it is released the status says whether there is anything left to do.
@@ -282,8 +285,7 @@ void Runtime::CompileDeployed(const store::FunctionRecord& f) {
   }
   Result<store::FunctionRecord> now = store_->metadata().GetFunction(f.id);
   if (!now.ok() || now->status != store::DeployStatus::kCompiling) {
-    { std::lock_guard<std::mutex> lock(mu_); }
-    compiled_cv_.notify_all();
+    wake_waiters();
     return;  // deleted, or another node finished it: its artifact is loaded on first use
   }
   Result<std::string> bytes = store_->blobs().Get(f.sha256);

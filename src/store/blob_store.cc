@@ -52,8 +52,13 @@ Result<fs::path> BlobStore::PathOf(std::string_view sha256) const {
 
 Result<std::string> BlobStore::Put(std::span<const uint8_t> bytes) {
   std::string sha = Sha256Hex(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
-  fs::path final_path = root_ / "blobs" / sha;
-  if (auto size = Size(sha); size.ok() && *size == bytes.size()) return sha;  // same bytes: same name
+  GPUWASM_RETURN_IF_ERROR(Put(bytes, sha));
+  return sha;
+}
+
+Status BlobStore::Put(std::span<const uint8_t> bytes, const std::string& sha) {
+  GPUWASM_ASSIGN_OR_RETURN(fs::path final_path, PathOf(sha));
+  if (auto size = Size(sha); size.ok() && *size == bytes.size()) return Status::Ok();  // same bytes: same name
   fs::path tmp = root_ / "tmp" / (sha + "." + UniqueSuffix());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("cannot create " + tmp.string());
@@ -81,8 +86,7 @@ Result<std::string> BlobStore::Put(std::span<const uint8_t> bytes) {
     ::unlink(tmp.c_str());
     return s;
   }
-  GPUWASM_RETURN_IF_ERROR(SyncDir(root_ / "blobs"));
-  return sha;
+  return SyncDir(root_ / "blobs");
 }
 
 Result<std::string> BlobStore::Get(std::string_view sha256) const {

@@ -27,6 +27,8 @@ class BlobStore {
   // Stores `bytes` and returns their sha256; durable when it returns. Storing bytes that are
   // already there is a no-op.
   Result<std::string> Put(std::span<const uint8_t> bytes);
+  // The same, for a caller that has already hashed the bytes (`sha256` must be their digest).
+  Status Put(std::span<const uint8_t> bytes, const std::string& sha256);
   // The bytes of a blob; NotFound when absent, IoError when its content no longer matches its
   // hash (damaged on disk).
   Result<std::string> Get(std::string_view sha256) const;

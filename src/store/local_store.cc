@@ -103,8 +103,7 @@ Result<FunctionRecord> LocalStore::AddFunction(NewFunction f, std::span<const ui
   f.sha256 = Sha256Hex(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   f.size = bytes.size();
   GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<StoreLock> lock, metadata_->Lock(BlobLockName(f.sha256)));
-  GPUWASM_ASSIGN_OR_RETURN(std::string stored, blobs_.Put(bytes));
-  if (stored != f.sha256) return Status::Internal("blob hash changed while storing it");
+  GPUWASM_RETURN_IF_ERROR(blobs_.Put(bytes, f.sha256));
   return metadata_->CreateFunction(f);
 }
 

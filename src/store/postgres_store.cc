@@ -2,7 +2,6 @@
 
 #include <libpq-fe.h>
 
-#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -73,9 +72,15 @@ class PgResult {
   PGresult* r_;
 };
 
-Status ConnectionError(PGconn* c, std::string_view what) {
-  std::string msg = c != nullptr ? PQerrorMessage(c) : "out of memory";
+// libpq's messages end in a newline.
+std::string Message(const char* text) {
+  std::string msg = text;
   while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+  return msg;
+}
+
+Status ConnectionError(PGconn* c, std::string_view what) {
+  std::string msg = c != nullptr ? Message(PQerrorMessage(c)) : "out of memory";
   return Status::Unavailable("postgresql: " + std::string(what) + ": " + msg);
 }
 
@@ -110,8 +115,7 @@ Result<PgResult> Exec(PGconn* c, const char* sql, const std::vector<std::string>
     ExecStatusType st = PQresultStatus(r.raw());
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
     if (attempt == 0 && PQstatus(c) != CONNECTION_OK) continue;  // dropped before the statement ran
-    std::string msg = PQresultErrorMessage(r.raw());
-    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    std::string msg = Message(PQresultErrorMessage(r.raw()));
     if (PQstatus(c) != CONNECTION_OK) return Status::Unavailable("postgresql: " + msg);
     return Status::IoError("postgresql: " + msg);
   }
@@ -180,7 +184,7 @@ class PostgresStore final : public Store {
 
   Status AddTenant(std::string_view tenant) override {
     return Run("INSERT INTO gpuwasm_tenants (name, created_ms) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
-               {std::string(tenant), std::to_string(NowMs())})
+               {std::string(tenant), std::to_string(NowUnixMs())})
         .status();
   }
 
@@ -201,7 +205,7 @@ class PostgresStore final : public Store {
     rec.size = f.size;
     rec.entry = f.entry;
     rec.status = DeployStatus::kCompiling;
-    rec.created_ms = NowMs();
+    rec.created_ms = NowUnixMs();
     GPUWASM_ASSIGN_OR_RETURN(
         PgResult r,
         Run("WITH v AS (INSERT INTO gpuwasm_function_names (tenant, name, last_version) VALUES ($2, $3, 1) "
@@ -269,12 +273,6 @@ class PostgresStore final : public Store {
   std::string description() const override { return "postgresql " + RedactConninfo(conninfo_); }
 
  private:
-  static int64_t NowMs() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-  }
-
   static std::string Select(const char* rest) {
     return std::string("SELECT id, tenant, name, version, sha256, size, entry, status, error, created_ms "
                        "FROM gpuwasm_functions ") +

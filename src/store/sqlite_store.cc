@@ -43,11 +43,6 @@ CREATE TABLE IF NOT EXISTS functions (
 CREATE INDEX IF NOT EXISTS functions_by_sha ON functions (sha256);
 )sql";
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // One prepared statement, finalized on scope exit.
 class Statement {
  public:
@@ -173,7 +168,7 @@ class SqliteStore final : public Store {
     std::lock_guard<std::mutex> lock(mu_);
     Statement st(db_, "INSERT OR IGNORE INTO tenants (name, created_ms) VALUES (?1, ?2)");
     GPUWASM_RETURN_IF_ERROR(st.prepared());
-    st.Bind(1, tenant).Bind(2, NowMs());
+    st.Bind(1, tenant).Bind(2, NowUnixMs());
     return st.Step().status();
   }
 
@@ -303,7 +298,7 @@ class SqliteStore final : public Store {
     r.size = f.size;
     r.entry = f.entry;
     r.status = DeployStatus::kCompiling;
-    r.created_ms = NowMs();
+    r.created_ms = NowUnixMs();
     Statement ins(db_, "INSERT INTO functions (id, tenant, name, version, sha256, size, entry, status, error, created_ms) "
                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'compiling', '', ?8)");
     GPUWASM_RETURN_IF_ERROR(ins.prepared());
@@ -335,6 +330,11 @@ Result<DeployStatus> ParseDeployStatus(std::string_view name) {
   if (name == "ready") return DeployStatus::kReady;
   if (name == "failed") return DeployStatus::kFailed;
   return Status::InvalidArgument("unknown deploy status '" + std::string(name) + "'");
+}
+
+int64_t NowUnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 std::string NewFunctionId() {

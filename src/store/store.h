@@ -90,5 +90,7 @@ class Store {
 
 // A fresh function id: "fn_" and 16 random hex digits.
 std::string NewFunctionId();
+// Unix time in milliseconds (FunctionRecord::created_ms, tenants' creation time).
+int64_t NowUnixMs();
 
 }  // namespace gpuwasm::store
