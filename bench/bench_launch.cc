@@ -3,8 +3,10 @@
 // admission permit, enqueue) against the same launch issued directly through the C++ Device API
 // (parameters packed by the caller, enqueue), in the same run. Target: ratio <= 1.2.
 //
-// Both paths enqueue the same kernel on a CPU-device stream; the kernel is one thread doing
-// nothing, so the device work is small and identical. Timed: the calling thread's CPU time for
+// Both paths enqueue the same kernel on a stream of --device (default cpu; cuda:N for a GPU); the
+// kernel is one thread doing nothing, so the device work is small and identical. On a CUDA device
+// a third path is timed too: a raw cuLaunchKernel loop on a stream of its own context (the floor
+// any launch path through the driver has). Timed: the calling thread's CPU time for
 // the enqueue loop (CLOCK_THREAD_CPUTIME_ID: the stream thread running the launches on this
 // 2-core machine would otherwise dominate wall time); the stream drains before each repetition.
 // Median of --reps interleaved repetitions of --n launches.
@@ -18,6 +20,9 @@
 #include <vector>
 
 #include "device/cpu/cpu_device.h"
+#include "device/cuda/driver.h"
+#include "device/cuda/symbols.h"
+#include "device/select.h"
 #include "host/guest_io.h"
 #include "host/host_env.h"
 #include "wasm/engine.h"
@@ -54,11 +59,19 @@ double Median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   int n = 20000, reps = 7;
+  std::string spec = "cpu";
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--n=", 4) == 0) n = std::max(1, std::atoi(argv[i] + 4));
     if (std::strncmp(argv[i], "--reps=", 7) == 0) reps = std::max(1, std::atoi(argv[i] + 7));
+    if (std::strncmp(argv[i], "--device=", 9) == 0) spec = argv[i] + 9;
   }
-  auto device = device::cpu::CreateCpuDevice();
+  auto opened = device::OpenDevice(spec);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "bench_launch: %s\n", opened.status().message().c_str());
+    return 1;
+  }
+  auto device = *opened;
+  const bool cuda_device = device->info().kind == device::DeviceKind::kCuda;
 
   // Guest path: a real instance (for its linear memory) with a wasi_cuda context.
   wasm::EngineOptions eo;
@@ -119,7 +132,45 @@ int main(int argc, char** argv) {
       if (!stream->Launch(*kernel, cfg, std::move(params)).ok()) std::exit(1);
     }
   };
-  std::vector<double> tg, td;
+  // Raw path (CUDA only): cuLaunchKernel with the same parameters, nothing else.
+  std::shared_ptr<device::cuda::CudaDriver> drv;
+  void *raw_ctx = nullptr, *raw_stream = nullptr, *raw_fn = nullptr;
+  uint64_t raw_buf = 0;
+  if (cuda_device) {
+    drv = *device::cuda::CudaDriver::Load();
+    const auto& sym = drv->sym();
+    auto must = [&](int r, const char* what) {
+      if (r != 0) {
+        std::fprintf(stderr, "bench_launch: %s\n", drv->Check(r, what).message().c_str());
+        std::exit(1);
+      }
+    };
+    int dev = 0;
+    must(sym.cuDeviceGet(&dev, 0), "cuDeviceGet");
+    must(sym.cuCtxCreate_v4 != nullptr ? sym.cuCtxCreate_v4(&raw_ctx, nullptr, 0, dev) : sym.cuCtxCreate_v2(&raw_ctx, 0, dev),
+         "cuCtxCreate");
+    void* mod = nullptr;
+    must(sym.cuModuleLoadDataEx(&mod, kPtx, 0, nullptr, nullptr), "cuModuleLoadDataEx");
+    must(sym.cuModuleGetFunction(&raw_fn, mod, "noop"), "cuModuleGetFunction");
+    must(sym.cuStreamCreate(&raw_stream, 1), "cuStreamCreate");
+    raw_buf = 0;  // the kernel never dereferences its pointers
+  }
+  auto raw_loop = [&] {
+    const auto& sym = drv->sym();
+    sym.cuCtxSetCurrent(raw_ctx);
+    uint64_t a = raw_buf, b = raw_buf + 64;
+    uint32_t count = 1000;
+    void* args[] = {&a, &b, &count, &x};
+    for (int i = 0; i < n; ++i) {
+      if (sym.cuLaunchKernel(raw_fn, 1, 1, 1, 1, 1, 1, 0, raw_stream, args, nullptr) != 0) std::exit(1);
+    }
+  };
+  auto raw_sync = [&] {
+    drv->sym().cuCtxSetCurrent(raw_ctx);
+    (void)drv->sym().cuStreamSynchronize(raw_stream);
+  };
+
+  std::vector<double> tg, td, tr;
   for (int r = 0; r < reps + 1; ++r) {  // the first repetition warms up
     (void)cuda.Synchronize();
     double t0 = ThreadCpuSeconds();
@@ -131,9 +182,18 @@ int main(int argc, char** argv) {
     direct_loop();
     double d = ThreadCpuSeconds() - t0;
     (void)stream->Synchronize();
+    double w = 0;
+    if (cuda_device) {
+      raw_sync();
+      t0 = ThreadCpuSeconds();
+      raw_loop();
+      w = ThreadCpuSeconds() - t0;
+      raw_sync();
+    }
     if (r > 0) {
       tg.push_back(g);
       td.push_back(d);
+      tr.push_back(w);
     }
   }
   double g = Median(tg) / n * 1e9, d = Median(td) / n * 1e9;
@@ -142,6 +202,12 @@ int main(int argc, char** argv) {
   std::printf("%-34s %7.0f ns %7.0f ns %7.2fx <= 1.2x\n", "host CPU per launch (enqueue)", g, d, g / d);
   double gmin = *std::min_element(tg.begin(), tg.end()) / n * 1e9, dmin = *std::min_element(td.begin(), td.end()) / n * 1e9;
   std::printf("%-34s %7.0f ns %7.0f ns %7.2fx\n", "  fastest repetition of each", gmin, dmin, gmin / dmin);
+  if (cuda_device) {
+    double w = Median(tr) / n * 1e9;
+    std::printf("%-34s %7.0f ns %7.0f ns %7.2fx (raw cuLaunchKernel loop)\n", "  guest vs raw cuLaunchKernel", g, w,
+                g / w);
+  }
+  std::printf("device: %s\n", device->info().name.c_str());
   std::printf("(%llu guest launches dispatched, %llu rejections)\n", static_cast<unsigned long long>(s.kernels_launched),
               static_cast<unsigned long long>(s.back_pressure_rejections));
   return 0;

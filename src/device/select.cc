@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "device/cpu/cpu_device.h"
+#include "device/cuda/cuda_device.h"
 #include "device/cuda/driver.h"
 
 namespace gpuwasm::device {
@@ -12,15 +13,28 @@ std::string Describe(const cuda::GpuProbe& p) {
   return std::to_string(p.device_count) + " device(s), first: " + p.first_device_name + ", CUDA " + p.cuda_version();
 }
 
+// The driver, probed: Unavailable with the reason when there is no usable GPU.
+Result<std::pair<std::shared_ptr<cuda::CudaDriver>, cuda::GpuProbe>> LoadGpu() {
+  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaDriver> driver, cuda::CudaDriver::Load());
+  GPUWASM_ASSIGN_OR_RETURN(cuda::GpuProbe probe, driver->Probe());
+  return std::make_pair(std::move(driver), std::move(probe));
+}
+
 }  // namespace
 
 Result<std::shared_ptr<Device>> OpenDevice(std::string_view spec, std::string* why_cpu) {
   if (spec == "cpu") return cpu::CreateCpuDevice();
   if (spec == "auto") {
-    Result<cuda::GpuProbe> gpu = cuda::ProbeGpu();
-    std::string why = gpu.ok() ? "a GPU is usable (" + Describe(*gpu) +
-                                     ") but this build of gpuwasm has no CUDA device yet: using the CPU device"
-                               : gpu.status().message() + ": using the CPU device";
+    auto gpu = LoadGpu();
+    std::string why;
+    if (gpu.ok()) {
+      auto dev = cuda::CreateCudaDevice(gpu->first, 0);
+      if (dev.ok()) return dev;
+      why = "a GPU is usable (" + Describe(gpu->second) + ") but the CUDA device did not start: " +
+            dev.status().message() + ": using the CPU device";
+    } else {
+      why = gpu.status().message() + ": using the CPU device";
+    }
     if (why_cpu != nullptr) *why_cpu = std::move(why);
     return cpu::CreateCpuDevice();
   }
@@ -32,14 +46,15 @@ Result<std::shared_ptr<Device>> OpenDevice(std::string_view spec, std::string* w
       return Status::InvalidArgument("unknown device '" + std::string(spec) + "': N in cuda:N is a device ordinal (0, 1, ...)");
     }
     std::string name(spec);
-    Result<cuda::GpuProbe> gpu = cuda::ProbeGpu();
+    auto gpu = LoadGpu();
     if (!gpu.ok()) return Status::Unavailable("device '" + name + "' is not available: " + gpu.status().message());
-    if (ordinal >= gpu->device_count) {
+    if (ordinal >= gpu->second.device_count) {
       return Status::InvalidArgument("device '" + name + "' does not exist: the CUDA driver reports " +
-                              std::to_string(gpu->device_count) + " device(s)");
+                                     std::to_string(gpu->second.device_count) + " device(s)");
     }
-    return Status::Unavailable("device '" + name + "' is not available: this build of gpuwasm has no CUDA device yet (" +
-                               Describe(*gpu) + ")");
+    auto dev = cuda::CreateCudaDevice(gpu->first, ordinal);
+    if (!dev.ok()) return Status::Unavailable("device '" + name + "' is not available: " + dev.status().message());
+    return dev;
   }
   return Status::InvalidArgument("unknown device '" + std::string(spec) + "' (use auto, cpu or cuda:N)");
 }

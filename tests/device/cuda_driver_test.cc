@@ -61,13 +61,17 @@ TEST_F(FakeCuda, CheckNamesCallErrorAndMapsTheCode) {
   EXPECT_EQ(oom.code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(oom.message(), "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory");
   // Codes the library cannot name fall back to gpuwasm's own table.
-  Status fault = (*d)->Check(700, "cuStreamSynchronize");
+  Status fault = (*d)->Check(716, "cuEventQuery");
   EXPECT_EQ(fault.code(), StatusCode::kDeviceFault);
-  EXPECT_EQ(fault.message(), "cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS (700)");
+  EXPECT_EQ(fault.message(), "cuEventQuery failed: CUDA_ERROR_MISALIGNED_ADDRESS (716)");
+  EXPECT_EQ((*d)->Check(701, "cuLaunchKernel").code(), StatusCode::kResourceExhausted);
   EXPECT_EQ((*d)->Check(218, "cuModuleLoadDataEx").code(), StatusCode::kInvalidArgument);
-  // The fake provides only the probe's symbols; the rest stay unresolved rather than failing Load.
-  EXPECT_EQ((*d)->resolved_symbols(), 9);
+  EXPECT_EQ((*d)->resolved_symbols(), CudaDriver::wanted_symbols());
   EXPECT_GT(CudaDriver::wanted_symbols(), 30);
+  // A library with only the probe's symbols still loads: the rest stay unresolved.
+  Result<std::shared_ptr<CudaDriver>> probe_only = CudaDriver::Load(GPUWASM_FAKE_CUDA_PROBE);
+  ASSERT_TRUE(probe_only.ok());
+  EXPECT_EQ((*probe_only)->resolved_symbols(), 9);
 }
 
 TEST_F(FakeCuda, DeviceLimitsAreQueried) {
@@ -151,11 +155,32 @@ TEST_F(Selection, AutoWithoutDeviceUsesCpuAndSaysWhy) {
   EXPECT_NE(why.find("using the CPU device"), std::string::npos) << why;
 }
 
-TEST_F(Selection, AutoWithUsableGpuStillSaysThisBuildHasNoCudaDevice) {
+TEST_F(Selection, AutoWithUsableGpuPicksTheCudaDevice) {
+  std::string why = "untouched";
+  auto dev = OpenDevice("auto", &why);
+  ASSERT_TRUE(dev.ok()) << dev.status().message();
+  EXPECT_EQ((*dev)->info().kind, DeviceKind::kCuda);
+  EXPECT_EQ((*dev)->info().name, "Fake GPU");
+  EXPECT_EQ(why, "untouched");
+  auto forced = OpenDevice("cuda:0");
+  ASSERT_TRUE(forced.ok()) << forced.status().message();
+  EXPECT_EQ((*forced)->info().kind, DeviceKind::kCuda);
+}
+
+TEST_F(Selection, AutoWithADriverLackingTheDeviceApiUsesCpuAndSaysWhy) {
+  setenv("GPUWASM_CUDA_LIBRARY", GPUWASM_FAKE_CUDA_PROBE, 1);
   std::string why;
   auto dev = OpenDevice("auto", &why);
   ASSERT_TRUE(dev.ok());
-  EXPECT_NE(why.find("a GPU is usable (1 device(s), first: Fake GPU, CUDA 12.8)"), std::string::npos) << why;
+  EXPECT_EQ((*dev)->info().kind, DeviceKind::kCpu);
+  EXPECT_NE(why.find("a GPU is usable (1 device(s), first: Fake GPU, CUDA 12.8) but the CUDA device did not start: "
+                     "the CUDA driver at "),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("lacks cuCtxCreate_v4 or cuCtxCreate_v2: using the CPU device"), std::string::npos) << why;
+  auto forced = OpenDevice("cuda:0");
+  ASSERT_FALSE(forced.ok());
+  EXPECT_EQ(forced.status().code(), StatusCode::kUnavailable);
 }
 
 TEST_F(Selection, CpuIsForcedWithoutProbing) {

@@ -1,10 +1,14 @@
-// A fake libcuda: the driver API's C symbols (the few Probe uses), scripted by $FAKE_CUDA_MODE so
-// tests exercise CudaDriver through the real dlopen boundary.
+// A fake libcuda, a test fixture at the dlopen boundary: the driver API's C symbols, scripted by
+// $FAKE_CUDA_MODE, so tests exercise CudaDriver and the CUDA device through the real boundary.
+// Built twice: fake_cuda (everything; kernels really run, on gpuwasm's CPU device: see
+// fake_cuda_device.inc) and fake_cuda_probe (FAKE_CUDA_PROBE_ONLY: only what Probe uses).
 //   ok (default)  driver 12.8, one device "Fake GPU"
 //   no_device     cuInit -> CUDA_ERROR_NO_DEVICE
 //   old_driver    driver 11.8
 //   zero_devices  cuDeviceGetCount -> 0
 //   bad_attribute cuDeviceGetAttribute(MULTIPROCESSOR_COUNT) -> CUDA_ERROR_INVALID_VALUE
+//   jit_reject    cuModuleLoadDataEx -> CUDA_ERROR_INVALID_PTX with a JIT error log
+//   few_registers cuFuncGetAttribute(MAX_THREADS_PER_BLOCK) -> 128
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -76,6 +80,9 @@ constexpr KnownError kErrors[] = {
     {1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
     {2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
     {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
 };
 // Like the driver, for the codes it knows; others are left to gpuwasm's own table.
 static int Describe(int r, const char** s, bool text) {
@@ -90,3 +97,7 @@ static int Describe(int r, const char** s, bool text) {
 int cuGetErrorName(int r, const char** s) { return Describe(r, s, false); }
 int cuGetErrorString(int r, const char** s) { return Describe(r, s, true); }
 }
+
+#ifndef FAKE_CUDA_PROBE_ONLY
+#include "fake_cuda_device.inc"
+#endif

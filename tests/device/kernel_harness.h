@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -14,6 +16,7 @@
 
 #include "device/cpu/cpu_device.h"
 #include "device/device.h"
+#include "device/select.h"
 
 namespace gpuwasm::testing {
 
@@ -53,13 +56,29 @@ class Params {
 
 class KernelHarness {
  public:
-  explicit KernelHarness(std::shared_ptr<device::Device> dev = nullptr) : dev_(dev ? dev : SharedCpuDevice()) {
+  explicit KernelHarness(std::shared_ptr<device::Device> dev = nullptr) : dev_(dev ? dev : SharedTestDevice()) {
     ctx_ = *dev_->CreateContext();
     stream_ = *ctx_->CreateStream();
   }
 
   static std::shared_ptr<device::Device> SharedCpuDevice() {
     static std::shared_ptr<device::Device> d = device::cpu::CreateCpuDevice();
+    return d;
+  }
+
+  // The CPU device, or the one $GPUWASM_TEST_DEVICE names ("cuda:0": the corpus on a GPU, or on
+  // the fake driver in CI); a device that cannot be opened aborts the run.
+  static std::shared_ptr<device::Device> SharedTestDevice() {
+    static std::shared_ptr<device::Device> d = [] {
+      const char* spec = std::getenv("GPUWASM_TEST_DEVICE");
+      if (spec == nullptr || *spec == '\0') return SharedCpuDevice();
+      auto r = device::OpenDevice(spec);
+      if (!r.ok()) {
+        std::fprintf(stderr, "GPUWASM_TEST_DEVICE=%s: %s\n", spec, r.status().message().c_str());
+        std::abort();
+      }
+      return *r;
+    }();
     return d;
   }
 

@@ -4,50 +4,9 @@
 
 #include <cstdlib>
 
+#include "device/cuda/symbols.h"
+
 namespace gpuwasm::device::cuda {
-
-template <class T>
-using Id = T;
-
-struct DriverSymbols {
-#define GPUWASM_CUDA_SYMBOLS(X)                                                           \
-  X(cuInit, CUresult (*)(unsigned int))                                                   \
-  X(cuDriverGetVersion, CUresult (*)(int*))                                               \
-  X(cuGetErrorName, CUresult (*)(CUresult, const char**))                                 \
-  X(cuGetErrorString, CUresult (*)(CUresult, const char**))                               \
-  X(cuDeviceGetCount, CUresult (*)(int*))                                                 \
-  X(cuDeviceGet, CUresult (*)(int*, int))                                                 \
-  X(cuDeviceGetName, CUresult (*)(char*, int, int))                                       \
-  X(cuDeviceGetAttribute, CUresult (*)(int*, int, int))                                   \
-  X(cuDeviceTotalMem_v2, CUresult (*)(size_t*, int))                                      \
-  X(cuCtxCreate_v4, CUresult (*)(void**, void*, unsigned int, int))                       \
-  X(cuCtxDestroy_v2, CUresult (*)(void*))                                                 \
-  X(cuCtxSetCurrent, CUresult (*)(void*))                                                 \
-  X(cuStreamCreate, CUresult (*)(void**, unsigned int))                                   \
-  X(cuStreamDestroy_v2, CUresult (*)(void*))                                              \
-  X(cuStreamSynchronize, CUresult (*)(void*))                                             \
-  X(cuModuleLoadDataEx, CUresult (*)(void**, const void*, unsigned int, int*, void**))    \
-  X(cuModuleUnload, CUresult (*)(void*))                                                  \
-  X(cuModuleGetFunction, CUresult (*)(void**, void*, const char*))                        \
-  X(cuMemPoolCreate, CUresult (*)(void**, const void*))                                   \
-  X(cuMemAllocFromPoolAsync, CUresult (*)(uint64_t*, size_t, void*, void*))               \
-  X(cuMemFreeAsync, CUresult (*)(uint64_t, void*))                                        \
-  X(cuMemAlloc_v2, CUresult (*)(uint64_t*, size_t))                                       \
-  X(cuMemFree_v2, CUresult (*)(uint64_t))                                                 \
-  X(cuMemcpyHtoDAsync_v2, CUresult (*)(uint64_t, const void*, size_t, void*))             \
-  X(cuMemcpyDtoHAsync_v2, CUresult (*)(void*, uint64_t, size_t, void*))                   \
-  X(cuMemcpyDtoDAsync_v2, CUresult (*)(uint64_t, uint64_t, size_t, void*))                \
-  X(cuMemsetD8Async, CUresult (*)(uint64_t, unsigned char, size_t, void*))                \
-  X(cuLaunchKernel, CUresult (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, \
-                                 unsigned, unsigned, void*, void**, void**))              \
-  X(cuEventCreate, CUresult (*)(void**, unsigned int))                                    \
-  X(cuEventRecord, CUresult (*)(void*, void*))                                            \
-  X(cuEventElapsedTime_v2, CUresult (*)(float*, void*, void*))                            \
-  X(cuEventDestroy_v2, CUresult (*)(void*))
-#define GPUWASM_FIELD(name, type) Id<type> name = nullptr;
-  GPUWASM_CUDA_SYMBOLS(GPUWASM_FIELD)
-#undef GPUWASM_FIELD
-};
 
 const char* CuResultName(CUresult r) {
   switch (r) {
@@ -83,12 +42,28 @@ const char* CuResultName(CUresult r) {
       return "CUDA_ERROR_INVALID_HANDLE";
     case 500:
       return "CUDA_ERROR_NOT_FOUND";
+    case 600:
+      return "CUDA_ERROR_NOT_READY";
     case 700:
       return "CUDA_ERROR_ILLEGAL_ADDRESS";
     case 701:
       return "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
     case 702:
       return "CUDA_ERROR_LAUNCH_TIMEOUT";
+    case 709:
+      return "CUDA_ERROR_CONTEXT_IS_DESTROYED";
+    case 710:
+      return "CUDA_ERROR_ASSERT";
+    case 714:
+      return "CUDA_ERROR_HARDWARE_STACK_ERROR";
+    case 715:
+      return "CUDA_ERROR_ILLEGAL_INSTRUCTION";
+    case 716:
+      return "CUDA_ERROR_MISALIGNED_ADDRESS";
+    case 717:
+      return "CUDA_ERROR_INVALID_ADDRESS_SPACE";
+    case 718:
+      return "CUDA_ERROR_INVALID_PC";
     case 719:
       return "CUDA_ERROR_LAUNCH_FAILED";
     case 999:
@@ -174,16 +149,32 @@ Status CudaDriver::Check(CUresult r, const char* call) const {
     case 500:
       code = StatusCode::kNotFound;
       break;
-    case 700:
-    case 701:
-    case 702:
-    case 719:
-      code = StatusCode::kDeviceFault;
+    case 701:  // too many registers or threads for this kernel: the launch's fault, not the device's
+      code = StatusCode::kResourceExhausted;
       break;
     default:
+      if (IsStickyError(r)) code = StatusCode::kDeviceFault;
       break;
   }
   return Status(code, msg);
+}
+
+bool IsStickyError(CUresult r) {
+  switch (r) {
+    case 700:
+    case 702:
+    case 709:
+    case 710:
+    case 714:
+    case 715:
+    case 716:
+    case 717:
+    case 718:
+    case 719:
+      return true;
+    default:
+      return false;
+  }
 }
 
 Result<GpuProbe> CudaDriver::Probe() {

@@ -1,6 +1,6 @@
 // The CUDA driver API, loaded at run time: the binary never links libcuda. CudaDriver dlopens
 // libcuda.so.1 (or $GPUWASM_CUDA_LIBRARY), resolves the versioned symbols cuda.h maps its names to
-// (cuCtxCreate_v4, cuMemAlloc_v2, cuMemcpyHtoD_v2, ...) each on its own, and maps every CUresult to
+// (cuCtxCreate_v4, cuMemcpyHtoDAsync_v2, cuEventDestroy_v2, ...) each on its own, and maps every CUresult to
 // a Status naming the call, the error's name and its text.
 //
 // Probe() decides whether this machine has a usable GPU. A missing library, the toolkit's stub
@@ -23,11 +23,16 @@ using CUresult = int;
 inline constexpr CUresult CUDA_SUCCESS = 0;
 inline constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
 inline constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
+inline constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 inline constexpr int kMinDriverVersion =
     12000;  // CUDA 12.0: stream-ordered pools, cuLibrary*, v4 ctx
 
 // "CUDA_ERROR_NO_DEVICE" for the codes gpuwasm meets (the driver's own names when it can say).
 const char* CuResultName(CUresult r);
+
+// Errors after which the context is unusable until destroyed (illegal address, launch failure,
+// assert, ...): every later call in it returns the same error.
+bool IsStickyError(CUresult r);
 
 struct DriverSymbols;
 

@@ -1,0 +1,946 @@
+#include "device/cuda/cuda_device.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <thread>
+#include <vector>
+
+#include "common/sha256.h"
+#include "device/cuda/symbols.h"
+#include "ptx/parser.h"
+
+namespace gpuwasm::device::cuda {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Values from cuda.h (the build does not need the toolkit).
+constexpr unsigned kStreamNonBlocking = 0x1;
+constexpr int kFuncMaxThreadsPerBlock = 0;
+constexpr int kFuncSharedSizeBytes = 1;
+constexpr int kJitInfoLogBuffer = 3, kJitInfoLogBufferSize = 4, kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6;
+constexpr int kPoolAttrReleaseThreshold = 4;
+constexpr int kMemAllocationTypePinned = 1, kMemLocationTypeDevice = 1;
+constexpr size_t kJitLogBytes = 16 * 1024;
+
+// CUmemPoolProps (cuda.h, CUDA 12.x/13.x): a layout test compares it with cuda.h when the toolkit
+// is installed (tests/device/cuda_layout_test.cc).
+struct PoolProps {
+  int alloc_type = 0;
+  int handle_types = 0;
+  int location_type = 0;
+  int location_id = 0;
+  void* win32_security_attributes = nullptr;
+  size_t max_size = 0;
+  unsigned short usage = 0;
+  unsigned char reserved[54] = {};
+};
+static_assert(sizeof(PoolProps) == 88, "CUmemPoolProps is 88 bytes");
+
+std::atomic<uint64_t> g_next_core{1};
+thread_local uint64_t t_bound_core = 0;  // the core made current on this thread
+
+std::string Hex(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+class CudaDevice;
+class CudaContext;
+class CudaStream;
+
+// One CUDA context with its memory pool and the utility stream allocations are zeroed on. A fault
+// replaces the whole core; `id` is unique in the process, so stale users notice.
+struct Core {
+  uint64_t id = 0;
+  void* ctx = nullptr;
+  void* pool = nullptr;
+  void* util = nullptr;
+  std::vector<void*> spare_events;  // guarded by CudaContext::events_mu_
+};
+
+class CudaModule;
+
+class CudaKernel final : public Kernel {
+ public:
+  CudaKernel(std::shared_ptr<const CudaModule> module, KernelSignature sig)
+      : module_(std::move(module)), sig_(std::move(sig)) {}
+  const KernelSignature& signature() const override { return sig_; }
+  const CudaModule& module() const { return *module_; }
+  const std::shared_ptr<const CudaModule>& module_ptr() const { return module_; }
+
+ private:
+  std::shared_ptr<const CudaModule> module_;
+  KernelSignature sig_;
+};
+
+// What a kernel is in one core: its function and the limits the JIT gave it.
+struct Compiled {
+  void* function = nullptr;
+  uint32_t max_threads = 0;  // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK (registers decide)
+};
+
+class CudaContext final : public Context, public std::enable_shared_from_this<CudaContext> {
+ public:
+  CudaContext(std::shared_ptr<CudaDevice> device, ContextOptions options);
+  ~CudaContext() override;
+
+  Result<DevicePtr> Allocate(uint64_t bytes) override;
+  Status Free(DevicePtr ptr) override;
+  Result<std::shared_ptr<const Module>> LoadModule(std::string_view ptx) override;
+  Result<std::unique_ptr<Stream>> CreateStream() override;
+  uint64_t allocated_bytes() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return allocated_;
+  }
+
+  // The current core, bound to this thread, with `lock` holding it (shared). Builds a fresh core
+  // when there is none (first use, or after a reset).
+  Result<Core*> Acquire(std::shared_lock<std::shared_mutex>& lock);
+  // Core `id`, bound to this thread, if it is still the current one (nullptr otherwise); never
+  // builds one.
+  Core* Current(std::shared_lock<std::shared_mutex>& lock, uint64_t id);
+  // Destroys core `id` (if it is still the current one) because of `why`; later users of it fail
+  // with DeviceFault naming `why`.
+  void Reset(uint64_t id, const std::string& why);
+  std::string reset_reason() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return reset_reason_;
+  }
+  uint64_t resets() const { return resets_.load(); }
+
+  Result<void*> TakeEvent(Core& core);
+  void ReturnEvent(uint64_t core_id, void* event);
+  // Polls `event` of core `core_id` until it completed (OK), the core was reset or it failed.
+  Status WaitEvent(uint64_t core_id, void* event, const char* what);
+  // Checked range of one live allocation (OutOfRange otherwise), like the CPU device.
+  Status CheckRange(DevicePtr ptr, uint64_t bytes) const;
+
+  void Register(CudaStream* s);
+  void Unregister(CudaStream* s);
+  void Wake();
+
+  CudaDevice& device() { return *device_; }
+  const DriverSymbols& sym() const;
+  Status Check(CUresult r, const char* call) const;
+
+ private:
+  struct Allocation {
+    uint64_t size = 0;
+  };
+  Status BuildCore();  // with core_mu_ held exclusively
+  void DestroyCore(Core& core);
+  void Watch();
+
+  std::shared_ptr<CudaDevice> device_;
+  ContextOptions options_;
+
+  mutable std::shared_mutex core_mu_;
+  std::unique_ptr<Core> core_;
+  std::atomic<uint64_t> resets_{0};
+
+  mutable std::mutex mu_;  // allocations, modules, reset_reason_
+  std::map<DevicePtr, Allocation> allocs_;
+  uint64_t allocated_ = 0;
+  std::map<std::string, std::weak_ptr<const CudaModule>> modules_;
+  std::string reset_reason_;
+
+  std::mutex events_mu_;
+
+  std::mutex streams_mu_;
+  std::vector<CudaStream*> streams_;
+  std::mutex watch_mu_;
+  std::condition_variable watch_cv_;
+  bool work_posted_ = false;
+  bool stop_ = false;
+  std::thread watcher_;
+};
+
+class CudaDevice final : public Device, public std::enable_shared_from_this<CudaDevice> {
+ public:
+  CudaDevice(std::shared_ptr<CudaDriver> driver, int handle, DeviceInfo info, CudaDeviceOptions options)
+      : driver_(std::move(driver)), handle_(handle), info_(std::move(info)), options_(options) {}
+  const DeviceInfo& info() const override { return info_; }
+  Result<std::shared_ptr<Context>> CreateContext(const ContextOptions& options) override {
+    return std::shared_ptr<Context>(std::make_shared<CudaContext>(shared_from_this(), options));
+  }
+  const CudaDriver& driver() const { return *driver_; }
+  int handle() const { return handle_; }
+  const CudaDeviceOptions& options() const { return options_; }
+
+ private:
+  std::shared_ptr<CudaDriver> driver_;
+  int handle_;
+  DeviceInfo info_;
+  CudaDeviceOptions options_;
+};
+
+const DriverSymbols& CudaContext::sym() const { return device_->driver().sym(); }
+Status CudaContext::Check(CUresult r, const char* call) const { return device_->driver().Check(r, call); }
+
+// PTX text, its kernels' signatures, and the module compiled in the context's current core
+// (compiled again, from the retained text, after a reset).
+class CudaModule final : public Module, public std::enable_shared_from_this<CudaModule> {
+ public:
+  CudaModule(std::shared_ptr<CudaContext> ctx, std::string ptx, std::map<std::string, KernelSignature> kernels)
+      : ctx_(std::move(ctx)), ptx_(std::move(ptx)), kernels_(std::move(kernels)) {}
+
+  ~CudaModule() override {
+    if (module_ == nullptr) return;
+    std::shared_lock<std::shared_mutex> lock;
+    if (ctx_->Current(lock, core_id_) != nullptr) (void)ctx_->sym().cuModuleUnload(module_);
+  }
+
+  // Before the module is shared: static shared memory as the JIT laid it out.
+  void SetStaticShared(const std::string& name, uint32_t bytes) { kernels_[name].static_shared_bytes = bytes; }
+
+  Result<std::shared_ptr<const Kernel>> GetKernel(std::string_view name) const override {
+    auto it = kernels_.find(std::string(name));
+    if (it == kernels_.end()) return Status::NotFound("no kernel named '" + std::string(name) + "' in the module");
+    return std::shared_ptr<const Kernel>(std::make_shared<CudaKernel>(shared_from_this(), it->second));
+  }
+
+  std::vector<std::string> KernelNames() const override {
+    std::vector<std::string> names;
+    for (const auto& [name, sig] : kernels_) names.push_back(name);
+    return names;
+  }
+
+  // JIT-compiles the PTX in `core` (the caller holds it) unless already done there.
+  Status CompileIn(const Core& core) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (module_ != nullptr && core_id_ == core.id) return Status::Ok();
+    module_ = nullptr;
+    functions_.clear();
+    const DriverSymbols& sym = ctx_->sym();
+    std::vector<char> info(kJitLogBytes, '\0'), error(kJitLogBytes, '\0');
+    int options[] = {kJitInfoLogBuffer, kJitInfoLogBufferSize, kJitErrorLogBuffer, kJitErrorLogBufferSize};
+    void* values[] = {info.data(), reinterpret_cast<void*>(uintptr_t{kJitLogBytes - 1}), error.data(),
+                      reinterpret_cast<void*>(uintptr_t{kJitLogBytes - 1})};
+    void* m = nullptr;
+    CUresult r = sym.cuModuleLoadDataEx(&m, ptx_.c_str(), 4, options, values);
+    jit_info_ = std::string(info.data(), strnlen(info.data(), info.size()));
+    if (r != CUDA_SUCCESS) {
+      std::string log(error.data(), strnlen(error.data(), error.size()));
+      Status s = ctx_->Check(r, "cuModuleLoadDataEx");
+      if (s.code() == StatusCode::kDeviceFault) return s;
+      return Status(s.code() == StatusCode::kInternal ? StatusCode::kInvalidArgument : s.code(),
+                    "the CUDA driver's JIT rejected the PTX: " + (log.empty() ? s.message() : log + " (" + s.message() + ")"));
+    }
+    std::map<std::string, Compiled> fns;
+    for (const auto& [name, sig] : kernels_) {
+      Compiled c;
+      Status s = ctx_->Check(sym.cuModuleGetFunction(&c.function, m, name.c_str()), "cuModuleGetFunction");
+      int v = 0;
+      if (s.ok()) s = ctx_->Check(sym.cuFuncGetAttribute(&v, kFuncMaxThreadsPerBlock, c.function), "cuFuncGetAttribute");
+      if (!s.ok()) {
+        (void)sym.cuModuleUnload(m);
+        return s;
+      }
+      c.max_threads = static_cast<uint32_t>(std::max(v, 0));
+      fns[name] = c;
+    }
+    module_ = m;
+    core_id_ = core.id;
+    functions_ = std::move(fns);
+    return Status::Ok();
+  }
+
+  Result<Compiled> Function(const Core& core, const std::string& name) const {
+    GPUWASM_RETURN_IF_ERROR(CompileIn(core));
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = functions_.find(name);
+    if (it == functions_.end()) return Status::NotFound("no kernel named '" + name + "' in the module");
+    return it->second;
+  }
+
+  std::string jit_info() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return jit_info_;
+  }
+
+ private:
+  std::shared_ptr<CudaContext> ctx_;
+  std::string ptx_;
+  std::map<std::string, KernelSignature> kernels_;
+  mutable std::mutex mu_;
+  mutable void* module_ = nullptr;
+  mutable uint64_t core_id_ = 0;
+  mutable std::map<std::string, Compiled> functions_;
+  mutable std::string jit_info_;
+};
+
+// Work enqueued on a stream and not yet known to be complete.
+struct Pending {
+  uint64_t core_id = 0;
+  void* start = nullptr;  // launches only
+  void* end = nullptr;
+  Completion done;
+  std::string what;                           // "kernel 'vadd'", "copy to the device", ...
+  std::optional<Clock::time_point> deadline;  // launches with a deadline
+  std::optional<Clock::time_point> stop_by;   // reset the context if still running then
+  bool reported = false;                      // done() already called (deadline, cancel)
+  std::shared_ptr<const void> keep;           // staging bytes, the kernel
+};
+
+class CudaStream final : public Stream {
+ public:
+  CudaStream(std::shared_ptr<CudaContext> ctx, uint64_t core_id, void* stream)
+      : ctx_(std::move(ctx)), core_id_(core_id), stream_(stream) {
+    ctx_->Register(this);
+  }
+
+  ~CudaStream() override {
+    (void)Synchronize();
+    ctx_->Unregister(this);
+    std::shared_lock<std::shared_mutex> lock;
+    if (ctx_->Current(lock, core_id_) != nullptr) (void)ctx_->sym().cuStreamDestroy_v2(stream_);
+  }
+
+  Status MemcpyHtoD(DevicePtr dst, const void* src, uint64_t bytes) override {
+    GPUWASM_RETURN_IF_ERROR(ctx_->CheckRange(dst, bytes));
+    auto staging = std::make_shared<std::vector<uint8_t>>(static_cast<const uint8_t*>(src),
+                                                          static_cast<const uint8_t*>(src) + bytes);
+    const uint8_t* data = staging->data();
+    return Submit("copy to the device", false, {}, std::move(staging), {}, [&](const Core&) {
+      return ctx_->Check(ctx_->sym().cuMemcpyHtoDAsync_v2(dst, data, bytes, stream_), "cuMemcpyHtoDAsync");
+    });
+  }
+
+  Status MemcpyDtoH(void* dst, DevicePtr src, uint64_t bytes) override {
+    GPUWASM_RETURN_IF_ERROR(Synchronize());
+    GPUWASM_RETURN_IF_ERROR(ctx_->CheckRange(src, bytes));
+    void* event = nullptr;
+    {
+      std::shared_lock<std::shared_mutex> lock;
+      GPUWASM_ASSIGN_OR_RETURN(Core * core, ctx_->Acquire(lock));
+      GPUWASM_RETURN_IF_ERROR(CheckCore(*core));
+      GPUWASM_ASSIGN_OR_RETURN(event, ctx_->TakeEvent(*core));
+      Status s = ctx_->Check(ctx_->sym().cuMemcpyDtoHAsync_v2(dst, src, bytes, stream_), "cuMemcpyDtoHAsync");
+      if (s.ok()) s = ctx_->Check(ctx_->sym().cuEventRecord(event, stream_), "cuEventRecord");
+      if (!s.ok()) {
+        ctx_->ReturnEvent(core->id, event);
+        return Fail(s, core->id);
+      }
+    }
+    Status s = ctx_->WaitEvent(core_id_, event, "copy to the host");
+    if (s.ok()) ctx_->ReturnEvent(core_id_, event);
+    return s;
+  }
+
+  Status MemcpyDtoD(DevicePtr dst, DevicePtr src, uint64_t bytes) override {
+    GPUWASM_RETURN_IF_ERROR(ctx_->CheckRange(dst, bytes));
+    GPUWASM_RETURN_IF_ERROR(ctx_->CheckRange(src, bytes));
+    return Submit("device-to-device copy", false, {}, nullptr, {}, [&](const Core&) {
+      return ctx_->Check(ctx_->sym().cuMemcpyDtoDAsync_v2(dst, src, bytes, stream_), "cuMemcpyDtoDAsync");
+    });
+  }
+
+  Status Memset(DevicePtr dst, uint8_t value, uint64_t bytes) override {
+    GPUWASM_RETURN_IF_ERROR(ctx_->CheckRange(dst, bytes));
+    return Submit("memset", false, {}, nullptr, {}, [&](const Core&) {
+      return ctx_->Check(ctx_->sym().cuMemsetD8Async(dst, value, bytes, stream_), "cuMemsetD8Async");
+    });
+  }
+
+  Status Launch(const Kernel& kernel, const LaunchConfig& config, std::vector<uint8_t> params,
+                LaunchOptions options) override {
+    const auto* k = dynamic_cast<const CudaKernel*>(&kernel);
+    if (k == nullptr) return Status::InvalidArgument("kernel does not belong to this CUDA device");
+    const KernelSignature& sig = k->signature();
+    GPUWASM_RETURN_IF_ERROR(CheckLaunchConfig(ctx_->device().info(), sig, config));
+    if (params.size() != sig.param_bytes) {
+      return Status::InvalidArgument("kernel '" + sig.name + "' takes " + std::to_string(sig.param_bytes) +
+                                     " bytes of parameters, got " + std::to_string(params.size()));
+    }
+    std::vector<void*> args(sig.params.size());
+    for (size_t i = 0; i < sig.params.size(); ++i) args[i] = params.data() + sig.params[i].offset;
+    std::shared_ptr<const void> keep(k->module_ptr(), k);  // the module outlives the launch
+    return Submit("kernel '" + sig.name + "'", true, options.deadline, std::move(keep), std::move(options.on_complete),
+                  [&](const Core& core) -> Status {
+                    GPUWASM_ASSIGN_OR_RETURN(Compiled fn, k->module().Function(core, sig.name));
+                    uint64_t threads = config.block.count();
+                    if (fn.max_threads != 0 && threads > fn.max_threads) {
+                      return Status::InvalidArgument(
+                          "block of " + std::to_string(threads) + " threads exceeds what kernel '" + sig.name +
+                          "' allows on this GPU (" + std::to_string(fn.max_threads) + ", limited by its registers)");
+                    }
+                    return ctx_->Check(ctx_->sym().cuLaunchKernel(fn.function, config.grid.x, config.grid.y,
+                                                                  config.grid.z, config.block.x, config.block.y,
+                                                                  config.block.z, config.shared_bytes, stream_,
+                                                                  args.empty() ? nullptr : args.data(), nullptr),
+                                       "cuLaunchKernel");
+                  });
+  }
+
+  Status Synchronize() override {
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_cv_.wait(lock, [&] { return pending_.empty() && completing_ == 0; });
+    return sticky_;
+  }
+
+  void Cancel() override {
+    std::vector<Completion> cancelled;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Clock::time_point stop = Clock::now() + ctx_->device().options().runaway_grace;
+      for (Pending& p : pending_) {
+        if (!p.stop_by || *p.stop_by > stop) p.stop_by = stop;
+        if (!p.reported) {
+          p.reported = true;
+          if (p.done) cancelled.push_back(std::move(p.done));
+        }
+      }
+    }
+    for (Completion& c : cancelled) c(Status::Cancelled("cancelled before it finished"));
+  }
+
+  std::chrono::nanoseconds kernel_time() const override {
+    return std::chrono::nanoseconds(kernel_ns_.load(std::memory_order_relaxed));
+  }
+
+  // Called by the context's watcher: completes finished work in order, reports deadlines, resets
+  // the context after a fault or a runaway kernel. Returns whether work is still pending.
+  bool Poll(bool* progress);
+
+ private:
+  Status CheckCore(const Core& core) const {
+    if (core.id == core_id_) return Status::Ok();
+    return Status::DeviceFault("the GPU context of this stream was reset: " + ctx_->reset_reason());
+  }
+
+  // A failed driver call: sticky faults reset the context; the stream keeps the first error.
+  Status Fail(Status s, uint64_t core_id) {
+    if (s.code() == StatusCode::kDeviceFault) {
+      ctx_->Reset(core_id, s.message());
+      std::lock_guard<std::mutex> lock(mu_);
+      if (sticky_.ok()) sticky_ = s;
+    }
+    return s;
+  }
+
+  // Issues work on the stream between events and queues it for the watcher. Configuration errors
+  // are returned; once the stream failed, later work completes at once with that error.
+  template <class Issue>
+  Status Submit(std::string what, bool timed, std::optional<Clock::time_point> deadline, std::shared_ptr<const void> keep,
+                Completion done, Issue&& issue) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!sticky_.ok()) {
+        Status s = sticky_;
+        lock.unlock();
+        if (done) done(s);
+        return Status::Ok();
+      }
+    }
+    Pending p;
+    p.what = std::move(what);
+    p.deadline = deadline;
+    if (deadline) p.stop_by = *deadline + ctx_->device().options().runaway_grace;
+    p.keep = std::move(keep);
+    p.done = std::move(done);
+    {
+      std::shared_lock<std::shared_mutex> lock;
+      Result<Core*> core = ctx_->Acquire(lock);
+      Status s = core.ok() ? CheckCore(**core) : core.status();
+      if (s.ok() && timed) {
+        Result<void*> e = ctx_->TakeEvent(**core);
+        s = e.status();
+        if (e.ok()) {
+          p.start = *e;
+          s = ctx_->Check(ctx_->sym().cuEventRecord(p.start, stream_), "cuEventRecord");
+        }
+      }
+      if (s.ok()) s = issue(**core);
+      if (s.ok()) {
+        Result<void*> e = ctx_->TakeEvent(**core);
+        s = e.status();
+        if (e.ok()) {
+          p.end = *e;
+          s = ctx_->Check(ctx_->sym().cuEventRecord(p.end, stream_), "cuEventRecord");
+        }
+      }
+      if (!s.ok()) {
+        uint64_t id = core.ok() ? (*core)->id : 0;
+        if (p.start != nullptr) ctx_->ReturnEvent(id, p.start);
+        if (p.end != nullptr) ctx_->ReturnEvent(id, p.end);
+        lock.unlock();
+        if (s.code() == StatusCode::kDeviceFault) {
+          (void)Fail(s, id);
+          if (p.done) p.done(s);
+          return Status::Ok();  // like an execution error: through the completion and Synchronize
+        }
+        return s;
+      }
+      p.core_id = (*core)->id;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pending_.push_back(std::move(p));
+    }
+    ctx_->Wake();
+    return Status::Ok();
+  }
+
+  std::shared_ptr<CudaContext> ctx_;
+  const uint64_t core_id_;
+  void* const stream_;
+  std::mutex mu_;
+  std::condition_variable idle_cv_;
+  std::deque<Pending> pending_;  // popped only by the watcher
+  int completing_ = 0;           // completions being called by the watcher
+  Status sticky_;
+  std::atomic<int64_t> kernel_ns_{0};
+};
+
+bool CudaStream::Poll(bool* progress) {
+  for (;;) {
+    void* end = nullptr;
+    uint64_t core_id = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (pending_.empty()) return false;
+      end = pending_.front().end;
+      core_id = pending_.front().core_id;
+    }
+    enum { kDone, kRunning, kFailed, kStale } state = kRunning;
+    Status failure;
+    float ms = -1;
+    {
+      std::shared_lock<std::shared_mutex> lock;
+      if (ctx_->Current(lock, core_id) == nullptr) {
+        state = kStale;
+      } else {
+        CUresult r = ctx_->sym().cuEventQuery(end);
+        if (r == CUDA_SUCCESS) {
+          state = kDone;
+          std::lock_guard<std::mutex> l(mu_);
+          void* start = pending_.front().start;
+          if (start != nullptr) {
+            auto elapsed = ctx_->sym().cuEventElapsedTime_v2 != nullptr ? ctx_->sym().cuEventElapsedTime_v2
+                                                                       : ctx_->sym().cuEventElapsedTime;
+            if (elapsed == nullptr || elapsed(&ms, start, end) != CUDA_SUCCESS) ms = -1;
+          }
+        } else if (r != CUDA_ERROR_NOT_READY) {
+          state = kFailed;
+          failure = ctx_->Check(r, "cuEventQuery");
+        }
+      }
+    }
+    Completion done;
+    Status result;
+    std::optional<std::string> reset;  // why the context must go
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Pending& p = pending_.front();
+      Clock::time_point now = Clock::now();
+      if (state == kRunning) {
+        if (p.deadline && now >= *p.deadline && !p.reported) {
+          p.reported = true;
+          done = std::move(p.done);
+          result = Status::DeadlineExceeded(p.what + " was still running at its deadline");
+          if (sticky_.ok()) sticky_ = result;
+        }
+        if (p.stop_by && now >= *p.stop_by) {
+          reset = p.what + " kept running " + std::to_string(ctx_->device().options().runaway_grace.count()) +
+                  " ms past its deadline or cancellation, and a GPU cannot stop one kernel";
+        }
+      } else {
+        if (state == kDone) {
+          if (ms >= 0) kernel_ns_.fetch_add(static_cast<int64_t>(static_cast<double>(ms) * 1e6), std::memory_order_relaxed);
+          ctx_->ReturnEvent(p.core_id, p.end);
+          if (p.start != nullptr) ctx_->ReturnEvent(p.core_id, p.start);
+        } else if (state == kFailed) {
+          result = failure.code() == StatusCode::kDeviceFault
+                       ? Status::DeviceFault(p.what + " failed: " + failure.message())
+                       : failure;
+          if (failure.code() == StatusCode::kDeviceFault) reset = result.message();
+        } else {
+          result = Status::DeviceFault(p.what + " was lost: the GPU context was reset: " + ctx_->reset_reason());
+        }
+        if (!result.ok() && sticky_.ok()) sticky_ = result;
+        if (!p.reported) done = std::move(p.done);
+        pending_.pop_front();  // drops staging bytes and the kernel's hold here, under the lock
+        *progress = true;
+      }
+      if (done) ++completing_;
+    }
+    // The context goes before anyone waiting on this stream hears of the failure.
+    if (reset) ctx_->Reset(core_id, *reset);
+    if (done) {
+      done(result);
+      std::lock_guard<std::mutex> lock(mu_);
+      --completing_;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (pending_.empty() && completing_ == 0) idle_cv_.notify_all();
+    }
+    if (state == kRunning && !reset) return true;  // later work waits for this one
+  }
+}
+
+CudaContext::CudaContext(std::shared_ptr<CudaDevice> device, ContextOptions options)
+    : device_(std::move(device)), options_(options), watcher_([this] { Watch(); }) {}
+
+CudaContext::~CudaContext() {
+  {
+    std::lock_guard<std::mutex> lock(watch_mu_);
+    stop_ = true;
+  }
+  watch_cv_.notify_all();
+  watcher_.join();
+  std::unique_lock<std::shared_mutex> lock(core_mu_);
+  if (core_) DestroyCore(*core_);
+}
+
+Status CudaContext::BuildCore() {
+  const DriverSymbols& s = sym();
+  auto core = std::make_unique<Core>();
+  core->id = g_next_core.fetch_add(1);
+  CUresult r = s.cuCtxCreate_v4 != nullptr ? s.cuCtxCreate_v4(&core->ctx, nullptr, 0, device_->handle())
+                                           : s.cuCtxCreate_v2(&core->ctx, 0, device_->handle());
+  GPUWASM_RETURN_IF_ERROR(Check(r, "cuCtxCreate"));
+  t_bound_core = core->id;  // cuCtxCreate made it current here
+  PoolProps props;
+  props.alloc_type = kMemAllocationTypePinned;
+  props.location_type = kMemLocationTypeDevice;
+  props.location_id = device_->handle();
+  Status st = Check(s.cuMemPoolCreate(&core->pool, &props), "cuMemPoolCreate");
+  if (st.ok() && s.cuMemPoolSetAttribute != nullptr) {
+    // Freed memory stays in the pool for the next allocation instead of going back to the driver.
+    uint64_t keep_all = UINT64_MAX;
+    (void)s.cuMemPoolSetAttribute(core->pool, kPoolAttrReleaseThreshold, &keep_all);
+  }
+  if (st.ok()) st = Check(s.cuStreamCreate(&core->util, kStreamNonBlocking), "cuStreamCreate");
+  if (!st.ok()) {
+    DestroyCore(*core);
+    t_bound_core = 0;
+    return st;
+  }
+  core_ = std::move(core);
+  return Status::Ok();
+}
+
+void CudaContext::DestroyCore(Core& core) {
+  const DriverSymbols& s = sym();
+  if (core.pool != nullptr) (void)s.cuMemPoolDestroy(core.pool);
+  if (core.ctx != nullptr) (void)s.cuCtxDestroy_v2(core.ctx);  // its streams, events, modules and memory
+  core.ctx = core.pool = core.util = nullptr;
+}
+
+Result<Core*> CudaContext::Acquire(std::shared_lock<std::shared_mutex>& lock) {
+  for (;;) {
+    lock = std::shared_lock<std::shared_mutex>(core_mu_);
+    if (core_) {
+      if (t_bound_core != core_->id) {
+        GPUWASM_RETURN_IF_ERROR(Check(sym().cuCtxSetCurrent(core_->ctx), "cuCtxSetCurrent"));
+        t_bound_core = core_->id;
+      }
+      return core_.get();
+    }
+    lock.unlock();
+    std::unique_lock<std::shared_mutex> exclusive(core_mu_);
+    if (!core_) GPUWASM_RETURN_IF_ERROR(BuildCore());
+  }
+}
+
+Core* CudaContext::Current(std::shared_lock<std::shared_mutex>& lock, uint64_t id) {
+  lock = std::shared_lock<std::shared_mutex>(core_mu_);
+  if (!core_ || core_->id != id) return nullptr;
+  if (t_bound_core != id) {
+    if (sym().cuCtxSetCurrent(core_->ctx) != CUDA_SUCCESS) return nullptr;
+    t_bound_core = id;
+  }
+  return core_.get();
+}
+
+void CudaContext::Reset(uint64_t id, const std::string& why) {
+  std::unique_lock<std::shared_mutex> lock(core_mu_);
+  if (!core_ || core_->id != id) return;
+  DestroyCore(*core_);
+  core_.reset();
+  resets_.fetch_add(1);
+  std::lock_guard<std::mutex> l(mu_);  // order: core_mu_, then mu_
+  reset_reason_ = why;
+  allocs_.clear();  // the context's memory went with it
+  allocated_ = 0;
+}
+
+Result<void*> CudaContext::TakeEvent(Core& core) {
+  {
+    std::lock_guard<std::mutex> lock(events_mu_);
+    if (!core.spare_events.empty()) {
+      void* e = core.spare_events.back();
+      core.spare_events.pop_back();
+      return e;
+    }
+  }
+  void* e = nullptr;
+  GPUWASM_RETURN_IF_ERROR(Check(sym().cuEventCreate(&e, 0), "cuEventCreate"));
+  return e;
+}
+
+void CudaContext::ReturnEvent(uint64_t core_id, void* event) {
+  std::shared_lock<std::shared_mutex> lock(core_mu_);
+  if (!core_ || core_->id != core_id) return;  // destroyed with its context
+  std::lock_guard<std::mutex> l(events_mu_);
+  core_->spare_events.push_back(event);
+}
+
+Status CudaContext::WaitEvent(uint64_t core_id, void* event, const char* what) {
+  auto delay = std::chrono::microseconds(5);
+  for (;;) {
+    {
+      std::shared_lock<std::shared_mutex> lock;
+      if (Current(lock, core_id) == nullptr) {
+        return Status::DeviceFault(std::string(what) + " was lost: the GPU context was reset: " + reset_reason());
+      }
+      CUresult r = sym().cuEventQuery(event);
+      if (r == CUDA_SUCCESS) return Status::Ok();
+      if (r != CUDA_ERROR_NOT_READY) {
+        Status s = Check(r, "cuEventQuery");
+        lock.unlock();
+        if (s.code() == StatusCode::kDeviceFault) Reset(core_id, std::string(what) + " failed: " + s.message());
+        return s;
+      }
+    }
+    std::this_thread::sleep_for(delay);
+    delay = std::min(delay * 2, std::chrono::microseconds(1000));
+  }
+}
+
+Status CudaContext::CheckRange(DevicePtr ptr, uint64_t bytes) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = allocs_.upper_bound(ptr);
+  if (it != allocs_.begin()) {
+    --it;
+    uint64_t off = ptr - it->first;
+    if (off <= it->second.size && bytes <= it->second.size - off) return Status::Ok();
+  }
+  return Status::OutOfRange("device range [" + Hex(ptr) + ", +" + std::to_string(bytes) +
+                            ") is not inside one live allocation");
+}
+
+Result<DevicePtr> CudaContext::Allocate(uint64_t bytes) {
+  if (bytes == 0) return Status::InvalidArgument("cannot allocate 0 bytes");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (bytes > options_.max_bytes || allocated_ > options_.max_bytes - bytes) {
+      return Status::ResourceExhausted("allocating " + std::to_string(bytes) +
+                                       " bytes would exceed the context's quota of " +
+                                       std::to_string(options_.max_bytes) + " bytes (" + std::to_string(allocated_) +
+                                       " in use)");
+    }
+    allocated_ += bytes;  // reserved; given back below on failure
+  }
+  auto unreserve = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    allocated_ -= std::min(allocated_, bytes);
+  };
+  DevicePtr p = 0;
+  uint64_t core_id = 0;
+  void* event = nullptr;
+  {
+    std::shared_lock<std::shared_mutex> lock;
+    Result<Core*> core = Acquire(lock);
+    if (!core.ok()) {
+      unreserve();
+      return core.status();
+    }
+    core_id = (*core)->id;
+    Status s = Check(sym().cuMemAllocFromPoolAsync(&p, bytes, (*core)->pool, (*core)->util), "cuMemAllocFromPoolAsync");
+    if (s.ok()) {
+      // Pool memory may hold an earlier buffer's bytes: zero it before anyone can read it.
+      s = Check(sym().cuMemsetD8Async(p, 0, bytes, (*core)->util), "cuMemsetD8Async");
+      Result<void*> e = s.ok() ? TakeEvent(**core) : Result<void*>(s);
+      s = e.status();
+      if (e.ok()) {
+        event = *e;
+        s = Check(sym().cuEventRecord(event, (*core)->util), "cuEventRecord");
+      }
+      if (!s.ok()) (void)sym().cuMemFreeAsync(p, (*core)->util);
+    }
+    if (!s.ok()) {
+      lock.unlock();
+      unreserve();
+      if (s.code() == StatusCode::kDeviceFault) Reset(core_id, "allocation failed: " + s.message());
+      if (s.code() == StatusCode::kResourceExhausted) {
+        return Status::ResourceExhausted("the GPU has no room for " + std::to_string(bytes) + " more bytes (" +
+                                         s.message() + ")");
+      }
+      return s;
+    }
+  }
+  if (Status s = WaitEvent(core_id, event, "zeroing a new buffer"); !s.ok()) {
+    unreserve();
+    return s;
+  }
+  ReturnEvent(core_id, event);
+  std::lock_guard<std::mutex> lock(mu_);
+  allocs_[p] = {bytes};
+  return p;
+}
+
+Status CudaContext::Free(DevicePtr ptr) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = allocs_.find(ptr);
+    if (it == allocs_.end()) return Status::InvalidArgument("free of " + Hex(ptr) + ", which is not a live allocation");
+    allocated_ -= it->second.size;
+    allocs_.erase(it);
+  }
+  std::shared_lock<std::shared_mutex> lock;
+  GPUWASM_ASSIGN_OR_RETURN(Core * core, Acquire(lock));
+  // Stream-ordered on the utility stream; callers free only after the buffer's users finished.
+  return Check(sym().cuMemFreeAsync(ptr, core->util), "cuMemFreeAsync");
+}
+
+Result<std::shared_ptr<const Module>> CudaContext::LoadModule(std::string_view ptx) {
+  std::string key = Sha256Hex(ptx);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = modules_.find(key); it != modules_.end()) {
+      if (auto m = it->second.lock()) return std::shared_ptr<const Module>(m);
+    }
+  }
+  // gpuwasm's front end first: the same PTX is accepted, with the same errors, on every device,
+  // and it yields each kernel's parameter list.
+  GPUWASM_ASSIGN_OR_RETURN(ptx::Module parsed, ptx::Parse(ptx));
+  std::map<std::string, KernelSignature> kernels;
+  for (const ptx::Function& f : parsed.functions) {
+    if (!f.is_entry) continue;
+    KernelSignature sig;
+    sig.name = f.name;
+    for (const ptx::Param& p : f.params) sig.params.push_back({p.name, p.type, p.size, p.offset});
+    sig.param_bytes = f.param_bytes;
+    uint64_t maxntid = uint64_t{f.maxntid[0]} * std::max(1u, f.maxntid[1]) * std::max(1u, f.maxntid[2]);
+    sig.max_threads = static_cast<uint32_t>(std::min<uint64_t>(maxntid, UINT32_MAX));
+    kernels[f.name] = std::move(sig);
+  }
+  std::string text(ptx);
+  if (text.empty() || text.back() != '\0') text.push_back('\0');  // the JIT reads a C string
+  auto module = std::make_shared<CudaModule>(shared_from_this(), std::move(text), std::move(kernels));
+  {
+    std::shared_lock<std::shared_mutex> lock;
+    GPUWASM_ASSIGN_OR_RETURN(Core * core, Acquire(lock));
+    GPUWASM_RETURN_IF_ERROR(module->CompileIn(*core));
+    // Static shared memory as the JIT laid it out.
+    for (const std::string& name : module->KernelNames()) {
+      GPUWASM_ASSIGN_OR_RETURN(Compiled fn, module->Function(*core, name));
+      int shared = 0;
+      GPUWASM_RETURN_IF_ERROR(Check(sym().cuFuncGetAttribute(&shared, kFuncSharedSizeBytes, fn.function),
+                                    "cuFuncGetAttribute"));
+      module->SetStaticShared(name, static_cast<uint32_t>(std::max(shared, 0)));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  modules_[key] = module;
+  return std::shared_ptr<const Module>(module);
+}
+
+Result<std::unique_ptr<Stream>> CudaContext::CreateStream() {
+  std::shared_lock<std::shared_mutex> lock;
+  GPUWASM_ASSIGN_OR_RETURN(Core * core, Acquire(lock));
+  void* stream = nullptr;
+  GPUWASM_RETURN_IF_ERROR(Check(sym().cuStreamCreate(&stream, kStreamNonBlocking), "cuStreamCreate"));
+  uint64_t id = core->id;
+  lock.unlock();
+  return std::unique_ptr<Stream>(std::make_unique<CudaStream>(shared_from_this(), id, stream));
+}
+
+void CudaContext::Register(CudaStream* s) {
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  streams_.push_back(s);
+}
+
+void CudaContext::Unregister(CudaStream* s) {
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  streams_.erase(std::remove(streams_.begin(), streams_.end(), s), streams_.end());
+}
+
+void CudaContext::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(watch_mu_);
+    work_posted_ = true;
+  }
+  watch_cv_.notify_one();
+}
+
+void CudaContext::Watch() {
+  auto delay = std::chrono::microseconds(2);
+  for (;;) {
+    bool busy = false, progress = false;
+    {
+      std::lock_guard<std::mutex> lock(streams_mu_);
+      for (CudaStream* s : streams_) busy |= s->Poll(&progress);
+    }
+    std::unique_lock<std::mutex> lock(watch_mu_);
+    if (stop_) return;
+    if (!busy && !work_posted_) {
+      watch_cv_.wait(lock, [&] { return stop_ || work_posted_; });
+      delay = std::chrono::microseconds(2);
+    } else if (!work_posted_) {
+      // Work is on the GPU: look again soon, less often the longer it runs.
+      delay = progress ? std::chrono::microseconds(2) : std::min(delay * 2, std::chrono::microseconds(500));
+      watch_cv_.wait_for(lock, delay, [&] { return stop_ || work_posted_; });
+    }
+    work_posted_ = false;
+    if (stop_) return;
+  }
+}
+
+}  // namespace
+
+Result<std::shared_ptr<Device>> CreateCudaDevice(std::shared_ptr<CudaDriver> driver, int ordinal,
+                                                 const CudaDeviceOptions& options) {
+  const DriverSymbols& s = driver->sym();
+  const std::pair<const char*, bool> needed[] = {
+      {"cuCtxCreate_v4 or cuCtxCreate_v2", s.cuCtxCreate_v4 != nullptr || s.cuCtxCreate_v2 != nullptr},
+      {"cuCtxDestroy_v2", s.cuCtxDestroy_v2 != nullptr},
+      {"cuCtxSetCurrent", s.cuCtxSetCurrent != nullptr},
+      {"cuStreamCreate", s.cuStreamCreate != nullptr},
+      {"cuStreamDestroy_v2", s.cuStreamDestroy_v2 != nullptr},
+      {"cuModuleLoadDataEx", s.cuModuleLoadDataEx != nullptr},
+      {"cuModuleUnload", s.cuModuleUnload != nullptr},
+      {"cuModuleGetFunction", s.cuModuleGetFunction != nullptr},
+      {"cuFuncGetAttribute", s.cuFuncGetAttribute != nullptr},
+      {"cuMemPoolCreate", s.cuMemPoolCreate != nullptr},
+      {"cuMemPoolDestroy", s.cuMemPoolDestroy != nullptr},
+      {"cuMemAllocFromPoolAsync", s.cuMemAllocFromPoolAsync != nullptr},
+      {"cuMemFreeAsync", s.cuMemFreeAsync != nullptr},
+      {"cuMemcpyHtoDAsync_v2", s.cuMemcpyHtoDAsync_v2 != nullptr},
+      {"cuMemcpyDtoHAsync_v2", s.cuMemcpyDtoHAsync_v2 != nullptr},
+      {"cuMemcpyDtoDAsync_v2", s.cuMemcpyDtoDAsync_v2 != nullptr},
+      {"cuMemsetD8Async", s.cuMemsetD8Async != nullptr},
+      {"cuLaunchKernel", s.cuLaunchKernel != nullptr},
+      {"cuEventCreate", s.cuEventCreate != nullptr},
+      {"cuEventRecord", s.cuEventRecord != nullptr},
+      {"cuEventQuery", s.cuEventQuery != nullptr},
+      {"cuEventDestroy_v2", s.cuEventDestroy_v2 != nullptr},
+      {"cuEventElapsedTime_v2 or cuEventElapsedTime",
+       s.cuEventElapsedTime_v2 != nullptr || s.cuEventElapsedTime != nullptr},
+  };
+  for (const auto& [name, ok] : needed) {
+    if (!ok) return Status::Unavailable("the CUDA driver at " + driver->path() + " lacks " + name);
+  }
+  GPUWASM_ASSIGN_OR_RETURN(DeviceInfo info, driver->QueryDevice(ordinal));
+  int handle = 0;
+  GPUWASM_RETURN_IF_ERROR(driver->Check(s.cuDeviceGet(&handle, ordinal), "cuDeviceGet"));
+  return std::shared_ptr<Device>(std::make_shared<CudaDevice>(std::move(driver), handle, std::move(info), options));
+}
+
+uint64_t ContextResets(const Context& context) {
+  const auto* c = dynamic_cast<const CudaContext*>(&context);
+  return c != nullptr ? c->resets() : 0;
+}
+
+}  // namespace gpuwasm::device::cuda

@@ -1,0 +1,60 @@
+// The driver API entry points gpuwasm uses, as dlsym resolves them from libcuda (the versioned
+// names cuda.h maps the plain names to). Private to src/device/cuda/. A member is null when the
+// library lacks the symbol: callers check before the first use.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "device/cuda/driver.h"
+
+namespace gpuwasm::device::cuda {
+
+template <class T>
+using Id = T;
+
+struct DriverSymbols {
+#define GPUWASM_CUDA_SYMBOLS(X)                                                           \
+  X(cuInit, CUresult (*)(unsigned int))                                                   \
+  X(cuDriverGetVersion, CUresult (*)(int*))                                               \
+  X(cuGetErrorName, CUresult (*)(CUresult, const char**))                                 \
+  X(cuGetErrorString, CUresult (*)(CUresult, const char**))                               \
+  X(cuDeviceGetCount, CUresult (*)(int*))                                                 \
+  X(cuDeviceGet, CUresult (*)(int*, int))                                                 \
+  X(cuDeviceGetName, CUresult (*)(char*, int, int))                                       \
+  X(cuDeviceGetAttribute, CUresult (*)(int*, int, int))                                   \
+  X(cuDeviceTotalMem_v2, CUresult (*)(size_t*, int))                                      \
+  X(cuCtxCreate_v4, CUresult (*)(void**, void*, unsigned int, int))                       \
+  X(cuCtxCreate_v2, CUresult (*)(void**, unsigned int, int))                              \
+  X(cuCtxDestroy_v2, CUresult (*)(void*))                                                 \
+  X(cuCtxSetCurrent, CUresult (*)(void*))                                                 \
+  X(cuStreamCreate, CUresult (*)(void**, unsigned int))                                   \
+  X(cuStreamDestroy_v2, CUresult (*)(void*))                                              \
+  X(cuStreamSynchronize, CUresult (*)(void*))                                             \
+  X(cuModuleLoadDataEx, CUresult (*)(void**, const void*, unsigned int, int*, void**))    \
+  X(cuModuleUnload, CUresult (*)(void*))                                                  \
+  X(cuModuleGetFunction, CUresult (*)(void**, void*, const char*))                        \
+  X(cuFuncGetAttribute, CUresult (*)(int*, int, void*))                                   \
+  X(cuMemPoolCreate, CUresult (*)(void**, const void*))                                   \
+  X(cuMemPoolSetAttribute, CUresult (*)(void*, int, void*))                               \
+  X(cuMemPoolDestroy, CUresult (*)(void*))                                                \
+  X(cuMemAllocFromPoolAsync, CUresult (*)(uint64_t*, size_t, void*, void*))               \
+  X(cuMemFreeAsync, CUresult (*)(uint64_t, void*))                                        \
+  X(cuMemcpyHtoDAsync_v2, CUresult (*)(uint64_t, const void*, size_t, void*))             \
+  X(cuMemcpyDtoHAsync_v2, CUresult (*)(void*, uint64_t, size_t, void*))                   \
+  X(cuMemcpyDtoDAsync_v2, CUresult (*)(uint64_t, uint64_t, size_t, void*))                \
+  X(cuMemsetD8Async, CUresult (*)(uint64_t, unsigned char, size_t, void*))                \
+  X(cuLaunchKernel, CUresult (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, \
+                                 unsigned, unsigned, void*, void**, void**))              \
+  X(cuEventCreate, CUresult (*)(void**, unsigned int))                                    \
+  X(cuEventRecord, CUresult (*)(void*, void*))                                            \
+  X(cuEventQuery, CUresult (*)(void*))                                                    \
+  X(cuEventElapsedTime_v2, CUresult (*)(float*, void*, void*))                            \
+  X(cuEventElapsedTime, CUresult (*)(float*, void*, void*))                               \
+  X(cuEventDestroy_v2, CUresult (*)(void*))
+#define GPUWASM_FIELD(name, type) Id<type> name = nullptr;
+  GPUWASM_CUDA_SYMBOLS(GPUWASM_FIELD)
+#undef GPUWASM_FIELD
+};
+
+}  // namespace gpuwasm::device::cuda

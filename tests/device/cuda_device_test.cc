@@ -1,0 +1,290 @@
+// The CUDA device over the fake driver (fake_cuda.cc: the driver API at the dlopen boundary, with
+// kernels executed by the CPU device inside it). What is checked here is the CUDA device's own
+// work: context binding on every thread, pool memory zeroed, quotas, parameter packing, events and
+// GPU time, the JIT log, one module per (context, PTX hash), fault poisoning and context rebuild,
+// deadlines and runaway kernels. The whole corpus also runs on it (ctest device_corpus_on_cuda).
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
+#include "device/cuda/cuda_device.h"
+#include "device/cuda/driver.h"
+#include "kernel_harness.h"
+
+namespace gpuwasm::testing {
+namespace {
+
+using device::cuda::ContextResets;
+using device::cuda::CreateCudaDevice;
+using device::cuda::CudaDeviceOptions;
+using device::cuda::CudaDriver;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+class CudaOnFake : public ::testing::Test {
+ protected:
+  void TearDown() override { unsetenv("FAKE_CUDA_MODE"); }
+
+  static std::shared_ptr<CudaDriver> Driver() {
+    static std::shared_ptr<CudaDriver> d = [] {
+      auto r = CudaDriver::Load(GPUWASM_FAKE_CUDA);
+      EXPECT_TRUE(r.ok()) << r.status();
+      EXPECT_TRUE((*r)->Probe().ok());
+      return *r;
+    }();
+    return d;
+  }
+
+  static std::shared_ptr<device::Device> Device(milliseconds grace = milliseconds(1000)) {
+    CudaDeviceOptions o;
+    o.runaway_grace = grace;
+    auto d = CreateCudaDevice(Driver(), 0, o);
+    EXPECT_TRUE(d.ok()) << d.status();
+    return d.ok() ? *d : nullptr;
+  }
+
+  // Contexts the fake driver has not seen destroyed.
+  static int LiveContexts() {
+    void* h = dlopen(GPUWASM_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
+    EXPECT_NE(h, nullptr);
+    auto fn = reinterpret_cast<int (*)()>(dlsym(h, "gpuwasm_fake_cuda_live_contexts"));
+    int n = fn != nullptr ? fn() : -1;
+    dlclose(h);
+    return n;
+  }
+};
+
+TEST_F(CudaOnFake, device_limits_come_from_the_driver) {
+  auto d = Device();
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->info().kind, device::DeviceKind::kCuda);
+  EXPECT_EQ(d->info().name, "Fake GPU");
+  EXPECT_EQ(d->info().sm_count, 132u);
+  EXPECT_EQ(d->info().max_shared_per_block, 49152u);
+}
+
+TEST_F(CudaOnFake, vector_add_runs_with_packed_parameters_and_gpu_time) {
+  KernelHarness h(Device());
+  auto k = h.Load("vector_add", "sm_90", "vector_add");
+  ASSERT_NE(k, nullptr);
+  unsigned n = 5000;
+  std::vector<float> a(n), b(n);
+  for (unsigned i = 0; i < n; ++i) a[i] = static_cast<float>(i) * 0.5f, b[i] = 3.0f - static_cast<float>(i);
+  auto pa = h.Upload(a), pb = h.Upload(b), pc = h.Zeros<float>(n + 8);
+  std::atomic<int> completions{0};
+  device::LaunchOptions o;
+  o.on_complete = [&](const Status& s) {
+    EXPECT_TRUE(s.ok()) << s;
+    ++completions;
+  };
+  ASSERT_TRUE(h.Run(*k, {(n + 255) / 256}, {256}, Params(k->signature()).Add(pa).Add(pb).Add(pc).Add(n).Build(), 0,
+                    std::move(o))
+                  .ok());
+  EXPECT_EQ(completions.load(), 1);
+  auto c = h.Download<float>(pc, n + 8);
+  for (unsigned i = 0; i < n; ++i) ASSERT_EQ(c[i], a[i] + b[i]) << i;
+  for (unsigned i = n; i < n + 8; ++i) ASSERT_EQ(c[i], 0.0f) << i;
+  EXPECT_GT(h.stream().kernel_time().count(), 0);
+}
+
+TEST_F(CudaOnFake, new_buffers_are_zeroed_counted_and_within_the_quota) {
+  auto d = Device();
+  device::ContextOptions o;
+  o.max_bytes = 1 << 20;
+  auto ctx = *d->CreateContext(o);
+  auto stream = *ctx->CreateStream();
+  // The fake's pool hands out dirty memory (0xA5), as a real pool recycles freed buffers.
+  auto p = ctx->Allocate(4096);
+  ASSERT_TRUE(p.ok()) << p.status();
+  std::vector<uint8_t> bytes(4096, 1);
+  ASSERT_TRUE(stream->MemcpyDtoH(bytes.data(), *p, bytes.size()).ok());
+  EXPECT_EQ(bytes, std::vector<uint8_t>(4096, 0));
+  EXPECT_EQ(ctx->allocated_bytes(), 4096u);
+  auto big = ctx->Allocate(1 << 20);
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(big.status().message().find("quota of 1048576 bytes (4096 in use)"), std::string::npos) << big.status();
+  // Copies outside a live allocation are refused before they reach the driver.
+  uint8_t x[16] = {};
+  EXPECT_EQ(stream->MemcpyHtoD(*p + 4090, x, 16).code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(stream->MemcpyDtoH(x, *p + 4096, 1).code(), StatusCode::kOutOfRange);
+  EXPECT_TRUE(ctx->Free(*p).ok());
+  EXPECT_EQ(ctx->allocated_bytes(), 0u);
+  EXPECT_EQ(ctx->Free(*p).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(CudaOnFake, a_context_is_usable_from_any_thread) {
+  auto d = Device();
+  auto ctx = *d->CreateContext();
+  // The fake refuses calls whose context is not current on the calling thread.
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      auto s = ctx->CreateStream();
+      auto p = ctx->Allocate(256);
+      if (!s.ok() || !p.ok()) return;
+      std::vector<int> v(64, t);
+      if (!(*s)->MemcpyHtoD(*p, v.data(), 256).ok()) return;
+      std::vector<int> back(64);
+      if ((*s)->MemcpyDtoH(back.data(), *p, 256).ok() && back == v) ++ok;
+      (void)ctx->Free(*p);
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 4);
+}
+
+TEST_F(CudaOnFake, identical_ptx_is_compiled_once_per_context) {
+  auto d = Device();
+  auto a = *d->CreateContext(), b = *d->CreateContext();
+  std::string ptx = ReadText(KernelPtxPath("saxpy", "sm_80"));
+  auto m1 = a->LoadModule(ptx), m2 = a->LoadModule(ptx), m3 = b->LoadModule(ptx);
+  ASSERT_TRUE(m1.ok() && m2.ok() && m3.ok());
+  EXPECT_EQ(m1->get(), m2->get());
+  EXPECT_NE(m1->get(), m3->get());
+  auto k = (*m1)->GetKernel("saxpy");
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ((*k)->signature().params.size(), 4u);
+}
+
+TEST_F(CudaOnFake, malformed_ptx_gets_the_front_ends_error_and_a_jit_refusal_its_log) {
+  auto ctx = *Device()->CreateContext();
+  auto bad = ctx->LoadModule(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n  frobnicate;\n}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 6"), std::string::npos) << bad.status();
+  setenv("FAKE_CUDA_MODE", "jit_reject", 1);
+  auto refused = ctx->LoadModule(ReadText(KernelPtxPath("vector_add", "sm_90")));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("the CUDA driver's JIT rejected the PTX: ptxas fatal   : fake JIT refuses"),
+            std::string::npos)
+      << refused.status();
+  EXPECT_NE(refused.status().message().find("CUDA_ERROR_INVALID_PTX (218)"), std::string::npos) << refused.status();
+}
+
+TEST_F(CudaOnFake, block_size_is_checked_against_the_compiled_kernels_limit) {
+  setenv("FAKE_CUDA_MODE", "few_registers", 1);
+  KernelHarness h(Device());
+  auto k = h.Load("vector_add", "sm_90", "vector_add");
+  auto p = h.Zeros<float>(256);
+  Status s = h.Run(*k, {1}, {256}, Params(k->signature()).Add(p).Add(p).Add(p).Add(256u).Build());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("allows on this GPU (128, limited by its registers)"), std::string::npos) << s;
+  EXPECT_TRUE(h.Run(*k, {2}, {128}, Params(k->signature()).Add(p).Add(p).Add(p).Add(256u).Build()).ok());
+}
+
+TEST_F(CudaOnFake, a_fault_poisons_only_its_context_which_is_then_rebuilt) {
+  auto d = Device();
+  int before = LiveContexts();
+  KernelHarness a(d), b(d);
+  auto ka = a.Load("oob_write", "sm_80", "oob_write");
+  auto kb = b.Load("vector_add", "sm_80", "vector_add");
+  ASSERT_TRUE(ka && kb);
+  auto out = a.Zeros<int>(100);
+  auto pb = b.Upload(std::vector<float>(64, 2.0f));
+  ASSERT_TRUE(a.stream().Synchronize().ok());  // so the fault is the kernel's, not a copy's
+  Status s = a.Run(*ka, {8}, {128}, Params(ka->signature()).Add(out).Add(1000u).Add(1u).Build());
+  EXPECT_EQ(s.code(), StatusCode::kDeviceFault) << s;
+  EXPECT_NE(s.message().find("kernel 'oob_write' failed"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << s;
+  EXPECT_EQ(ContextResets(a.context()), 1u);
+  // Later work on the poisoned stream fails at once; its buffers went with the context.
+  std::atomic<bool> failed{false};
+  device::LaunchOptions o;
+  o.on_complete = [&](const Status& r) { failed = r.code() == StatusCode::kDeviceFault; };
+  EXPECT_TRUE(a.stream().Launch(*ka, {{1}, {32}}, Params(ka->signature()).Add(out).Add(32u).Add(0u).Build(), o).ok());
+  EXPECT_TRUE(failed.load());
+  EXPECT_EQ(a.context().allocated_bytes(), 0u);
+  // The other tenant never noticed.
+  ASSERT_TRUE(b.Run(*kb, {1}, {64}, Params(kb->signature()).Add(pb).Add(pb).Add(pb).Add(64u).Build()).ok());
+  EXPECT_EQ(b.Download<float>(pb, 64), std::vector<float>(64, 4.0f));
+  EXPECT_EQ(ContextResets(b.context()), 0u);
+  // The poisoned tenant's next instance gets a fresh context; the module is compiled again there.
+  auto fresh = *a.context().CreateStream();
+  auto buf = *a.context().Allocate(32 * 4);
+  device::LaunchConfig c;
+  c.block.x = 32;
+  ASSERT_TRUE(fresh->Launch(*ka, c, Params(ka->signature()).Add(buf).Add(32u).Add(0u).Build()).ok());
+  ASSERT_TRUE(fresh->Synchronize().ok());
+  std::vector<int> got(32);
+  ASSERT_TRUE(fresh->MemcpyDtoH(got.data(), buf, 128).ok());
+  EXPECT_EQ(got[0], 0);
+  EXPECT_EQ(LiveContexts(), before + 2);  // the destroyed one is gone, its replacement is live
+}
+
+TEST_F(CudaOnFake, a_kernel_past_its_deadline_fails_then_is_stopped_by_a_reset) {
+  auto d = Device(milliseconds(300));
+  KernelHarness h(d), other(d);
+  auto k = h.Load("spin", "sm_80", "spin");
+  auto flag = h.Upload(std::vector<int>{1});
+  auto out = h.Zeros<int>(32);
+  auto ok_buf = other.Upload(std::vector<int>{7});
+  Status seen;
+  Clock::time_point seen_at;
+  device::LaunchOptions o;
+  o.deadline = Clock::now() + milliseconds(150);
+  o.on_complete = [&](const Status& s) {
+    seen = s;
+    seen_at = Clock::now();
+  };
+  auto t0 = Clock::now();
+  Status s = h.Run(*k, {1}, {32}, Params(k->signature()).Add(flag).Add(out).Build(), 0, std::move(o));
+  auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - t0).count();
+  EXPECT_EQ(seen.code(), StatusCode::kDeadlineExceeded) << seen;
+  auto reported = std::chrono::duration_cast<milliseconds>(seen_at - t0).count();
+  EXPECT_GE(reported, 140);
+  EXPECT_LT(reported, 400);
+  // Synchronize returns once the runaway kernel is gone: the context was reset after the grace.
+  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s;
+  EXPECT_GE(took, 400);
+  EXPECT_EQ(ContextResets(h.context()), 1u);
+  EXPECT_EQ(ContextResets(other.context()), 0u);
+  EXPECT_EQ(other.Download<int>(ok_buf, 1), std::vector<int>{7});
+}
+
+TEST_F(CudaOnFake, cancel_reports_at_once_and_a_kernel_that_keeps_running_is_stopped) {
+  auto d = Device(milliseconds(200));
+  KernelHarness h(d);
+  auto k = h.Load("spin", "sm_80", "spin");
+  auto flag = h.Upload(std::vector<int>{1});
+  auto out = h.Zeros<int>(32);
+  std::atomic<bool> completed{false};
+  Status seen;
+  device::LaunchOptions o;
+  o.on_complete = [&](const Status& s) {
+    seen = s;
+    completed = true;
+  };
+  device::LaunchConfig c;
+  c.block.x = 32;
+  ASSERT_TRUE(h.stream().Launch(*k, c, Params(k->signature()).Add(flag).Add(out).Build(), o).ok());
+  std::this_thread::sleep_for(milliseconds(30));
+  auto t0 = Clock::now();
+  h.stream().Cancel();
+  EXPECT_TRUE(completed.load());
+  EXPECT_EQ(seen.code(), StatusCode::kCancelled) << seen;
+  Status s = h.stream().Synchronize();
+  auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - t0).count();
+  EXPECT_EQ(s.code(), StatusCode::kDeviceFault) << s;
+  EXPECT_NE(s.message().find("a GPU cannot stop one kernel"), std::string::npos) << s;
+  EXPECT_GE(took, 150);
+  EXPECT_LT(took, 2000);
+}
+
+TEST_F(CudaOnFake, a_driver_without_the_device_api_is_not_a_cuda_device) {
+  auto probe_only = CudaDriver::Load(GPUWASM_FAKE_CUDA_PROBE);
+  ASSERT_TRUE(probe_only.ok());
+  ASSERT_TRUE((*probe_only)->Probe().ok());
+  auto d = CreateCudaDevice(*probe_only, 0);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(d.status().message().find("lacks cuCtxCreate_v4 or cuCtxCreate_v2"), std::string::npos) << d.status();
+}
+
+}  // namespace
+}  // namespace gpuwasm::testing
