@@ -2,8 +2,10 @@
 # scripts/gpu-check.sh [OUT_DIR]: the one prepared check for a machine with an NVIDIA GPU.
 # Builds (or reuses a carried build), then records what gpuwasm sees of the GPU and how it runs:
 #   driver probe and device limits (doctor), NVML/GPM support, GPM sampled idle and under a
-#   busy kernel (scripts/gpu-load.cu, when nvcc is present), the whole test suite, every example
-#   on --device auto with the device it chose, and the launch-overhead benchmark.
+#   busy kernel (scripts/gpu-load.cu, when nvcc is present), the kernel corpus on cuda:0 and on the
+#   CPU device (same inputs, same references and tolerances), every example on both devices and on
+#   --device auto, the whole test suite, and the launch-overhead benchmark on both devices (on CUDA
+#   also against a raw cuLaunchKernel loop).
 # Writes OUT_DIR/gpu-check.md (the table) and OUT_DIR/gpu-check.log (everything); prints the table.
 # Rehearse it anywhere: without a GPU each GPU row says why it could not run.
 # Environment: BUILD (default build), GPU_CHECK_SKIP_TESTS=1 skips ctest, GPU_CHECK_LOAD_S (6).
@@ -79,6 +81,38 @@ else
   row "GPM under a busy kernel" "no" "nvcc absent: no load generator"
 fi
 
+say "kernel corpus on cuda:0 and on the CPU device"
+# The same kernels, inputs and C++ references (exact, or the same ULP bounds) on both devices.
+if [[ -x "$build/tests/device/device_tests" ]]; then
+  for dev in cuda:0 cpu; do
+    env_dev=$([[ $dev == cpu ]] && echo "" || echo "$dev")
+    GPUWASM_TEST_DEVICE="$env_dev" "$build/tests/device/device_tests" --gtest_filter='Arch/Corpus.*' \
+      >"$out/corpus-$dev.txt" 2>&1
+    rc=$?
+    cat "$out/corpus-$dev.txt" >>"$log"
+    passed=$(grep -Eo '\[  PASSED  \] [0-9]+ tests' "$out/corpus-$dev.txt" | grep -Eo '[0-9]+')
+    failed=$(grep -Eo '[0-9]+ FAILED TESTS?' "$out/corpus-$dev.txt" | grep -Eo '[0-9]+')
+    first=$(grep -m1 -E 'GPUWASM_TEST_DEVICE|Failure' "$out/corpus-$dev.txt")
+    row "kernel corpus on $dev" "$([[ $rc -eq 0 ]] && echo ok || echo FAIL)" \
+      "${passed:-0} passed, ${failed:-0} failed ${first:+($first)}"
+    rm -f "$out/corpus-$dev.txt"
+  done
+else
+  row "kernel corpus" "no" "device_tests not built"
+fi
+
+say "examples on --device cuda:0 and cpu"
+for ex in vector_add saxpy reduction matmul softmax; do
+  line=""
+  verdict=ok
+  for dev in cuda:0 cpu; do
+    got=$("$gw" run "$build/examples/$ex/$ex.wasm" --device "$dev" 2>&1 | tee -a "$log" | tail -1)
+    [[ $got == *" OK" ]] || verdict=FAIL
+    line+="$dev: ${got:-no output}; "
+  done
+  row "example $ex (both devices)" "$verdict" "$line"
+done
+
 say "examples on --device auto"
 for ex in vector_add saxpy reduction matmul softmax; do
   wasm="$build/examples/$ex/$ex.wasm"
@@ -107,7 +141,15 @@ fi
 say "launch overhead"
 if [[ -x "$build/bench/bench_launch" ]]; then
   bl=$("$build/bench/bench_launch" 2>>"$log" | tee -a "$log" | grep -m1 "host CPU per launch" | sed -E 's/ +/ /g')
-  row "host CPU per launch: guest vs direct" "$([[ -n $bl ]] && echo ok || echo no)" "${bl:-bench_launch failed}"
+  row "host CPU per launch (cpu): guest vs direct" "$([[ -n $bl ]] && echo ok || echo no)" "${bl:-bench_launch failed}"
+  "$build/bench/bench_launch" --device=cuda:0 >"$out/bench-cuda.txt" 2>&1
+  cat "$out/bench-cuda.txt" >>"$log"
+  bc=$(grep -m1 "host CPU per launch" "$out/bench-cuda.txt" | sed -E 's/ +/ /g')
+  br=$(grep -m1 "guest vs raw cuLaunchKernel" "$out/bench-cuda.txt" | sed -E 's/ +/ /g')
+  row "host CPU per launch (cuda:0): guest vs direct" "$([[ -n $bc ]] && echo ok || echo no)" \
+    "${bc:-$(tail -1 "$out/bench-cuda.txt")}"
+  row "host CPU per launch (cuda:0): guest vs raw cuLaunchKernel" "$([[ -n $br ]] && echo ok || echo no)" "${br:-n/a}"
+  rm -f "$out/bench-cuda.txt"
 else
   row "host CPU per launch" "no" "bench_launch not built"
 fi

@@ -21,28 +21,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Values from cuda.h (the build does not need the toolkit).
-constexpr unsigned kStreamNonBlocking = 0x1;
-constexpr int kFuncMaxThreadsPerBlock = 0;
-constexpr int kFuncSharedSizeBytes = 1;
-constexpr int kJitInfoLogBuffer = 3, kJitInfoLogBufferSize = 4, kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6;
-constexpr int kPoolAttrReleaseThreshold = 4;
-constexpr int kMemAllocationTypePinned = 1, kMemLocationTypeDevice = 1;
 constexpr size_t kJitLogBytes = 16 * 1024;
-
-// CUmemPoolProps (cuda.h, CUDA 12.x/13.x): a layout test compares it with cuda.h when the toolkit
-// is installed (tests/device/cuda_layout_test.cc).
-struct PoolProps {
-  int alloc_type = 0;
-  int handle_types = 0;
-  int location_type = 0;
-  int location_id = 0;
-  void* win32_security_attributes = nullptr;
-  size_t max_size = 0;
-  unsigned short usage = 0;
-  unsigned char reserved[54] = {};
-};
-static_assert(sizeof(PoolProps) == 88, "CUmemPoolProps is 88 bytes");
 
 std::atomic<uint64_t> g_next_core{1};
 thread_local uint64_t t_bound_core = 0;  // the core made current on this thread

@@ -10,6 +10,32 @@
 
 namespace gpuwasm::device::cuda {
 
+// Values and layouts from cuda.h (the build does not need the toolkit; when it is installed,
+// tests/device/cuda_layout_test.cc checks these against it).
+inline constexpr unsigned kStreamNonBlocking = 0x1;             // CU_STREAM_NON_BLOCKING
+inline constexpr int kFuncMaxThreadsPerBlock = 0;               // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+inline constexpr int kFuncSharedSizeBytes = 1;                  // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+inline constexpr int kJitInfoLogBuffer = 3;                     // CU_JIT_INFO_LOG_BUFFER
+inline constexpr int kJitInfoLogBufferSize = 4;                 // CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
+inline constexpr int kJitErrorLogBuffer = 5;                    // CU_JIT_ERROR_LOG_BUFFER
+inline constexpr int kJitErrorLogBufferSize = 6;                // CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+inline constexpr int kPoolAttrReleaseThreshold = 4;             // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+inline constexpr int kMemAllocationTypePinned = 1;              // CU_MEM_ALLOCATION_TYPE_PINNED
+inline constexpr int kMemLocationTypeDevice = 1;                // CU_MEM_LOCATION_TYPE_DEVICE
+
+// CUmemPoolProps (CUDA 12.x/13.x).
+struct PoolProps {
+  int alloc_type = 0;
+  int handle_types = 0;
+  int location_type = 0;
+  int location_id = 0;
+  void* win32_security_attributes = nullptr;
+  size_t max_size = 0;
+  unsigned short usage = 0;
+  unsigned char reserved[54] = {};
+};
+static_assert(sizeof(PoolProps) == 88, "CUmemPoolProps is 88 bytes");
+
 template <class T>
 using Id = T;
 
