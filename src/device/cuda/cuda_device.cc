@@ -87,6 +87,8 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
   // Core `id`, bound to this thread, if it is still the current one (nullptr otherwise); never
   // builds one.
   Core* Current(std::shared_lock<std::shared_mutex>& lock, uint64_t id);
+  // Makes `core` current on this thread (the caller holds it).
+  Status Bind(const Core& core);
   // Destroys core `id` (if it is still the current one) because of `why`; later users of it fail
   // with DeviceFault naming `why`.
   void Reset(uint64_t id, const std::string& why);
@@ -453,6 +455,8 @@ class CudaStream final : public Stream {
         if (p.end != nullptr) ctx_->ReturnEvent(id, p.end);
         lock.unlock();
         if (s.code() == StatusCode::kDeviceFault) {
+          // Faults are asynchronous: this is the first call that saw an earlier kernel's fault.
+          s = Status::DeviceFault("the GPU context faulted (seen while enqueueing " + p.what + "): " + s.message());
           (void)Fail(s, id);
           if (p.done) p.done(s);
           return Status::Ok();  // like an execution error: through the completion and Synchronize
@@ -482,11 +486,13 @@ class CudaStream final : public Stream {
 
 bool CudaStream::Poll(bool* progress) {
   for (;;) {
+    void* start = nullptr;
     void* end = nullptr;
     uint64_t core_id = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (pending_.empty()) return false;
+      start = pending_.front().start;
       end = pending_.front().end;
       core_id = pending_.front().core_id;
     }
@@ -501,8 +507,6 @@ bool CudaStream::Poll(bool* progress) {
         CUresult r = ctx_->sym().cuEventQuery(end);
         if (r == CUDA_SUCCESS) {
           state = kDone;
-          std::lock_guard<std::mutex> l(mu_);
-          void* start = pending_.front().start;
           if (start != nullptr) {
             auto elapsed = ctx_->sym().cuEventElapsedTime_v2 != nullptr ? ctx_->sym().cuEventElapsedTime_v2
                                                                        : ctx_->sym().cuEventElapsedTime;
@@ -535,8 +539,6 @@ bool CudaStream::Poll(bool* progress) {
       } else {
         if (state == kDone) {
           if (ms >= 0) kernel_ns_.fetch_add(static_cast<int64_t>(static_cast<double>(ms) * 1e6), std::memory_order_relaxed);
-          ctx_->ReturnEvent(p.core_id, p.end);
-          if (p.start != nullptr) ctx_->ReturnEvent(p.core_id, p.start);
         } else if (state == kFailed) {
           result = failure.code() == StatusCode::kDeviceFault
                        ? Status::DeviceFault(p.what + " failed: " + failure.message())
@@ -551,6 +553,10 @@ bool CudaStream::Poll(bool* progress) {
         *progress = true;
       }
       if (done) ++completing_;
+    }
+    if (state == kDone) {  // outside mu_: the core lock is never taken under a stream's lock
+      ctx_->ReturnEvent(core_id, end);
+      if (start != nullptr) ctx_->ReturnEvent(core_id, start);
     }
     // The context goes before anyone waiting on this stream hears of the failure.
     if (reset) ctx_->Reset(core_id, *reset);
@@ -620,10 +626,7 @@ Result<Core*> CudaContext::Acquire(std::shared_lock<std::shared_mutex>& lock) {
   for (;;) {
     lock = std::shared_lock<std::shared_mutex>(core_mu_);
     if (core_) {
-      if (t_bound_core != core_->id) {
-        GPUWASM_RETURN_IF_ERROR(Check(sym().cuCtxSetCurrent(core_->ctx), "cuCtxSetCurrent"));
-        t_bound_core = core_->id;
-      }
+      GPUWASM_RETURN_IF_ERROR(Bind(*core_));
       return core_.get();
     }
     lock.unlock();
@@ -632,14 +635,23 @@ Result<Core*> CudaContext::Acquire(std::shared_lock<std::shared_mutex>& lock) {
   }
 }
 
+Status CudaContext::Bind(const Core& core) {
+  // The driver's current context is per thread, and other code in the process may change it: ask
+  // the driver (a thread-local read) rather than remember.
+  void* current = nullptr;
+  if (t_bound_core == core.id && sym().cuCtxGetCurrent != nullptr &&
+      sym().cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == core.ctx) {
+    return Status::Ok();
+  }
+  GPUWASM_RETURN_IF_ERROR(Check(sym().cuCtxSetCurrent(core.ctx), "cuCtxSetCurrent"));
+  t_bound_core = core.id;
+  return Status::Ok();
+}
+
 Core* CudaContext::Current(std::shared_lock<std::shared_mutex>& lock, uint64_t id) {
   lock = std::shared_lock<std::shared_mutex>(core_mu_);
   if (!core_ || core_->id != id) return nullptr;
-  if (t_bound_core != id) {
-    if (sym().cuCtxSetCurrent(core_->ctx) != CUDA_SUCCESS) return nullptr;
-    t_bound_core = id;
-  }
-  return core_.get();
+  return Bind(*core_).ok() ? core_.get() : nullptr;
 }
 
 void CudaContext::Reset(uint64_t id, const std::string& why) {

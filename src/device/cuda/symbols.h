@@ -54,6 +54,7 @@ struct DriverSymbols {
   X(cuCtxCreate_v2, CUresult (*)(void**, unsigned int, int))                              \
   X(cuCtxDestroy_v2, CUresult (*)(void*))                                                 \
   X(cuCtxSetCurrent, CUresult (*)(void*))                                                 \
+  X(cuCtxGetCurrent, CUresult (*)(void**))                                                 \
   X(cuStreamCreate, CUresult (*)(void**, unsigned int))                                   \
   X(cuStreamDestroy_v2, CUresult (*)(void*))                                              \
   X(cuStreamSynchronize, CUresult (*)(void*))                                             \
