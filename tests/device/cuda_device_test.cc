@@ -201,6 +201,7 @@ TEST_F(CudaOnFake, a_fault_poisons_only_its_context_which_is_then_rebuilt) {
   auto kb = b.Load("vector_add", "sm_80", "vector_add");
   ASSERT_TRUE(ka && kb);
   auto out = a.Zeros<int>(100);
+  auto idle = *a.context().CreateStream();  // another instance of the tenant, not using the GPU now
   auto pb = b.Upload(std::vector<float>(64, 2.0f));
   ASSERT_TRUE(a.stream().Synchronize().ok());  // so the fault is the kernel's, not a copy's
   Status s = a.Run(*ka, {8}, {128}, Params(ka->signature()).Add(out).Add(1000u).Add(1u).Build());
@@ -228,6 +229,13 @@ TEST_F(CudaOnFake, a_fault_poisons_only_its_context_which_is_then_rebuilt) {
   std::vector<int> got(32);
   ASSERT_TRUE(fresh->MemcpyDtoH(got.data(), buf, 128).ok());
   EXPECT_EQ(got[0], 0);
+  // The idle instance's stream belonged to the destroyed context: its work fails, and it does not
+  // touch (or reset) the new one.
+  EXPECT_TRUE(idle->Memset(buf, 0xff, 128).ok());
+  EXPECT_EQ(idle->Synchronize().code(), StatusCode::kDeviceFault);
+  EXPECT_EQ(ContextResets(a.context()), 1u);
+  ASSERT_TRUE(fresh->MemcpyDtoH(got.data(), buf, 128).ok());
+  EXPECT_EQ(got[1], 1);
   EXPECT_EQ(LiveContexts(), before + 2);  // the destroyed one is gone, its replacement is live
 }
 

@@ -308,8 +308,9 @@ class CudaStream final : public Stream {
       Status s = ctx_->Check(ctx_->sym().cuMemcpyDtoHAsync_v2(dst, src, bytes, stream_), "cuMemcpyDtoHAsync");
       if (s.ok()) s = ctx_->Check(ctx_->sym().cuEventRecord(event, stream_), "cuEventRecord");
       if (!s.ok()) {
-        ctx_->ReturnEvent(core->id, event);
-        return Fail(s, core->id);
+        lock.unlock();  // ReturnEvent and Reset take the core lock themselves
+        ctx_->ReturnEvent(core_id_, event);
+        return Fail(s, core_id_);
       }
     }
     Status s = ctx_->WaitEvent(core_id_, event, "copy to the host");
@@ -431,7 +432,19 @@ class CudaStream final : public Stream {
     {
       std::shared_lock<std::shared_mutex> lock;
       Result<Core*> core = ctx_->Acquire(lock);
-      Status s = core.ok() ? CheckCore(**core) : core.status();
+      if (core.ok() && (*core)->id != core_id_) {
+        // The context was reset since this stream was made: the stream is dead, the new context is
+        // not this stream's to touch.
+        lock.unlock();
+        Status dead = CheckCore(**core);
+        {
+          std::lock_guard<std::mutex> l(mu_);
+          if (sticky_.ok()) sticky_ = dead;
+        }
+        if (p.done) p.done(dead);
+        return Status::Ok();
+      }
+      Status s = core.status();
       if (s.ok() && timed) {
         Result<void*> e = ctx_->TakeEvent(**core);
         s = e.status();
@@ -450,10 +463,10 @@ class CudaStream final : public Stream {
         }
       }
       if (!s.ok()) {
-        uint64_t id = core.ok() ? (*core)->id : 0;
+        uint64_t id = core_id_;
+        lock.unlock();  // ReturnEvent and Reset take the core lock themselves
         if (p.start != nullptr) ctx_->ReturnEvent(id, p.start);
         if (p.end != nullptr) ctx_->ReturnEvent(id, p.end);
-        lock.unlock();
         if (s.code() == StatusCode::kDeviceFault) {
           // Faults are asynchronous: this is the first call that saw an earlier kernel's fault.
           s = Status::DeviceFault("the GPU context faulted (seen while enqueueing " + p.what + "): " + s.message());
