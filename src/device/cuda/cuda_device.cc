@@ -833,9 +833,11 @@ Result<std::shared_ptr<const Module>> CudaContext::LoadModule(std::string_view p
   std::string text(ptx);
   if (text.empty() || text.back() != '\0') text.push_back('\0');  // the JIT reads a C string
   auto module = std::make_shared<CudaModule>(shared_from_this(), std::move(text), std::move(kernels));
-  {
+  uint64_t core_id = 0;
+  Status compiled = [&]() -> Status {
     std::shared_lock<std::shared_mutex> lock;
     GPUWASM_ASSIGN_OR_RETURN(Core * core, Acquire(lock));
+    core_id = core->id;
     GPUWASM_RETURN_IF_ERROR(module->CompileIn(*core));
     // Static shared memory as the JIT laid it out.
     for (const std::string& name : module->KernelNames()) {
@@ -845,6 +847,12 @@ Result<std::shared_ptr<const Module>> CudaContext::LoadModule(std::string_view p
                                     "cuFuncGetAttribute"));
       module->SetStaticShared(name, static_cast<uint32_t>(std::max(shared, 0)));
     }
+    return Status::Ok();
+  }();
+  if (!compiled.ok()) {
+    // A fault an earlier kernel left in the context surfaces here too: the context must go.
+    if (compiled.code() == StatusCode::kDeviceFault) Reset(core_id, "loading a module failed: " + compiled.message());
+    return compiled;
   }
   std::lock_guard<std::mutex> lock(mu_);
   modules_[key] = module;
@@ -855,9 +863,13 @@ Result<std::unique_ptr<Stream>> CudaContext::CreateStream() {
   std::shared_lock<std::shared_mutex> lock;
   GPUWASM_ASSIGN_OR_RETURN(Core * core, Acquire(lock));
   void* stream = nullptr;
-  GPUWASM_RETURN_IF_ERROR(Check(sym().cuStreamCreate(&stream, kStreamNonBlocking), "cuStreamCreate"));
   uint64_t id = core->id;
+  Status s = Check(sym().cuStreamCreate(&stream, kStreamNonBlocking), "cuStreamCreate");
   lock.unlock();
+  if (!s.ok()) {
+    if (s.code() == StatusCode::kDeviceFault) Reset(id, "creating a stream failed: " + s.message());
+    return s;
+  }
   return std::unique_ptr<Stream>(std::make_unique<CudaStream>(shared_from_this(), id, stream));
 }
 
