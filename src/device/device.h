@@ -132,6 +132,9 @@ class Context {
   virtual Result<std::shared_ptr<const Module>> LoadModule(std::string_view ptx) = 0;
   virtual Result<std::unique_ptr<Stream>> CreateStream() = 0;
   virtual uint64_t allocated_bytes() const = 0;  // live allocations (not module globals)
+  // Times the context was rebuilt after a device fault or a kernel that would not stop (the CUDA
+  // device; the CPU device contains faults per stream and never needs to).
+  virtual uint64_t resets() const { return 0; }
 };
 
 class Device {

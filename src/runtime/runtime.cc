@@ -63,10 +63,10 @@ struct Runtime::TenantState {
     }
     return modules;
   }
-  std::pair<uint64_t, size_t> context_usage() {
+  std::tuple<uint64_t, size_t, uint64_t> context_usage() {
     std::lock_guard<std::mutex> lock(mu);
-    if (!modules) return {0, 0};
-    return {modules->context().allocated_bytes(), modules->live_modules()};
+    if (!modules) return {0, 0, 0};
+    return {modules->context().allocated_bytes(), modules->live_modules(), modules->context().resets()};
   }
 };
 
@@ -638,7 +638,7 @@ RuntimeStats Runtime::Stats() const {
     ts.totals = t->counters.Read();
     ts.totals.device_bytes_allocated = gauges[t.get()].first;
     ts.totals.bytes_pinned = gauges[t.get()].second;
-    std::tie(ts.context_device_bytes, ts.context_modules) = t->context_usage();
+    std::tie(ts.context_device_bytes, ts.context_modules, ts.context_resets) = t->context_usage();
     s.tenants.push_back(std::move(ts));
   }
   for (const auto& [key, f] : functions_) {

@@ -119,6 +119,7 @@ struct TenantStats {
   // What the tenant's device context really holds (0 of each once its instances are gone).
   uint64_t context_device_bytes = 0;
   size_t context_modules = 0;
+  uint64_t context_resets = 0;  // rebuilt after a device fault or a runaway kernel (CUDA device)
 };
 struct FunctionStats {
   std::string tenant;

@@ -18,7 +18,6 @@
 namespace gpuwasm::testing {
 namespace {
 
-using device::cuda::ContextResets;
 using device::cuda::CreateCudaDevice;
 using device::cuda::CudaDeviceOptions;
 using device::cuda::CudaDriver;
@@ -207,7 +206,7 @@ TEST_F(CudaOnFake, a_fault_poisons_only_its_context_which_is_then_rebuilt) {
   Status s = a.Run(*ka, {8}, {128}, Params(ka->signature()).Add(out).Add(1000u).Add(1u).Build());
   EXPECT_EQ(s.code(), StatusCode::kDeviceFault) << s;
   EXPECT_NE(s.message().find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << s;
-  EXPECT_EQ(ContextResets(a.context()), 1u);
+  EXPECT_EQ(a.context().resets(), 1u);
   // Later work on the poisoned stream fails at once; its buffers went with the context.
   std::atomic<bool> failed{false};
   device::LaunchOptions o;
@@ -218,7 +217,7 @@ TEST_F(CudaOnFake, a_fault_poisons_only_its_context_which_is_then_rebuilt) {
   // The other tenant never noticed.
   ASSERT_TRUE(b.Run(*kb, {1}, {64}, Params(kb->signature()).Add(pb).Add(pb).Add(pb).Add(64u).Build()).ok());
   EXPECT_EQ(b.Download<float>(pb, 64), std::vector<float>(64, 4.0f));
-  EXPECT_EQ(ContextResets(b.context()), 0u);
+  EXPECT_EQ(b.context().resets(), 0u);
   // The poisoned tenant's next instance gets a fresh context; the module is compiled again there.
   auto fresh = *a.context().CreateStream();
   auto buf = *a.context().Allocate(32 * 4);
@@ -233,7 +232,7 @@ TEST_F(CudaOnFake, a_fault_poisons_only_its_context_which_is_then_rebuilt) {
   // touch (or reset) the new one.
   EXPECT_TRUE(idle->Memset(buf, 0xff, 128).ok());
   EXPECT_EQ(idle->Synchronize().code(), StatusCode::kDeviceFault);
-  EXPECT_EQ(ContextResets(a.context()), 1u);
+  EXPECT_EQ(a.context().resets(), 1u);
   ASSERT_TRUE(fresh->MemcpyDtoH(got.data(), buf, 128).ok());
   EXPECT_EQ(got[1], 1);
   EXPECT_EQ(LiveContexts(), before + 2);  // the destroyed one is gone, its replacement is live
@@ -264,8 +263,8 @@ TEST_F(CudaOnFake, a_kernel_past_its_deadline_fails_then_is_stopped_by_a_reset) 
   // Synchronize returns once the runaway kernel is gone: the context was reset after the grace.
   EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s;
   EXPECT_GE(took, 400);
-  EXPECT_EQ(ContextResets(h.context()), 1u);
-  EXPECT_EQ(ContextResets(other.context()), 0u);
+  EXPECT_EQ(h.context().resets(), 1u);
+  EXPECT_EQ(other.context().resets(), 0u);
   EXPECT_EQ(other.Download<int>(ok_buf, 1), std::vector<int>{7});
 }
 

@@ -98,6 +98,7 @@ TEST_F(CudaRuntime, examples_run_and_a_fault_stays_in_its_tenant) {
   EXPECT_EQ(r.status, InvocationStatus::kExitError);
   EXPECT_EQ(r.exit_status, 3);  // the guest saw WCU_ERR_DEVICE
   ExpectNothingLeft();
+  for (const TenantStats& t : rt_->Stats().tenants) EXPECT_EQ(t.context_resets, t.tenant == "acme" ? 1u : 0u) << t.tenant;
 
   // The other tenant never noticed; the faulting tenant's next invocation runs on a new context.
   for (const auto& [tenant, fn] : {std::pair{"beta", beta_add}, std::pair{"acme", acme_add}}) {

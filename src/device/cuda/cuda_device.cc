@@ -96,7 +96,7 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
     std::lock_guard<std::mutex> lock(mu_);
     return reset_reason_;
   }
-  uint64_t resets() const { return resets_.load(); }
+  uint64_t resets() const override { return resets_.load(); }
 
   Result<void*> TakeEvent(Core& core);
   void ReturnEvent(uint64_t core_id, void* event);
@@ -630,6 +630,11 @@ Status CudaContext::BuildCore() {
 
 void CudaContext::DestroyCore(Core& core) {
   const DriverSymbols& s = sym();
+  {
+    std::lock_guard<std::mutex> lock(events_mu_);
+    for (void* e : core.spare_events) (void)s.cuEventDestroy_v2(e);  // the rest go with the context
+    core.spare_events.clear();
+  }
   if (core.pool != nullptr) (void)s.cuMemPoolDestroy(core.pool);
   if (core.ctx != nullptr) (void)s.cuCtxDestroy_v2(core.ctx);  // its streams, events, modules and memory
   core.ctx = core.pool = core.util = nullptr;
@@ -952,11 +957,6 @@ Result<std::shared_ptr<Device>> CreateCudaDevice(std::shared_ptr<CudaDriver> dri
   int handle = 0;
   GPUWASM_RETURN_IF_ERROR(driver->Check(s.cuDeviceGet(&handle, ordinal), "cuDeviceGet"));
   return std::shared_ptr<Device>(std::make_shared<CudaDevice>(std::move(driver), handle, std::move(info), options));
-}
-
-uint64_t ContextResets(const Context& context) {
-  const auto* c = dynamic_cast<const CudaContext*>(&context);
-  return c != nullptr ? c->resets() : 0;
 }
 
 }  // namespace gpuwasm::device::cuda

@@ -44,7 +44,4 @@ struct CudaDeviceOptions {
 Result<std::shared_ptr<Device>> CreateCudaDevice(std::shared_ptr<CudaDriver> driver, int ordinal,
                                                  const CudaDeviceOptions& options = {});
 
-// How many times a CUDA context was reset after a fault or a runaway kernel (0 for other devices).
-uint64_t ContextResets(const Context& context);
-
 }  // namespace gpuwasm::device::cuda
