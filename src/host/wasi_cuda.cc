@@ -298,6 +298,11 @@ int32_t WasiCudaContext::Launch(int32_t kernel, const uint32_t grid[3], const ui
   Status s = (*stream)->Launch(*k, config, std::move(params), std::move(lo));
   if (!s.ok()) {
     token.Release();
+    // The parameters are right by construction: what the device refuses is the shape (on a GPU,
+    // a block larger than the compiled kernel's registers allow).
+    if (s.code() == StatusCode::kInvalidArgument) {
+      return Fail(WCU_ERR_BAD_DIMENSIONS, "launch of '" + sig.name + "': " + s.message());
+    }
     return FromStatus(s, WCU_ERR_INTERNAL);
   }
   return WCU_OK;

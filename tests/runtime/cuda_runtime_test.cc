@@ -109,6 +109,20 @@ TEST_F(CudaRuntime, examples_run_and_a_fault_stays_in_its_tenant) {
   ExpectNothingLeft();
 }
 
+TEST_F(CudaRuntime, a_block_too_large_for_the_compiled_kernel_is_a_dimension_error) {
+  std::string add = Deploy("acme", "vector_add", Example("vector_add"));
+  setenv("FAKE_CUDA_MODE", "few_registers", 1);  // the "JIT" allows 128 threads per block
+  InvokeResult r = Invoke("acme", add);
+  unsetenv("FAKE_CUDA_MODE");
+  EXPECT_EQ(r.status, InvocationStatus::kExitError);
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_NE(r.stderr_text.find("failed with -7: launch of 'vector_add': block of 256 threads exceeds what kernel "
+                               "'vector_add' allows on this GPU (128, limited by its registers)"),
+            std::string::npos)
+      << r.stderr_text;
+  ExpectNothingLeft();
+}
+
 TEST_F(CudaRuntime, a_kernel_that_never_ends_is_reported_at_the_deadline_and_stopped) {
   std::string life = Deploy("acme", "life", Lifecycle(), "echo");
   std::string beta_add = Deploy("beta", "vector_add", Example("vector_add"));
