@@ -97,6 +97,16 @@ if [[ -x "$build/tests/device/device_tests" ]]; then
       "${passed:-0} passed, ${failed:-0} failed ${first:+($first)}"
     rm -f "$out/corpus-$dev.txt"
   done
+  # Tenant isolation: a kernel given another context's buffer address faults in its own context,
+  # and the other context's data and next launch are untouched.
+  GPUWASM_TEST_DEVICE=cuda:0 "$build/tests/device/device_tests" \
+    --gtest_filter='Faults.pointer_of_another_context_faults:Faults.in_bounds_launch_of_the_same_kernel_succeeds' \
+    >"$out/isolation.txt" 2>&1
+  rc=$?
+  cat "$out/isolation.txt" >>"$log"
+  row "tenant isolation on cuda:0 (foreign pointer faults in its own context)" \
+    "$([[ $rc -eq 0 ]] && echo ok || echo FAIL)" "$(grep -m1 -E 'PASSED|FAILED|GPUWASM_TEST_DEVICE' "$out/isolation.txt")"
+  rm -f "$out/isolation.txt"
 else
   row "kernel corpus" "no" "device_tests not built"
 fi

@@ -52,6 +52,10 @@ TEST(Faults, pointer_of_another_context_faults) {
   Status s = tenant_a.Run(*k, {1}, {32}, Params(k->signature()).Add(foreign).Add(32u).Add(0u).Build());
   EXPECT_EQ(s.code(), StatusCode::kDeviceFault) << s;
   EXPECT_EQ(tenant_b.Download<int>(foreign, 100), std::vector<int>(100, 0));
+  // The other tenant's next launch runs as if nothing happened.
+  auto kb = tenant_b.Load("oob_write", "sm_80", "oob_write");
+  ASSERT_TRUE(tenant_b.Run(*kb, {1}, {32}, Params(kb->signature()).Add(foreign).Add(32u).Add(0u).Build()).ok());
+  EXPECT_EQ(tenant_b.Download<int>(foreign, 32)[31], 31);
 }
 
 TEST(Faults, deadline_stops_a_kernel_that_never_ends) {
