@@ -565,21 +565,20 @@ bool CudaStream::Poll(bool* progress) {
         pending_.pop_front();  // drops staging bytes and the kernel's hold here, under the lock
         *progress = true;
       }
-      if (done) ++completing_;
+      // Synchronize() waits for this too: the reset and the completion happen before it returns.
+      if (done || reset || state == kDone) ++completing_;
     }
+    const bool counted = done || reset || state == kDone;
     if (state == kDone) {  // outside mu_: the core lock is never taken under a stream's lock
       ctx_->ReturnEvent(core_id, end);
       if (start != nullptr) ctx_->ReturnEvent(core_id, start);
     }
     // The context goes before anyone waiting on this stream hears of the failure.
     if (reset) ctx_->Reset(core_id, *reset);
-    if (done) {
-      done(result);
-      std::lock_guard<std::mutex> lock(mu_);
-      --completing_;
-    }
+    if (done) done(result);
     {
       std::lock_guard<std::mutex> lock(mu_);
+      if (counted) --completing_;
       if (pending_.empty() && completing_ == 0) idle_cv_.notify_all();
     }
     if (state == kRunning && !reset) return true;  // later work waits for this one
