@@ -20,6 +20,9 @@ struct Server::Impl {
   runtime::Runtime& rt;
   Api api;
   net::io_context io;
+  // The acceptor is touched by its completion handlers and by Shutdown's close: all of them run on
+  // this strand, so never at once (TSan saw close race an async_accept on 4 io threads).
+  net::strand<net::io_context::executor_type> accept_strand = net::make_strand(io);
   tcp::acceptor acceptor{io};
   net::thread_pool handlers;
   std::vector<std::thread> io_threads;
@@ -150,7 +153,8 @@ class Session : public std::enable_shared_from_this<Session> {
 }  // namespace
 
 void Server::Impl::Accept() {
-  acceptor.async_accept(net::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
+  acceptor.async_accept(net::make_strand(io), net::bind_executor(accept_strand, [this](beast::error_code ec,
+                                                                                       tcp::socket socket) {
     if (stopping) return;
     if (!ec) {
       beast::error_code ignored;
@@ -158,7 +162,7 @@ void Server::Impl::Accept() {
       std::make_shared<Session>(std::move(socket), this)->Start();
     }
     Accept();
-  });
+  }));
 }
 
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -204,7 +208,7 @@ void Server::Shutdown(std::chrono::milliseconds grace) {
   auto until = Clock::now() + grace;
   s.api.set_draining(true);
   // No new connections; requests already received are answered (their connections close after).
-  net::post(s.io, [&s] {
+  net::post(s.accept_strand, [&s] {
     beast::error_code ec;
     s.acceptor.close(ec);
   });
