@@ -220,6 +220,18 @@ TEST(Translate, inserts_interrupt_checks_at_functions_and_loops) {
   EXPECT_NE(t->c_source.find("gpuwasm_exports[]"), std::string::npos);
 }
 
+TEST(Translate, a_module_that_aborts_the_wasm_reader_is_refused_not_fatal) {
+  // libwabt 1.0.32 hits an assert() reading this fuzz-found module (its own wasm-validate aborts).
+  std::string bytes = ReadFile(GPUWASM_WABT_ABORT_WASM);
+  ASSERT_FALSE(bytes.empty());
+  auto t = wasm::Translate(Bytes(bytes), host::GuestImports());
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(t.status().message(), "malformed wasm module: the wasm reader (wabt) fails on it (signal 6)");
+  // The process is intact: a good module still translates.
+  EXPECT_TRUE(wasm::Translate(Bytes(ReadFile(ModulePath("traps/traps.wasm"))), host::GuestImports()).ok());
+}
+
 TEST(Exports, unknown_entry_is_not_found) {
   auto module = CompileOrDie("corpus/control.wasm");
   ASSERT_NE(module, nullptr);
