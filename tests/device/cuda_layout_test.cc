@@ -28,8 +28,6 @@ TEST(CudaLayout, constants_match_cuda_h) {
   EXPECT_EQ(kStreamNonBlocking, static_cast<unsigned>(CU_STREAM_NON_BLOCKING));
   EXPECT_EQ(kFuncMaxThreadsPerBlock, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
   EXPECT_EQ(kFuncSharedSizeBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
-  EXPECT_EQ(kJitInfoLogBuffer, CU_JIT_INFO_LOG_BUFFER);
-  EXPECT_EQ(kJitInfoLogBufferSize, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES);
   EXPECT_EQ(kJitErrorLogBuffer, CU_JIT_ERROR_LOG_BUFFER);
   EXPECT_EQ(kJitErrorLogBufferSize, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
   EXPECT_EQ(kPoolAttrReleaseThreshold, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD);

@@ -202,13 +202,11 @@ class CudaModule final : public Module, public std::enable_shared_from_this<Cuda
     module_ = nullptr;
     functions_.clear();
     const DriverSymbols& sym = ctx_->sym();
-    std::vector<char> info(kJitLogBytes, '\0'), error(kJitLogBytes, '\0');
-    int options[] = {kJitInfoLogBuffer, kJitInfoLogBufferSize, kJitErrorLogBuffer, kJitErrorLogBufferSize};
-    void* values[] = {info.data(), reinterpret_cast<void*>(uintptr_t{kJitLogBytes - 1}), error.data(),
-                      reinterpret_cast<void*>(uintptr_t{kJitLogBytes - 1})};
+    std::vector<char> error(kJitLogBytes, '\0');
+    int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
+    void* values[] = {error.data(), reinterpret_cast<void*>(uintptr_t{kJitLogBytes - 1})};
     void* m = nullptr;
-    CUresult r = sym.cuModuleLoadDataEx(&m, ptx_.c_str(), 4, options, values);
-    jit_info_ = std::string(info.data(), strnlen(info.data(), info.size()));
+    CUresult r = sym.cuModuleLoadDataEx(&m, ptx_.c_str(), 2, options, values);
     if (r != CUDA_SUCCESS) {
       std::string log(error.data(), strnlen(error.data(), error.size()));
       Status s = ctx_->Check(r, "cuModuleLoadDataEx");
@@ -243,11 +241,6 @@ class CudaModule final : public Module, public std::enable_shared_from_this<Cuda
     return it->second;
   }
 
-  std::string jit_info() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return jit_info_;
-  }
-
  private:
   std::shared_ptr<CudaContext> ctx_;
   std::string ptx_;
@@ -256,7 +249,6 @@ class CudaModule final : public Module, public std::enable_shared_from_this<Cuda
   mutable void* module_ = nullptr;
   mutable uint64_t core_id_ = 0;
   mutable std::map<std::string, Compiled> functions_;
-  mutable std::string jit_info_;
 };
 
 // Work enqueued on a stream and not yet known to be complete.

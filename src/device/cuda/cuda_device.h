@@ -7,7 +7,7 @@
 //            under the context's byte quota.
 //   Module   PTX goes through gpuwasm's PTX front end first (the same validation and errors as on
 //            the CPU device, and each kernel's parameter list), then the driver's JIT with its
-//            info and error logs captured. One compiled module per (context, PTX hash).
+//            error log captured. One compiled module per (context, PTX hash).
 //   Stream   a non-blocking CUDA stream per gpuwasm Stream (per instance). Launches pack their
 //            parameters at the offsets of the kernel's .param list (cuLaunchKernel) between two
 //            events, which give the stream's kernel_time().

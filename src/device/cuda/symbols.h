@@ -15,8 +15,6 @@ namespace gpuwasm::device::cuda {
 inline constexpr unsigned kStreamNonBlocking = 0x1;             // CU_STREAM_NON_BLOCKING
 inline constexpr int kFuncMaxThreadsPerBlock = 0;               // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
 inline constexpr int kFuncSharedSizeBytes = 1;                  // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
-inline constexpr int kJitInfoLogBuffer = 3;                     // CU_JIT_INFO_LOG_BUFFER
-inline constexpr int kJitInfoLogBufferSize = 4;                 // CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
 inline constexpr int kJitErrorLogBuffer = 5;                    // CU_JIT_ERROR_LOG_BUFFER
 inline constexpr int kJitErrorLogBufferSize = 6;                // CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
 inline constexpr int kPoolAttrReleaseThreshold = 4;             // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
