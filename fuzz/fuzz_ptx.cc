@@ -1,13 +1,20 @@
-// Fuzz target: the PTX lexer, parser and validator on arbitrary text. Any input must give a
-// module or an error, never a crash, a hang or undefined behaviour.
+// Fuzz target: the PTX lexer, parser and validator on arbitrary text, and then the CPU device's
+// decoder on every module the front end accepts (a guest's PTX reaches both when it loads a
+// module). Any input must give a module or an error, never a crash, a hang or undefined behaviour.
 #include <cstdint>
 #include <string_view>
 
+#include "device/cpu/program.h"
 #include "ptx/parser.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   auto module = gpuwasm::ptx::Parse(text);
-  if (!module.ok()) (void)module.status().message().size();
+  if (!module.ok()) {
+    (void)module.status().message().size();
+    return 0;
+  }
+  auto program = gpuwasm::device::cpu::Decode(*module);
+  if (!program.ok()) (void)program.status().message().size();
   return 0;
 }

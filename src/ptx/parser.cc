@@ -1,5 +1,6 @@
 #include "ptx/parser.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <unordered_map>
@@ -569,7 +570,9 @@ class Parser {
         GPUWASM_RETURN_IF_ERROR(Expect('>'));
         range = true;
       }
-      if (module_.registers.size() + count > limits_.max_registers) return ErrorAt(p, "too many registers");
+      if (count > limits_.max_registers - std::min<uint64_t>(module_.registers.size(), limits_.max_registers)) {
+        return ErrorAt(p, "too many registers");
+      }
       if (range) {
         for (uint64_t k = 0; k < count; ++k) GPUWASM_RETURN_IF_ERROR(AddRegister(name + std::to_string(k), type, p));
       } else {

@@ -156,9 +156,11 @@ class Validator {
     if (op == "mul" || op == "mad") {  // .wide
       Type wide = TypeSize(T) == 2 ? Type::kB32 : TypeSize(T) == 4 ? Type::kB64 : Type::kNone;
       if (wide == Type::kNone) return ErrorAt(in.pos, in.text() + ": .wide needs a 16- or 32-bit type");
-      GPUWASM_RETURN_IF_ERROR(CheckWidth(in, ops.at(0), 0, wide));
-      for (size_t k = 1; k < ops.size() && k < 3; ++k) GPUWASM_RETURN_IF_ERROR(CheckWidth(in, ops[k], k, T));
-      if (op == "mad" && ops.size() > 3) GPUWASM_RETURN_IF_ERROR(CheckWidth(in, ops[3], 3, wide));
+      const size_t n = op == "mad" ? 4 : 3;
+      if (ops.size() != n) return ErrorAt(in.pos, in.text() + " needs " + std::to_string(n) + " operands");
+      GPUWASM_RETURN_IF_ERROR(CheckWidth(in, ops[0], 0, wide));
+      for (size_t k = 1; k < 3; ++k) GPUWASM_RETURN_IF_ERROR(CheckWidth(in, ops[k], k, T));
+      if (op == "mad") GPUWASM_RETURN_IF_ERROR(CheckWidth(in, ops[3], 3, wide));
       return Status::Ok();
     }
     if (op == "shl" || op == "shr") {

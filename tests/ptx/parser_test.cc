@@ -164,6 +164,23 @@ TEST(Parser, limits_bound_untrusted_input) {
   EXPECT_NE(Parse(deep).status().message().find("scopes nested too deeply"), std::string::npos);
   std::string huge = ".version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<99999999>;\n}\n";
   EXPECT_NE(Parse(huge).status().message().find("too many registers"), std::string::npos);
+  // A range count near 2^64 must not wrap the limit check (it used to, and then declared forever).
+  std::string wrap = ".version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %a;\n"
+                     ".reg .b32 %r<18446744073709551615>;\n}\n";
+  EXPECT_NE(Parse(wrap).status().message().find("too many registers"), std::string::npos);
+}
+
+TEST(Parser, wide_multiply_with_missing_operands_is_an_error_not_a_crash) {
+  // Found by fuzz_ptx: the validator read operand 0 of an operand-less mul.wide (an uncaught throw).
+  const std::string head = ".version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n"
+                           ".reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n";
+  auto m = Parse(head + "mul.wide.u32 ;\nret;\n}\n");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("needs 3 operands"), std::string::npos) << m.status().message();
+  m = Parse(head + "mad.wide.u32 %rd0, %r0, %r1;\nret;\n}\n");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("needs 4 operands"), std::string::npos) << m.status().message();
+  EXPECT_TRUE(Parse(head + "mad.wide.u32 %rd0, %r0, %r1, %rd1;\nret;\n}\n").ok());
 }
 
 }  // namespace
