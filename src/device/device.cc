@@ -3,6 +3,7 @@
 namespace gpuwasm::device {
 
 Status CheckLaunchConfig(const DeviceInfo& info, const KernelSignature& kernel, const LaunchConfig& c) {
+  if (LaunchConfigFits(info, kernel, c)) return Status::Ok();
   const uint32_t g[3] = {c.grid.x, c.grid.y, c.grid.z}, b[3] = {c.block.x, c.block.y, c.block.z};
   const char* axis[3] = {"x", "y", "z"};
   for (int i = 0; i < 3; ++i) {
@@ -32,7 +33,7 @@ Status CheckLaunchConfig(const DeviceInfo& info, const KernelSignature& kernel, 
                                    std::to_string(c.shared_bytes) + " dynamic) exceeds the device limit of " +
                                    std::to_string(info.max_shared_per_block));
   }
-  return Status::Ok();
+  return Status::Internal("launch configuration refused without a reason (LaunchConfigFits and CheckLaunchConfig disagree)");
 }
 
 }  // namespace gpuwasm::device

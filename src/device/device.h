@@ -148,4 +148,16 @@ class Device {
 // naming the limit).
 Status CheckLaunchConfig(const DeviceInfo& info, const KernelSignature& kernel, const LaunchConfig& config);
 
+// The same verdict as CheckLaunchConfig without building a Status: the launch paths' fast check
+// (CheckLaunchConfig says what is wrong when this says no). Tested against it.
+inline bool LaunchConfigFits(const DeviceInfo& info, const KernelSignature& kernel, const LaunchConfig& c) {
+  const uint32_t g[3] = {c.grid.x, c.grid.y, c.grid.z}, b[3] = {c.block.x, c.block.y, c.block.z};
+  for (int i = 0; i < 3; ++i) {
+    if (g[i] == 0 || b[i] == 0 || g[i] > info.max_grid_dim[i] || b[i] > info.max_block_dim[i]) return false;
+  }
+  const uint64_t threads = c.block.count();
+  if (threads > info.max_threads_per_block || (kernel.max_threads != 0 && threads > kernel.max_threads)) return false;
+  return uint64_t{kernel.static_shared_bytes} + c.shared_bytes <= info.max_shared_per_block;
+}
+
 }  // namespace gpuwasm::device

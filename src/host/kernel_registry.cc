@@ -85,11 +85,6 @@ Result<int32_t> KernelRegistry::GetKernel(int32_t module, std::string_view name)
   return h;
 }
 
-const device::Kernel* KernelRegistry::FindKernel(int32_t kernel) {
-  KernelEntry* k = kernels_.Get(kernel);
-  return k != nullptr ? k->kernel.get() : nullptr;
-}
-
 void KernelRegistry::Clear() {
   kernels_.Clear();
   modules_.Clear();

@@ -53,7 +53,10 @@ class KernelRegistry {
   // NotFound for an unknown kernel name; InvalidArgument for a bad module handle.
   Result<int32_t> GetKernel(int32_t module, std::string_view name);
   // Borrowed: valid until the kernel's module is unloaded (a launch holds its own reference).
-  const device::Kernel* FindKernel(int32_t kernel);
+  const device::Kernel* FindKernel(int32_t kernel) {
+    KernelEntry* k = kernels_.Get(kernel);
+    return k != nullptr ? k->kernel.get() : nullptr;
+  }
   bool HasModule(int32_t module) { return modules_.Get(module) != nullptr; }
 
   uint64_t retained_bytes() const { return retained_.load(std::memory_order_relaxed); }

@@ -222,63 +222,56 @@ int32_t WasiCudaContext::MemsetD8(int32_t buffer, int64_t offset, int32_t value,
   return st.ok() ? WCU_OK : FromStatus(st, WCU_ERR_INTERNAL);
 }
 
+// The launch path is the guest's hot path (bench_launch): the checks below are the cheap verdicts,
+// and every message is built in a cold path only once something is wrong.
 int32_t WasiCudaContext::Launch(int32_t kernel, const uint32_t grid[3], const uint32_t block[3], uint32_t shared_bytes,
                                 std::span<const uint8_t> args, uint32_t count) {
-  if (int32_t e = CheckUsable(); e != WCU_OK) return e;
+  if (!options_.gpu_enabled || device_lost_) [[unlikely]] return CheckUsable();
   const device::Kernel* k = registry_.FindKernel(kernel);
-  if (k == nullptr) return Fail(WCU_ERR_BAD_HANDLE, "launch: bad kernel handle " + std::to_string(kernel));
+  if (k == nullptr) [[unlikely]] return Fail(WCU_ERR_BAD_HANDLE, "launch: bad kernel handle " + std::to_string(kernel));
   const device::KernelSignature& sig = k->signature();
   device::LaunchConfig config;
   config.grid = {grid[0], grid[1], grid[2]};
   config.block = {block[0], block[1], block[2]};
   config.shared_bytes = shared_bytes;
-  if (Status s = device::CheckLaunchConfig(device_->info(), sig, config); !s.ok()) {
-    return Fail(WCU_ERR_BAD_DIMENSIONS, "launch of '" + sig.name + "': " + s.message());
+  if (!device::LaunchConfigFits(device_->info(), sig, config)) [[unlikely]] {
+    return Fail(WCU_ERR_BAD_DIMENSIONS,
+                "launch of '" + sig.name + "': " + device::CheckLaunchConfig(device_->info(), sig, config).message());
   }
-  if (count != sig.params.size()) {
+  if (count != sig.params.size()) [[unlikely]] {
     return Fail(WCU_ERR_BAD_ARGS, "launch of '" + sig.name + "': the kernel takes " + std::to_string(sig.params.size()) +
                                       " arguments, got " + std::to_string(count));
   }
-  std::vector<uint8_t> params(sig.param_bytes, 0);
-  for (uint32_t i = 0; i < count; ++i) {
+  std::vector<uint8_t> params(sig.param_bytes);
+  const uint8_t* record = args.data();
+  for (uint32_t i = 0; i < count; ++i, record += kWcuArgSize) {
     uint32_t kind, handle;
     uint64_t value;
-    std::memcpy(&kind, args.data() + i * kWcuArgSize, 4);
-    std::memcpy(&handle, args.data() + i * kWcuArgSize + 4, 4);
-    std::memcpy(&value, args.data() + i * kWcuArgSize + 8, 8);
+    std::memcpy(&kind, record, 4);
+    std::memcpy(&handle, record + 4, 4);
+    std::memcpy(&value, record + 8, 8);
     const device::KernelParam& p = sig.params[i];
-    auto where = [&] {
-      return "launch of '" + sig.name + "': argument " + std::to_string(i) + " (" + p.name + ", " +
-             std::to_string(p.size) + " bytes)";
-    };
-    uint64_t size = 0;
-    switch (kind) {
-      case WCU_ARG_B8: size = 1; break;
-      case WCU_ARG_B16: size = 2; break;
-      case WCU_ARG_B32: size = 4; break;
-      case WCU_ARG_B64: size = 8; break;
-      case WCU_ARG_BUFFER: {
-        if (p.size != 8) return Fail(WCU_ERR_BAD_ARGS, where() + ": a BUFFER needs a 64-bit pointer parameter");
-        Buffer* b = buffers_.Get(static_cast<int32_t>(handle));
-        if (b == nullptr) return Fail(WCU_ERR_BAD_HANDLE, where() + ": bad buffer handle " + std::to_string(static_cast<int32_t>(handle)));
-        if (value > b->size) {
-          return Fail(WCU_ERR_OUT_OF_RANGE, where() + ": offset " + std::to_string(value) + " is past the end of the buffer (" +
-                                                std::to_string(b->size) + " bytes)");
-        }
-        uint64_t addr = b->ptr + value;
-        std::memcpy(params.data() + p.offset, &addr, 8);
-        continue;
-      }
-      default: return Fail(WCU_ERR_BAD_ARGS, where() + ": unknown argument kind " + std::to_string(kind));
+    if (kind == WCU_ARG_BUFFER) {
+      const Buffer* b = p.size == 8 ? buffers_.Get(static_cast<int32_t>(handle)) : nullptr;
+      if (b == nullptr || value > b->size) [[unlikely]] return FailArgument(sig, i, kind, handle, value);
+      value += b->ptr;
+    } else if (kind - WCU_ARG_B8 > WCU_ARG_B64 - WCU_ARG_B8 || (uint64_t{1} << (kind - WCU_ARG_B8)) != p.size) [[unlikely]] {
+      return FailArgument(sig, i, kind, handle, value);  // B8, B16, B32, B64: 1, 2, 4, 8 bytes
     }
-    if (size != p.size) {
-      return Fail(WCU_ERR_BAD_ARGS, where() + ": got a " + std::to_string(size) + "-byte value, the parameter is " +
-                                        std::to_string(p.size) + " bytes");
+    uint8_t* at = params.data() + p.offset;
+    switch (p.size) {  // fixed-size copies compile to one store each
+      case 1: std::memcpy(at, &value, 1); break;
+      case 2: std::memcpy(at, &value, 2); break;
+      case 4: std::memcpy(at, &value, 4); break;
+      default: std::memcpy(at, &value, 8); break;
     }
-    std::memcpy(params.data() + p.offset, &value, size);
   }
-  auto stream = GetStream();
-  if (!stream.ok()) return FromStatus(stream.status(), WCU_ERR_INTERNAL);
+  device::Stream* stream = stream_.get();
+  if (stream == nullptr) [[unlikely]] {
+    auto created = GetStream();
+    if (!created.ok()) return FromStatus(created.status(), WCU_ERR_INTERNAL);
+    stream = *created;
+  }
   PermitToken token;
   switch (admission_->AcquireToken(options_.deadline, &token)) {
     case LaunchAdmission::Outcome::kBusy:
@@ -288,15 +281,16 @@ int32_t WasiCudaContext::Launch(int32_t kernel, const uint32_t grid[3], const ui
       return Fail(WCU_ERR_DEADLINE, "launch of '" + sig.name + "': the invocation's deadline has passed");
     case LaunchAdmission::Outcome::kAdmitted: break;
   }
-  kernels_launched_.fetch_add(1, std::memory_order_relaxed);
+  // Only this instance's thread writes the count: a plain increment, readers see whole values.
+  kernels_launched_.store(kernels_launched_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   device::LaunchOptions lo;
   lo.deadline = options_.deadline;
   // The slot is released when the device is done with the launch, whatever the outcome: the stream
   // calls every completion exactly once (also for failed, cancelled and dropped work), and this
   // context stops its stream before the admission goes away.
   lo.on_complete = [token](const Status&) { token.Release(); };
-  Status s = (*stream)->Launch(*k, config, std::move(params), std::move(lo));
-  if (!s.ok()) {
+  Status s = stream->Launch(*k, config, std::move(params), std::move(lo));
+  if (!s.ok()) [[unlikely]] {
     token.Release();
     // The parameters are right by construction: what the device refuses is the shape (on a GPU,
     // a block larger than the compiled kernel's registers allow).
@@ -306,6 +300,31 @@ int32_t WasiCudaContext::Launch(int32_t kernel, const uint32_t grid[3], const ui
     return FromStatus(s, WCU_ERR_INTERNAL);
   }
   return WCU_OK;
+}
+
+// Why argument record `i` was refused (the launch loop's cold path).
+int32_t WasiCudaContext::FailArgument(const device::KernelSignature& sig, uint32_t i, uint32_t kind, uint32_t handle,
+                                      uint64_t value) {
+  const device::KernelParam& p = sig.params[i];
+  const std::string where = "launch of '" + sig.name + "': argument " + std::to_string(i) + " (" + p.name + ", " +
+                            std::to_string(p.size) + " bytes)";
+  uint64_t size = 0;
+  switch (kind) {
+    case WCU_ARG_B8: size = 1; break;
+    case WCU_ARG_B16: size = 2; break;
+    case WCU_ARG_B32: size = 4; break;
+    case WCU_ARG_B64: size = 8; break;
+    case WCU_ARG_BUFFER: {
+      if (p.size != 8) return Fail(WCU_ERR_BAD_ARGS, where + ": a BUFFER needs a 64-bit pointer parameter");
+      const Buffer* b = buffers_.Get(static_cast<int32_t>(handle));
+      if (b == nullptr) return Fail(WCU_ERR_BAD_HANDLE, where + ": bad buffer handle " + std::to_string(static_cast<int32_t>(handle)));
+      return Fail(WCU_ERR_OUT_OF_RANGE, where + ": offset " + std::to_string(value) + " is past the end of the buffer (" +
+                                            std::to_string(b->size) + " bytes)");
+    }
+    default: return Fail(WCU_ERR_BAD_ARGS, where + ": unknown argument kind " + std::to_string(kind));
+  }
+  return Fail(WCU_ERR_BAD_ARGS, where + ": got a " + std::to_string(size) + "-byte value, the parameter is " +
+                                    std::to_string(p.size) + " bytes");
 }
 
 int32_t WasiCudaContext::Synchronize() {

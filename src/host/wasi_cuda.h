@@ -117,6 +117,7 @@ class WasiCudaContext {
   int32_t CheckUsable();
   Result<device::Stream*> GetStream();
   int32_t CheckRange(const Buffer& b, int64_t offset, int64_t bytes, const char* what);
+  int32_t FailArgument(const device::KernelSignature& sig, uint32_t i, uint32_t kind, uint32_t handle, uint64_t value);
 
   std::shared_ptr<device::Device> device_;
   std::shared_ptr<ModuleCache> modules_;

@@ -82,6 +82,41 @@ TEST(CpuDevice, launch_configuration_is_checked_against_limits) {
             "kernel 'vector_add' takes 28 bytes of parameters, got 3");
 }
 
+TEST(CpuDevice, fast_launch_check_agrees_with_the_explaining_one) {
+  // LaunchConfigFits is the launch paths' yes/no; CheckLaunchConfig says why. They must never
+  // disagree: every combination of values around each limit.
+  device::DeviceInfo info;
+  info.max_threads_per_block = 1024;
+  info.max_block_dim[0] = 1024, info.max_block_dim[1] = 512, info.max_block_dim[2] = 64;
+  info.max_grid_dim[0] = 0x7fffffff, info.max_grid_dim[1] = 65535, info.max_grid_dim[2] = 65535;
+  info.max_shared_per_block = 48 * 1024;
+  const uint32_t dims[] = {0, 1, 2, 63, 64, 65, 511, 512, 513, 1024, 1025, 65535, 65536, 0x7fffffff, 0x80000000u, 0xffffffffu};
+  const uint32_t shared[] = {0, 1024, 48 * 1024 - 256, 48 * 1024, 48 * 1024 + 1, 0xffffffffu};
+  device::KernelSignature sig;
+  int fits = 0, refused = 0;
+  uint32_t rng = 12345;
+  auto pick = [&](auto& a) { rng = rng * 1103515245u + 12345u; return a[(rng >> 8) % std::size(a)]; };
+  for (int n = 0; n < 200000; ++n) {
+    device::LaunchConfig c;
+    c.grid = {pick(dims), pick(dims), pick(dims)};
+    c.block = {pick(dims), pick(dims), pick(dims)};
+    if (n % 3 == 0) c.block = {pick(dims), 1, 1};
+    if (n % 3 == 1) c.grid = {pick(dims), 1, 1};
+    c.shared_bytes = pick(shared);
+    sig.static_shared_bytes = n % 4 == 0 ? 256 : 0;
+    sig.max_threads = n % 5 == 0 ? 256 : 0;
+    bool ok = device::LaunchConfigFits(info, sig, c);
+    Status s = device::CheckLaunchConfig(info, sig, c);
+    ASSERT_EQ(ok, s.ok()) << s.message();
+    if (!ok) {
+      ASSERT_EQ(s.code(), StatusCode::kInvalidArgument) << s.message();
+    }
+    (ok ? fits : refused)++;
+  }
+  EXPECT_GT(fits, 1000);
+  EXPECT_GT(refused, 1000);
+}
+
 TEST(CpuDevice, kernel_signature_lists_parameters) {
   KernelHarness h;
   auto k = h.Load("saxpy", "sm_90", "saxpy");
