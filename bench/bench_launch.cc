@@ -9,10 +9,12 @@
 // any launch path through the driver has). Timed: the calling thread's CPU time for
 // the enqueue loop (CLOCK_THREAD_CPUTIME_ID: the stream thread running the launches on this
 // 2-core machine would otherwise dominate wall time); the stream drains before each repetition.
-// Median of --reps interleaved repetitions of --n launches.
+// Median of --reps interleaved repetitions of --n launches. Both paths carry a deadline, as every
+// invocation's launches do.
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -82,6 +84,9 @@ int main(int argc, char** argv) {
   auto module = *engine.Compile(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
   host::WasiCudaOptions co;
   co.max_inflight_launches = 1u << 30;  // measure the host cost, not waiting for the device
+  // Every invocation has a deadline (the runtime's default is 30 s), and so do both paths here.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  co.deadline = deadline;
   auto modules = std::make_shared<host::ModuleCache>(*device->CreateContext());
   host::HostEnv env({}, std::make_unique<host::WasiCudaContext>(device, modules, co));
   auto instance = *wasm::Instance::Create(module, &env, {});
@@ -129,7 +134,9 @@ int main(int argc, char** argv) {
       std::memcpy(params.data() + sig.params[1].offset, &b, 8);
       std::memcpy(params.data() + sig.params[2].offset, &count, 4);
       std::memcpy(params.data() + sig.params[3].offset, &x, 4);
-      if (!stream->Launch(*kernel, cfg, std::move(params)).ok()) std::exit(1);
+      device::LaunchOptions lo;
+      lo.deadline = deadline;
+      if (!stream->Launch(*kernel, cfg, std::move(params), std::move(lo)).ok()) std::exit(1);
     }
   };
   // Raw path (CUDA only): cuLaunchKernel with the same parameters, nothing else.

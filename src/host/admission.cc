@@ -54,8 +54,11 @@ LaunchAdmission::Outcome LaunchAdmission::Acquire(std::optional<Clock::time_poin
   return o;
 }
 
-LaunchAdmission::Outcome LaunchAdmission::AcquireToken(std::optional<Clock::time_point> deadline, PermitToken* token) {
-  if (deadline && Clock::now() >= *deadline) {  // the deadline had already passed
+LaunchAdmission::Outcome LaunchAdmission::AcquireToken(std::optional<Clock::time_point> deadline, PermitToken* token,
+                                                       std::atomic<uint32_t>* tripped) {
+  const bool passed = tripped != nullptr ? tripped->load(std::memory_order_relaxed) != 0
+                                         : deadline && Clock::now() >= *deadline;
+  if (passed) {  // the deadline had already passed
     rejections_.fetch_add(1, std::memory_order_relaxed);
     return Outcome::kDeadline;
   }
@@ -69,7 +72,9 @@ LaunchAdmission::Outcome LaunchAdmission::AcquireToken(std::optional<Clock::time
     waiters_.fetch_sub(1);
     if (!got) {
       rejections_.fetch_add(1, std::memory_order_relaxed);
-      return deadline_first ? Outcome::kDeadline : Outcome::kBusy;
+      if (!deadline_first) return Outcome::kBusy;
+      if (tripped != nullptr) tripped->store(1, std::memory_order_relaxed);
+      return Outcome::kDeadline;
     }
     // A slot freed just as the deadline passed (the device stops work at the deadline too): the
     // launch could not run anyway.
@@ -77,6 +82,7 @@ LaunchAdmission::Outcome LaunchAdmission::AcquireToken(std::optional<Clock::time
       lock.unlock();
       ReleaseSlot();
       rejections_.fetch_add(1, std::memory_order_relaxed);
+      if (tripped != nullptr) tripped->store(1, std::memory_order_relaxed);
       return Outcome::kDeadline;
     }
   }

@@ -61,7 +61,12 @@ class LaunchAdmission : public std::enable_shared_from_this<LaunchAdmission> {
   Outcome Acquire(std::optional<Clock::time_point> deadline, LaunchPermit* permit);
   // The same, handing the slot to a token at once (no shared ownership of the admission): for a
   // caller that gives the slot straight to a completion callback.
-  Outcome AcquireToken(std::optional<Clock::time_point> deadline, PermitToken* token);
+  // `tripped`, when given, answers "has the deadline already passed?" in place of reading the
+  // clock (a Watchdog sets it at the deadline: one load instead of a clock read per launch).
+  // Waiting for a slot still ends at `deadline` exactly, and sets it when it does, so the next
+  // launch is refused at once even if the Watchdog has not run yet.
+  Outcome AcquireToken(std::optional<Clock::time_point> deadline, PermitToken* token,
+                       std::atomic<uint32_t>* tripped = nullptr);
 
   uint32_t inflight() const;
   uint64_t rejections() const { return rejections_.load(std::memory_order_relaxed); }

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <random>
 
+#include "wasm/watchdog.h"
+
 namespace gpuwasm::host {
 namespace {
 
@@ -22,9 +24,18 @@ WasiCudaContext::WasiCudaContext(std::shared_ptr<device::Device> device, std::sh
       options_(options),
       admission_(LaunchAdmission::Create(options.max_inflight_launches, options.admission_wait)),
       registry_(modules_, Seed()),
-      buffers_(3, Seed()) {}
+      buffers_(3, Seed()) {
+  if (options_.deadline) {
+    if (std::chrono::steady_clock::now() >= *options_.deadline) {
+      deadline_tripped_.store(1);
+    } else {
+      deadline_timer_ = wasm::Watchdog::Get().Arm(*options_.deadline, &deadline_tripped_, 1);
+    }
+  }
+}
 
 WasiCudaContext::~WasiCudaContext() {
+  if (deadline_timer_ != 0) wasm::Watchdog::Get().Disarm(deadline_timer_);  // before the flag goes
   if (stream_) {
     stream_->Cancel();        // stop queued and running work of this instance
     (void)stream_->Synchronize();
@@ -273,7 +284,7 @@ int32_t WasiCudaContext::Launch(int32_t kernel, const uint32_t grid[3], const ui
     stream = *created;
   }
   PermitToken token;
-  switch (admission_->AcquireToken(options_.deadline, &token)) {
+  switch (admission_->AcquireToken(options_.deadline, &token, options_.deadline ? &deadline_tripped_ : nullptr)) {
     case LaunchAdmission::Outcome::kBusy:
       return Fail(WCU_ERR_BUSY, "launch of '" + sig.name + "': no launch slot (" + std::to_string(admission_->max_inflight()) +
                                     " in flight) within the wait limit");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <thread>
 
 #include "host_harness.h"
 
@@ -132,6 +133,35 @@ TEST(Abi, deadline_during_admission) {
   EXPECT_EQ(g.Metrics().back_pressure_rejections, 2u);
   EXPECT_EQ(g.Metrics().kernels_launched, 1u);
   EXPECT_EQ(g.Errors(), std::vector<std::string>{"launch of 'delay': the invocation's deadline has passed"});
+}
+
+TEST(Abi, launch_after_the_deadline_is_refused_with_free_slots) {
+  // Nothing waits here: the deadline passes between two launches, and the second must be
+  // refused (the launch path asks a flag the Watchdog sets, not the clock).
+  host::WasiCudaOptions o;
+  o.deadline = Clock::now() + milliseconds(100);
+  GuestInstance g("abi.wasm", o);
+  host::WasiCudaContext& cuda = *g.env->cuda;
+  const std::string ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry noop()\n{\n ret;\n}\n";
+  int32_t m = cuda.ModuleLoad({reinterpret_cast<const uint8_t*>(ptx.data()), ptx.size()});
+  ASSERT_GT(m, 0) << cuda.last_error();
+  int32_t k = cuda.FunctionGet(m, "noop");
+  ASSERT_GT(k, 0) << cuda.last_error();
+  const uint32_t one[3] = {1, 1, 1};
+  EXPECT_EQ(cuda.Launch(k, one, one, 0, {}, 0), host::WCU_OK) << cuda.last_error();
+  EXPECT_EQ(cuda.Synchronize(), host::WCU_OK);
+  std::this_thread::sleep_until(*o.deadline + milliseconds(50));
+  EXPECT_EQ(cuda.Launch(k, one, one, 0, {}, 0), host::WCU_ERR_DEADLINE);
+  EXPECT_EQ(cuda.last_error(), "launch of 'noop': the invocation's deadline has passed");
+  EXPECT_EQ(g.Metrics().kernels_launched, 1u);
+  EXPECT_EQ(g.Metrics().back_pressure_rejections, 1u);
+  // A context created after its deadline refuses its first launch.
+  o.deadline = Clock::now() - milliseconds(1);
+  GuestInstance late("abi.wasm", o);
+  host::WasiCudaContext& c2 = *late.env->cuda;
+  m = c2.ModuleLoad({reinterpret_cast<const uint8_t*>(ptx.data()), ptx.size()});
+  k = c2.FunctionGet(m, "noop");
+  EXPECT_EQ(c2.Launch(k, one, one, 0, {}, 0), host::WCU_ERR_DEADLINE);
 }
 
 TEST(Abi, scheduler_counts_yields) {

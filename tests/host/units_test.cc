@@ -130,6 +130,30 @@ TEST(LaunchAdmission, passed_deadline_is_refused_even_with_free_slots) {
   EXPECT_FALSE(p.valid());
 }
 
+TEST(LaunchAdmission, a_tripped_flag_stands_for_the_clock_and_is_set_by_a_wait_that_reaches_the_deadline) {
+  auto adm = LaunchAdmission::Create(1, milliseconds(10000));
+  std::atomic<uint32_t> tripped{0};
+  const auto deadline = std::chrono::steady_clock::now() + milliseconds(100);
+  PermitToken a, b;
+  // Not tripped: admitted without reading the clock.
+  ASSERT_EQ(adm->AcquireToken(deadline, &a, &tripped), LaunchAdmission::Outcome::kAdmitted);
+  // Full: waits until the deadline (not the 10 s limit), refuses, and sets the flag itself.
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(adm->AcquireToken(deadline, &b, &tripped), LaunchAdmission::Outcome::kDeadline);
+  EXPECT_GE(std::chrono::steady_clock::now(), deadline);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(5000));
+  EXPECT_EQ(tripped.load(), 1u);
+  a.Release();
+  // A free slot, but the flag says the deadline passed: refused at once, counted.
+  EXPECT_EQ(adm->AcquireToken(deadline, &b, &tripped), LaunchAdmission::Outcome::kDeadline);
+  EXPECT_EQ(adm->rejections(), 2u);
+  EXPECT_EQ(adm->inflight(), 0u);
+  // The flag is what is asked: cleared, the same call is admitted (the clock is not read).
+  tripped.store(0);
+  EXPECT_EQ(adm->AcquireToken(deadline, &b, &tripped), LaunchAdmission::Outcome::kAdmitted);
+  b.Release();
+}
+
 TEST(SchedulerContext, reports_deadline_states) {
   SchedulerContext none;
   EXPECT_EQ(none.Yield(), SchedulerContext::kContinue);
