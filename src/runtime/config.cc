@@ -285,6 +285,7 @@ Result<RuntimeConfig> ParseConfig(std::string_view text, std::string_view source
     GPUWASM_RETURN_IF_ERROR(r.Count("compile_workers", &c.compile_workers, 0));
     GPUWASM_RETURN_IF_ERROR(r.Duration("default_deadline", &c.default_deadline));
     GPUWASM_RETURN_IF_ERROR(r.Duration("shutdown_grace", &c.shutdown_grace));
+    GPUWASM_RETURN_IF_ERROR(r.Count("loaded_modules", &c.loaded_modules, 1));
     GPUWASM_RETURN_IF_ERROR(r.Unknown());
   }
   if (const toml::node* n = top.Get("server")) {

@@ -54,6 +54,9 @@ struct RuntimeConfig {
   uint32_t compile_workers = 0;           // deploy compiles at once; 0 = max(1, cores / 2)
   std::chrono::milliseconds default_deadline{30'000};
   std::chrono::milliseconds shutdown_grace{10'000};
+  // Compiled functions kept loaded (mapped code) for the next invocation; beyond it the least
+  // recently used is dropped and loaded again from the artifact cache when invoked.
+  uint32_t loaded_modules = 256;
   ServerConfig server;                    // for `gpuwasm serve`
   std::vector<TenantConfig> tenants;
 

@@ -303,7 +303,7 @@ void Runtime::CompileDeployed(const store::FunctionRecord& f) {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    loaded_[f.id] = *module;
+    RememberLoaded(f.id, *module);
   }
   finish(store::DeployStatus::kReady, "");
 }
@@ -390,7 +390,10 @@ Result<std::shared_ptr<const wasm::Module>> Runtime::LoadedModule(const store::F
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = loaded_.find(f.id);
-    if (it != loaded_.end()) return it->second;
+    if (it != loaded_.end()) {
+      it->second.used = ++use_clock_;
+      return it->second.module;
+    }
   }
   // Deployed before this process started, or on another node: the artifact is normally in the
   // engine's cache (shared by the nodes when the store directory is). Compiled once at a time
@@ -400,8 +403,26 @@ Result<std::shared_ptr<const wasm::Module>> Runtime::LoadedModule(const store::F
   GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const wasm::Module> m,
                            engine_->Compile(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size())));
   std::lock_guard<std::mutex> lock(mu_);
-  loaded_[f.id] = m;
+  RememberLoaded(f.id, m);
   return m;
+}
+
+void Runtime::RememberLoaded(const std::string& id, std::shared_ptr<const wasm::Module> module) {
+  loaded_[id] = Loaded{std::move(module), ++use_clock_};
+  // Over the cap: drop the least recently used (a linear scan; the cap is hundreds). Running
+  // invocations hold their own reference; the next invocation loads it from the artifact cache.
+  while (loaded_.size() > std::max<uint32_t>(1, config_.loaded_modules)) {
+    auto oldest = loaded_.begin();
+    for (auto it = loaded_.begin(); it != loaded_.end(); ++it) {
+      if (it->second.used < oldest->second.used) oldest = it;
+    }
+    loaded_.erase(oldest);
+  }
+}
+
+size_t Runtime::loaded_module_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return loaded_.size();
 }
 
 Runtime::FunctionState* Runtime::StateOf(const store::FunctionRecord& f, std::string_view name) {

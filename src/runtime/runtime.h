@@ -170,6 +170,8 @@ class Runtime {
   Result<std::vector<store::FunctionRecord>> ListFunctions(std::string_view tenant);
   // Whether the store answers (a cheap query): for readiness. Ok without a store.
   Status CheckStore();
+  // Compiled modules held for the next invocation (at most [runtime].loaded_modules).
+  size_t loaded_module_count() const;
   // NotFound for an unknown id or another tenant's. Running invocations finish.
   Status DeleteFunction(std::string_view tenant, std::string_view id);
 
@@ -219,7 +221,14 @@ class Runtime {
   mutable std::mutex mu_;  // functions_, loaded_, compiling_, live_, next_live_id_
   std::condition_variable compiled_cv_;
   std::map<std::string, std::unique_ptr<FunctionState>, std::less<>> functions_;  // by id ("" key: ad hoc)
-  std::map<std::string, std::shared_ptr<const wasm::Module>, std::less<>> loaded_;  // by function id
+  // Compiled modules by function id, at most config_.loaded_modules (least recently used dropped).
+  struct Loaded {
+    std::shared_ptr<const wasm::Module> module;
+    uint64_t used = 0;  // use_clock_ at the last use
+  };
+  void RememberLoaded(const std::string& id, std::shared_ptr<const wasm::Module> module);  // mu_ held
+  std::map<std::string, Loaded, std::less<>> loaded_;
+  uint64_t use_clock_ = 0;
   std::set<std::string, std::less<>> compiling_;  // ids queued or compiling here
   std::map<uint64_t, Live*> live_;
   uint64_t next_live_id_ = 1;

@@ -18,6 +18,7 @@ workers = 6
 compile_workers = 2
 default_deadline = "10s"
 shutdown_grace = "3s"
+loaded_modules = 40
 
 [server]
 listen = "0.0.0.0:9000"
@@ -52,6 +53,7 @@ name = "beta"
   EXPECT_EQ(c->compile_workers, 2u);
   EXPECT_EQ(c->default_deadline, std::chrono::seconds(10));
   EXPECT_EQ(c->shutdown_grace, std::chrono::seconds(3));
+  EXPECT_EQ(c->loaded_modules, 40u);
   EXPECT_EQ(c->server.listen, "0.0.0.0:9000");
   EXPECT_EQ(c->server.max_body, 8u << 20);
   EXPECT_EQ(c->server.read_timeout, std::chrono::seconds(5));
@@ -105,6 +107,7 @@ TEST(Config, mistakes_are_errors_with_the_line) {
   ExpectError("[[tenants]]\nname = \"a\"\nmax_deadline = 30\n", "must be a duration string");
   ExpectError("[[tenants]]\nname = \"a\"\nconcurrent_invocations = 0\n", "must be between 1 and");
   ExpectError("[runtime]\ndevice = \"tpu\"\n", "must be auto, cpu or cuda:N");
+  ExpectError("[runtime]\nloaded_modules = 0\n", "must be between 1 and");
   ExpectError("[runtime\n", "gpuwasm.toml:1:");
   ExpectError("colour = \"blue\"\n", "unknown key 'colour' in the top level");
   std::string h = HashToken("x");

@@ -434,6 +434,37 @@ TEST(Runtime, versions_delete_and_restart_keep_the_store) {
   EXPECT_EQ(DeployReady(*rt, "acme", "greet", Lifecycle(), "echo").version, 3);
 }
 
+TEST(Runtime, loaded_modules_are_capped_and_dropped_ones_load_again) {
+  TempDir dir;
+  RuntimeConfig c;
+  c.store_dir = dir.path();
+  c.workers = 4;
+  c.loaded_modules = 2;
+  c.tenants = {Tenant("acme")};
+  RuntimeOptions o;
+  o.device = Cpu();
+  o.engine.cache_dir = GPUWASM_RUNTIME_TEST_CACHE;
+  auto rt = Runtime::Create(std::move(c), std::move(o));
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  DeployReady(**rt, "acme", "a", Lifecycle(), "echo");
+  DeployReady(**rt, "acme", "b", Lifecycle(), "echo");
+  DeployReady(**rt, "acme", "hello", Example("hello"));
+  EXPECT_EQ((*rt)->loaded_module_count(), 2u);  // the first deploy's module was dropped
+  for (int round = 0; round < 2; ++round) {
+    for (const char* fn : {"a", "b", "hello"}) {  // each call drops the least recently used
+      InvokeRequest req;
+      req.input = std::string(fn) + std::to_string(round);
+      auto r = MustInvoke(**rt, "acme", fn, req);
+      if (std::string(fn) == "hello") {
+        EXPECT_NE(r.stdout_text.find("hello from a gpuwasm guest: 6 input bytes"), std::string::npos) << r.stdout_text;
+      } else {
+        EXPECT_EQ(r.output, req.input);
+      }
+      EXPECT_LE((*rt)->loaded_module_count(), 2u);
+    }
+  }
+}
+
 TEST(Runtime, compile_interrupted_by_a_crash_resumes_at_start) {
   TempDir dir;
   std::string id;
