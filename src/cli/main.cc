@@ -1,6 +1,7 @@
 // gpuwasm: the command-line front door. Each subcommand lives in its own file under src/cli/.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/version.h"
@@ -27,6 +28,12 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const nlohmann::json::exception& e) {
+    // The client commands read the server's JSON answers: whatever answered (another service on
+    // that address, a proxy's error page) gets a clear error, not an abort.
+    std::fprintf(stderr, "gpuwasm: the server's answer is not what this client expects (%s): is --server a gpuwasm server?\n",
+                 e.what());
+    return 69;  // EX_UNAVAILABLE, as for an unreachable server
   }
   return gpuwasm::cli::ExitCode();
 }

@@ -64,4 +64,34 @@ kill -TERM "$server_pid"
 wait "$server_pid"
 server_pid=""
 grep -q "stopped" "$dir/err"
+
+# Something else answers at --server (200 and 202 with a body that is not the API's JSON): every
+# client command fails with a clear error and exit 69, never an abort.
+python3 - "$dir/fake_port" <<'PY' &
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def answer(self, code):
+        body = b"<html>not an API</html>" if "instances" not in self.path else b'{"instances": 7}'
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def do_GET(self): self.answer(200)
+    def do_POST(self): self.answer(202)
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1], "w").write(str(s.server_address[1]))
+s.serve_forever()
+PY
+server_pid=$!
+for _ in $(seq 100); do [[ -s "$dir/fake_port" ]] && break; sleep 0.1; done
+export GPUWASM_SERVER="http://127.0.0.1:$(cat "$dir/fake_port")"
+for cmd in "ls" "deploy $hello --name x" "top --once"; do
+  set +e
+  # shellcheck disable=SC2086
+  "$gpuwasm" $cmd >/dev/null 2>"$dir/wrong"; code=$?
+  set -e
+  [[ $code -eq 69 ]] && grep -q "is --server a gpuwasm server" "$dir/wrong" ||
+    { echo "$cmd against a non-gpuwasm server: exit $code"; cat "$dir/wrong"; exit 1; }
+done
 echo "serve CLI: all checks passed"
