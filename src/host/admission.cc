@@ -54,8 +54,8 @@ LaunchAdmission::Outcome LaunchAdmission::Acquire(std::optional<Clock::time_poin
   return o;
 }
 
-LaunchAdmission::Outcome LaunchAdmission::AcquireToken(std::optional<Clock::time_point> deadline, PermitToken* token,
-                                                       std::atomic<uint32_t>* tripped) {
+LaunchAdmission::Outcome LaunchAdmission::AcquireTokenSlow(std::optional<Clock::time_point> deadline,
+                                                           PermitToken* token, std::atomic<uint32_t>* tripped) {
   const bool passed = tripped != nullptr ? tripped->load(std::memory_order_relaxed) != 0
                                          : deadline && Clock::now() >= *deadline;
   if (passed) {  // the deadline had already passed

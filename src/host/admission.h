@@ -66,7 +66,18 @@ class LaunchAdmission : public std::enable_shared_from_this<LaunchAdmission> {
   // Waiting for a slot still ends at `deadline` exactly, and sets it when it does, so the next
   // launch is refused at once even if the Watchdog has not run yet.
   Outcome AcquireToken(std::optional<Clock::time_point> deadline, PermitToken* token,
-                       std::atomic<uint32_t>* tripped = nullptr);
+                       std::atomic<uint32_t>* tripped = nullptr) {
+    // Inline fast path (every guest launch): deadline not tripped and a slot by the cached count.
+    if (tripped != nullptr && tripped->load(std::memory_order_relaxed) == 0) {
+      uint64_t taken = taken_.load(std::memory_order_relaxed);
+      if (taken - released_seen_.load(std::memory_order_relaxed) < max_ &&
+          taken_.compare_exchange_strong(taken, taken + 1, std::memory_order_acquire, std::memory_order_relaxed)) {
+        token->owner = this;
+        return Outcome::kAdmitted;
+      }
+    }
+    return AcquireTokenSlow(deadline, token, tripped);
+  }
 
   uint32_t inflight() const;
   uint64_t rejections() const { return rejections_.load(std::memory_order_relaxed); }
@@ -77,6 +88,7 @@ class LaunchAdmission : public std::enable_shared_from_this<LaunchAdmission> {
   friend struct PermitToken;
   LaunchAdmission(uint32_t max_inflight, std::chrono::milliseconds wait_limit) : max_(max_inflight), wait_(wait_limit) {}
   void ReleaseSlot();
+  Outcome AcquireTokenSlow(std::optional<Clock::time_point> deadline, PermitToken* token, std::atomic<uint32_t>* tripped);
 
   // Takes a slot if one is free. `fresh`: read the release count again first (a waiter, which
   // must see every release); otherwise the acquirers' cached copy serves until it says "full".

@@ -4,13 +4,6 @@
 
 namespace gpuwasm::host {
 
-uint8_t* GuestIo::GuestPtr(uint32_t ptr, uint64_t len) const {
-  if (instance_ == nullptr || instance_->memory() == nullptr) return nullptr;
-  const wasm_rt_memory_t* m = instance_->memory();
-  if (static_cast<uint64_t>(ptr) + len > m->size) return nullptr;
-  return m->data + ptr;
-}
-
 void GuestIo::AppendStdout(const uint8_t* p, uint64_t n) {
   uint64_t room = options_.max_stdout - std::min<uint64_t>(options_.max_stdout, stdout_.size());
   if (n > room) stdout_truncated_ = true;

@@ -43,7 +43,11 @@ class GuestIo {
 
   // --- used by the import functions ---
   // Host address of guest [ptr, ptr + len), or nullptr when any of it is outside memory.
-  uint8_t* GuestPtr(uint32_t ptr, uint64_t len) const;
+  uint8_t* GuestPtr(uint32_t ptr, uint64_t len) const {  // inline: every import with a pointer calls it
+    const wasm_rt_memory_t* m = instance_ != nullptr ? instance_->memory() : nullptr;
+    if (m == nullptr || static_cast<uint64_t>(ptr) + len > m->size) return nullptr;
+    return m->data + ptr;
+  }
   const GuestIoOptions& options() const { return options_; }
   uint64_t stdin_pos = 0;
   bool stdio_closed[3] = {false, false, false};

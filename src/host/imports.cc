@@ -249,13 +249,15 @@ WasiCudaContext* Cuda(void* env) { return static_cast<HostEnv*>(env)->cuda.get()
 
 uint32_t Ret(int32_t v) { return static_cast<uint32_t>(v); }
 
+[[gnu::noinline, gnu::cold]] int32_t BadPointer(void* env, uint32_t ptr, uint64_t len, const char* what) {
+  return Cuda(env)->Fail(WCU_ERR_BAD_POINTER, std::string(what) + ": guest range [" + std::to_string(ptr) + ", +" +
+                                                  std::to_string(len) + ") is outside linear memory");
+}
+
 // Resolves a guest (ptr, len) or records WCU_ERR_BAD_POINTER.
-uint8_t* Guest(void* env, uint32_t ptr, uint64_t len, const char* what, int32_t* err) {
+inline uint8_t* Guest(void* env, uint32_t ptr, uint64_t len, const char* what, int32_t* err) {
   uint8_t* p = static_cast<HostEnv*>(env)->io.GuestPtr(ptr, len);
-  if (p == nullptr) {
-    *err = Cuda(env)->Fail(WCU_ERR_BAD_POINTER, std::string(what) + ": guest range [" + std::to_string(ptr) + ", +" +
-                                                     std::to_string(len) + ") is outside linear memory");
-  }
+  if (p == nullptr) [[unlikely]] *err = BadPointer(env, ptr, len, what);
   return p;
 }
 
