@@ -12,10 +12,15 @@
 #include <wabt/validator.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <regex>
 #include <sstream>
 
@@ -160,28 +165,77 @@ Status ParseCheckedInProcess(std::span<const uint8_t> wasm, const std::vector<Im
 
 // Debian's libwabt (1.0.32) has reachable assert()s on malformed input (fuzz_wasm found one in
 // BinaryReaderIR::OnEndExpr: wasm-validate itself aborts on it). A deploy must never abort the
-// server, so a module is first read in a forked child; one that kills the reader is refused.
+// server, so a module is first read by a fresh copy of this program (the reader child below); one
+// that kills the reader is refused. Not fork(): a forked child of a multi-threaded process can
+// hang on a lock another thread held at the fork (CI's ASan run did, in ASan's allocator).
+constexpr const char* kReaderChildEnv = "GPUWASM_WASM_READER_CHILD";
+
+// Fork fallback for a system without /proc/self/exe: safe with glibc's malloc, which takes its
+// locks around fork.
+int ReadInForkedChild(std::span<const uint8_t> wasm) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
+    wabt::Module probe;
+    (void)ParseCheckedInProcess(wasm, {}, &probe);
+    _exit(0);
+  }
+  if (pid < 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+// The wait status of a reader child given `wasm` on its stdin; -1 when none could be started.
+int ReadInChild(std::span<const uint8_t> wasm) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return ReadInForkedChild(wasm);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, sv[1], 0);  // dup2 clears close-on-exec on fd 0 only
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, kReaderChildEnv, std::strlen(kReaderChildEnv)) != 0) env_strings.emplace_back(*e);
+  }
+  env_strings.push_back(std::string(kReaderChildEnv) + "=1");
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  char arg0[] = "gpuwasm-wasm-reader";
+  char* argv[] = {arg0, nullptr};
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  close(sv[1]);
+  if (rc != 0) {
+    close(sv[0]);
+    return ReadInForkedChild(wasm);
+  }
+  // MSG_NOSIGNAL: a child that died early must not raise SIGPIPE here.
+  for (size_t off = 0; off < wasm.size();) {
+    ssize_t n = send(sv[0], wasm.data() + off, wasm.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the child is gone; its status says why
+    off += static_cast<size_t>(n);
+  }
+  close(sv[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
 Status ParseChecked(std::span<const uint8_t> wasm, const std::vector<ImportSpec>& imports,
                     wabt::Module* module) {
   if (wasm.size() < 8) return Status::InvalidArgument("not a wasm module: shorter than its header");
-  pid_t pid = fork();
-  if (pid == 0) {
-    // The child only has to die on a failed assert: no crash handler the process installed (a
-    // crash reporter, a fuzzer's) should report the reader's abort as the host's own crash.
-    for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
-    wabt::Module probe;
-    (void)ParseCheckedInProcess(wasm, imports, &probe);
-    _exit(0);
-  }
-  if (pid > 0) {
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-      return Status::InvalidArgument(
-          "malformed wasm module: the wasm reader (wabt) fails on it (" +
-          std::string(WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status)) : "abnormal exit") + ")");
-    }
+  int status = ReadInChild(wasm);
+  if (status != -1 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+    return Status::InvalidArgument(
+        "malformed wasm module: the wasm reader (wabt) fails on it (" +
+        std::string(WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status)) : "abnormal exit") + ")");
   }
   return ParseCheckedInProcess(wasm, imports, module);
 }
@@ -349,5 +403,34 @@ Result<Translation> Translate(std::span<const uint8_t> wasm, const std::vector<I
                Glue(facts);
   return t;
 }
+
+namespace {
+
+// The reader child: this program started again by ReadInChild with kReaderChildEnv set. It reads
+// the module from stdin, runs the reader and validator, and exits 0, unless they abort. Runs from
+// a static initializer, so it works in every program that can deploy (gpuwasm, tests, fuzzers),
+// before their main; it is the last definition of this file, after everything it uses.
+[[noreturn]] void RunReaderChild() {
+  for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
+  std::string bytes;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = read(0, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    bytes.append(buf, static_cast<size_t>(n));
+  }
+  wabt::Module probe;
+  (void)ParseCheckedInProcess(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), {}, &probe);
+  _exit(0);
+}
+
+const bool kIsReaderChild = [] {
+  const char* v = std::getenv(kReaderChildEnv);
+  if (v != nullptr && std::strcmp(v, "1") == 0) RunReaderChild();
+  return false;
+}();
+
+}  // namespace
 
 }  // namespace gpuwasm::wasm

@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "host/guest_io.h"
@@ -230,6 +232,31 @@ TEST(Translate, a_module_that_aborts_the_wasm_reader_is_refused_not_fatal) {
   EXPECT_EQ(t.status().message(), "malformed wasm module: the wasm reader (wabt) fails on it (signal 6)");
   // The process is intact: a good module still translates.
   EXPECT_TRUE(wasm::Translate(Bytes(ReadFile(ModulePath("traps/traps.wasm"))), host::GuestImports()).ok());
+}
+
+TEST(Translate, reading_a_module_while_other_threads_allocate_never_hangs) {
+  // The reader used to run in a fork()ed child: with other threads inside the allocator at the
+  // fork, the child could wait forever on a lock nobody would release (CI's ASan run hung so in
+  // `gpuwasm run`). It is a fresh process now. Four threads allocate throughout.
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> churn;
+  for (int i = 0; i < 4; ++i) {
+    churn.emplace_back([&] {
+      while (!stop.load()) {
+        std::vector<std::unique_ptr<std::string>> v;
+        for (int k = 0; k < 64; ++k) v.push_back(std::make_unique<std::string>(64 + k * 8, 'x'));
+      }
+    });
+  }
+  std::string good = ReadFile(ModulePath("traps/traps.wasm"));
+  std::string bad = ReadFile(GPUWASM_WABT_ABORT_WASM);
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_TRUE(wasm::Validate(Bytes(good), host::GuestImports()).ok());
+    EXPECT_EQ(wasm::Validate(Bytes(bad), host::GuestImports()).message(),
+              "malformed wasm module: the wasm reader (wabt) fails on it (signal 6)");
+  }
+  stop = true;
+  for (std::thread& t : churn) t.join();
 }
 
 TEST(Exports, unknown_entry_is_not_found) {
