@@ -21,11 +21,6 @@ namespace {
 namespace http = boost::beast::http;
 using nlohmann::json;
 
-constexpr int kExitUsage = 64;
-constexpr int kExitBadModule = 65;
-constexpr int kExitUnavailable = 69;
-constexpr int kExitSoftware = 70;
-
 struct ClientFlags {
   std::string server;
   std::string token;

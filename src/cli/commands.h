@@ -16,6 +16,13 @@ void RegisterConfig(CLI::App& app);
 void RegisterServe(CLI::App& app);
 void RegisterClient(CLI::App& app);
 
+// gpuwasm's own exit statuses (sysexits.h values; a guest's own status passes through otherwise).
+inline constexpr int kExitUsage = 64;        // EX_USAGE: bad flags or configuration
+inline constexpr int kExitBadModule = 65;    // EX_DATAERR: invalid or rejected module
+inline constexpr int kExitNoInput = 66;      // EX_NOINPUT: a file could not be read
+inline constexpr int kExitUnavailable = 69;  // EX_UNAVAILABLE: the server cannot be reached or used
+inline constexpr int kExitSoftware = 70;     // EX_SOFTWARE: engine error
+
 // Exit status chosen by the subcommand that ran (0 when none set one).
 int ExitCode();
 void SetExitCode(int code);

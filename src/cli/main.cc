@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
     // that address, a proxy's error page) gets a clear error, not an abort.
     std::fprintf(stderr, "gpuwasm: the server's answer is not what this client expects (%s): is --server a gpuwasm server?\n",
                  e.what());
-    return 69;  // EX_UNAVAILABLE, as for an unreachable server
+    return gpuwasm::cli::kExitUnavailable;  // as for an unreachable server
   }
   return gpuwasm::cli::ExitCode();
 }

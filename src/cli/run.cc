@@ -16,11 +16,7 @@
 namespace gpuwasm::cli {
 namespace {
 
-// Exit statuses of gpuwasm itself (the guest's own status passes through otherwise).
-constexpr int kExitBadModule = 65;   // EX_DATAERR: invalid or rejected module
-constexpr int kExitNoInput = 66;     // EX_NOINPUT: a file could not be read
-constexpr int kExitSoftware = 70;    // EX_SOFTWARE: engine error
-constexpr int kExitDeadline = 124;   // like timeout(1)
+constexpr int kExitDeadline = 124;   // like timeout(1); the others are in commands.h
 
 struct RunFlags {
   EngineFlags engine;

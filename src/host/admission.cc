@@ -25,28 +25,6 @@ std::shared_ptr<LaunchAdmission> LaunchAdmission::Create(uint32_t max_inflight, 
   return std::shared_ptr<LaunchAdmission>(new LaunchAdmission(max_inflight == 0 ? 1 : max_inflight, wait_limit));
 }
 
-bool LaunchAdmission::TryTake(bool fresh) {
-  uint64_t taken = taken_.load(std::memory_order_relaxed);
-  uint64_t seen = fresh ? released_.load(std::memory_order_seq_cst) : released_seen_.load(std::memory_order_relaxed);
-  for (;;) {
-    if (taken - seen >= max_) {
-      if (fresh) return false;
-      // The cached count says full: look at the real one (slots may have come back).
-      fresh = true;
-      seen = released_.load(std::memory_order_seq_cst);
-      continue;
-    }
-    if (taken_.compare_exchange_weak(taken, taken + 1, std::memory_order_acquire, std::memory_order_relaxed)) break;
-  }
-  if (fresh) {
-    // Keep the copy moving forward only (another acquirer may have stored a newer one).
-    uint64_t old = released_seen_.load(std::memory_order_relaxed);
-    while (old < seen && !released_seen_.compare_exchange_weak(old, seen, std::memory_order_relaxed)) {
-    }
-  }
-  return true;
-}
-
 LaunchAdmission::Outcome LaunchAdmission::Acquire(std::optional<Clock::time_point> deadline, LaunchPermit* permit) {
   PermitToken token;
   Outcome o = AcquireToken(deadline, &token);

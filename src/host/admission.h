@@ -67,14 +67,10 @@ class LaunchAdmission : public std::enable_shared_from_this<LaunchAdmission> {
   // launch is refused at once even if the Watchdog has not run yet.
   Outcome AcquireToken(std::optional<Clock::time_point> deadline, PermitToken* token,
                        std::atomic<uint32_t>* tripped = nullptr) {
-    // Inline fast path (every guest launch): deadline not tripped and a slot by the cached count.
-    if (tripped != nullptr && tripped->load(std::memory_order_relaxed) == 0) {
-      uint64_t taken = taken_.load(std::memory_order_relaxed);
-      if (taken - released_seen_.load(std::memory_order_relaxed) < max_ &&
-          taken_.compare_exchange_strong(taken, taken + 1, std::memory_order_acquire, std::memory_order_relaxed)) {
-        token->owner = this;
-        return Outcome::kAdmitted;
-      }
+    // Inline fast path (every guest launch): the deadline not tripped and a free slot.
+    if (tripped != nullptr && tripped->load(std::memory_order_relaxed) == 0 && TryTake(/*fresh=*/false)) {
+      token->owner = this;
+      return Outcome::kAdmitted;
     }
     return AcquireTokenSlow(deadline, token, tripped);
   }
@@ -92,7 +88,27 @@ class LaunchAdmission : public std::enable_shared_from_this<LaunchAdmission> {
 
   // Takes a slot if one is free. `fresh`: read the release count again first (a waiter, which
   // must see every release); otherwise the acquirers' cached copy serves until it says "full".
-  bool TryTake(bool fresh);
+  bool TryTake(bool fresh) {  // inline: the guest launch fast path takes its slot here
+    uint64_t taken = taken_.load(std::memory_order_relaxed);
+    uint64_t seen = fresh ? released_.load(std::memory_order_seq_cst) : released_seen_.load(std::memory_order_relaxed);
+    for (;;) {
+      if (taken - seen >= max_) {
+        if (fresh) return false;
+        // The cached count says full: look at the real one (slots may have come back).
+        fresh = true;
+        seen = released_.load(std::memory_order_seq_cst);
+        continue;
+      }
+      if (taken_.compare_exchange_weak(taken, taken + 1, std::memory_order_acquire, std::memory_order_relaxed)) break;
+    }
+    if (fresh) {
+      // Keep the copy moving forward only (another acquirer may have stored a newer one).
+      uint64_t old = released_seen_.load(std::memory_order_relaxed);
+      while (old < seen && !released_seen_.compare_exchange_weak(old, seen, std::memory_order_relaxed)) {
+      }
+    }
+    return true;
+  }
 
   const uint32_t max_;
   const std::chrono::milliseconds wait_;

@@ -233,6 +233,17 @@ int32_t WasiCudaContext::MemsetD8(int32_t buffer, int64_t offset, int32_t value,
   return st.ok() ? WCU_OK : FromStatus(st, WCU_ERR_INTERNAL);
 }
 
+// Bytes of a scalar argument record kind (B8, B16, B32, B64); 0 for BUFFER and unknown kinds.
+constexpr uint64_t ScalarArgBytes(uint32_t kind) {
+  switch (kind) {
+    case WCU_ARG_B8: return 1;
+    case WCU_ARG_B16: return 2;
+    case WCU_ARG_B32: return 4;
+    case WCU_ARG_B64: return 8;
+    default: return 0;
+  }
+}
+
 // The launch path is the guest's hot path (bench_launch): the checks below are the cheap verdicts,
 // and every message is built in a cold path only once something is wrong.
 int32_t WasiCudaContext::Launch(int32_t kernel, const uint32_t grid[3], const uint32_t block[3], uint32_t shared_bytes,
@@ -266,8 +277,8 @@ int32_t WasiCudaContext::Launch(int32_t kernel, const uint32_t grid[3], const ui
       const Buffer* b = p.size == 8 ? buffers_.Get(static_cast<int32_t>(handle)) : nullptr;
       if (b == nullptr || value > b->size) [[unlikely]] return FailArgument(sig, i, kind, handle, value);
       value += b->ptr;
-    } else if (kind - WCU_ARG_B8 > WCU_ARG_B64 - WCU_ARG_B8 || (uint64_t{1} << (kind - WCU_ARG_B8)) != p.size) [[unlikely]] {
-      return FailArgument(sig, i, kind, handle, value);  // B8, B16, B32, B64: 1, 2, 4, 8 bytes
+    } else if (uint64_t size = ScalarArgBytes(kind); size == 0 || size != p.size) [[unlikely]] {
+      return FailArgument(sig, i, kind, handle, value);
     }
     uint8_t* at = params.data() + p.offset;
     switch (p.size) {  // fixed-size copies compile to one store each
@@ -284,7 +295,7 @@ int32_t WasiCudaContext::Launch(int32_t kernel, const uint32_t grid[3], const ui
     stream = *created;
   }
   PermitToken token;
-  switch (admission_->AcquireToken(options_.deadline, &token, options_.deadline ? &deadline_tripped_ : nullptr)) {
+  switch (admission_->AcquireToken(options_.deadline, &token, &deadline_tripped_)) {
     case LaunchAdmission::Outcome::kBusy:
       return Fail(WCU_ERR_BUSY, "launch of '" + sig.name + "': no launch slot (" + std::to_string(admission_->max_inflight()) +
                                     " in flight) within the wait limit");
@@ -319,21 +330,15 @@ int32_t WasiCudaContext::FailArgument(const device::KernelSignature& sig, uint32
   const device::KernelParam& p = sig.params[i];
   const std::string where = "launch of '" + sig.name + "': argument " + std::to_string(i) + " (" + p.name + ", " +
                             std::to_string(p.size) + " bytes)";
-  uint64_t size = 0;
-  switch (kind) {
-    case WCU_ARG_B8: size = 1; break;
-    case WCU_ARG_B16: size = 2; break;
-    case WCU_ARG_B32: size = 4; break;
-    case WCU_ARG_B64: size = 8; break;
-    case WCU_ARG_BUFFER: {
-      if (p.size != 8) return Fail(WCU_ERR_BAD_ARGS, where + ": a BUFFER needs a 64-bit pointer parameter");
-      const Buffer* b = buffers_.Get(static_cast<int32_t>(handle));
-      if (b == nullptr) return Fail(WCU_ERR_BAD_HANDLE, where + ": bad buffer handle " + std::to_string(static_cast<int32_t>(handle)));
-      return Fail(WCU_ERR_OUT_OF_RANGE, where + ": offset " + std::to_string(value) + " is past the end of the buffer (" +
-                                            std::to_string(b->size) + " bytes)");
-    }
-    default: return Fail(WCU_ERR_BAD_ARGS, where + ": unknown argument kind " + std::to_string(kind));
+  if (kind == WCU_ARG_BUFFER) {
+    if (p.size != 8) return Fail(WCU_ERR_BAD_ARGS, where + ": a BUFFER needs a 64-bit pointer parameter");
+    const Buffer* b = buffers_.Get(static_cast<int32_t>(handle));
+    if (b == nullptr) return Fail(WCU_ERR_BAD_HANDLE, where + ": bad buffer handle " + std::to_string(static_cast<int32_t>(handle)));
+    return Fail(WCU_ERR_OUT_OF_RANGE, where + ": offset " + std::to_string(value) + " is past the end of the buffer (" +
+                                          std::to_string(b->size) + " bytes)");
   }
+  const uint64_t size = ScalarArgBytes(kind);
+  if (size == 0) return Fail(WCU_ERR_BAD_ARGS, where + ": unknown argument kind " + std::to_string(kind));
   return Fail(WCU_ERR_BAD_ARGS, where + ": got a " + std::to_string(size) + "-byte value, the parameter is " +
                                     std::to_string(p.size) + " bytes");
 }

@@ -129,8 +129,8 @@ class WasiCudaContext {
   std::atomic<const device::Stream*> stream_view_{nullptr};  // stream_, for gpu_time() readers
   std::string last_error_;
   bool device_lost_ = false;
-  // Set by the Watchdog at options_.deadline (armed for the context's life): the launch path's
-  // "deadline passed?" is a load, not a clock read (~30 ns on the machines measured).
+  // Set by the Watchdog at options_.deadline (armed for the context's life; never set without a
+  // deadline): the launch path's "deadline passed?" is a load, not a clock read (~30 ns measured).
   std::atomic<uint32_t> deadline_tripped_{0};
   uint64_t deadline_timer_ = 0;
   std::atomic<uint64_t> kernels_launched_{0};

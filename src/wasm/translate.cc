@@ -170,16 +170,22 @@ Status ParseCheckedInProcess(std::span<const uint8_t> wasm, const std::vector<Im
 // hang on a lock another thread held at the fork (CI's ASan run did, in ASan's allocator).
 constexpr const char* kReaderChildEnv = "GPUWASM_WASM_READER_CHILD";
 
+// What the reader child does, however it was started: read the module (the reader and validator,
+// and the feature probes, all of which may hit a wabt assert) and exit 0 if nothing aborted. No
+// crash handler the process installed (a crash reporter, a fuzzer's) may report such an abort as
+// the host's own crash, so the child dies with the default handlers.
+[[noreturn]] void ReadModuleAndExit(std::span<const uint8_t> wasm) {
+  for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
+  wabt::Module probe;
+  (void)ParseCheckedInProcess(wasm, {}, &probe);
+  _exit(0);
+}
+
 // Fork fallback for a system without /proc/self/exe: safe with glibc's malloc, which takes its
 // locks around fork.
 int ReadInForkedChild(std::span<const uint8_t> wasm) {
   pid_t pid = fork();
-  if (pid == 0) {
-    for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
-    wabt::Module probe;
-    (void)ParseCheckedInProcess(wasm, {}, &probe);
-    _exit(0);
-  }
+  if (pid == 0) ReadModuleAndExit(wasm);
   if (pid < 0) return -1;
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -406,12 +412,11 @@ Result<Translation> Translate(std::span<const uint8_t> wasm, const std::vector<I
 
 namespace {
 
-// The reader child: this program started again by ReadInChild with kReaderChildEnv set. It reads
-// the module from stdin, runs the reader and validator, and exits 0, unless they abort. Runs from
-// a static initializer, so it works in every program that can deploy (gpuwasm, tests, fuzzers),
-// before their main; it is the last definition of this file, after everything it uses.
+// The reader child: this program started again by ReadInChild with kReaderChildEnv set, the
+// module on its stdin. Runs from a static initializer, so it works in every program that can
+// deploy (gpuwasm, tests, fuzzers), before their main; it is the last definition of this file,
+// after everything it uses.
 [[noreturn]] void RunReaderChild() {
-  for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
   std::string bytes;
   char buf[1 << 16];
   for (;;) {
@@ -420,9 +425,7 @@ namespace {
     if (n <= 0) break;
     bytes.append(buf, static_cast<size_t>(n));
   }
-  wabt::Module probe;
-  (void)ParseCheckedInProcess(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), {}, &probe);
-  _exit(0);
+  ReadModuleAndExit(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
 }
 
 const bool kIsReaderChild = [] {
