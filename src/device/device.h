@@ -92,6 +92,10 @@ struct LaunchOptions {
   // Work not finished by then is stopped; the launch fails with DeadlineExceeded.
   std::optional<std::chrono::steady_clock::time_point> deadline;
   Completion on_complete;
+  // The caller has already checked the configuration against this device and kernel with
+  // LaunchConfigFits or CheckLaunchConfig (the guest interface does, before admission), so the
+  // stream does not check it again. Everything else is still checked.
+  bool config_checked = false;
 };
 
 class Stream {

@@ -27,13 +27,16 @@ class HandleTable {
     } else {
       if (slots_.size() >= 65535) return 0;
       index = static_cast<uint32_t>(slots_.size());
-      slots_.push_back({std::nullopt, (seed_ + index * 2654435761u) & 0x1fff});
+      slots_.push_back({std::nullopt, (seed_ + index * 2654435761u) & 0x1fff, 0});
     }
-    slots_[index].value = std::move(value);
+    Slot& s = slots_[index];
+    s.value = std::move(value);
+    s.handle = Encode(index);
     ++live_;
-    return Encode(index);
+    return s.handle;
   }
 
+  // Inline and branch-light: every launch resolves three handles.
   T* Get(int32_t handle) {
     auto index = Decode(handle);
     return index ? &*slots_[*index].value : nullptr;
@@ -45,6 +48,7 @@ class HandleTable {
     if (!index) return false;
     slots_[*index].value.reset();
     slots_[*index].generation = (slots_[*index].generation + 1) & 0x1fff;
+    slots_[*index].handle = 0;
     free_.push_back(*index);
     --live_;
     return true;
@@ -69,21 +73,18 @@ class HandleTable {
   struct Slot {
     std::optional<T> value;
     uint32_t generation;
+    int32_t handle;  // the live object's handle; 0 while the slot is free
   };
 
   int32_t Encode(uint32_t index) const {
     return static_cast<int32_t>((tag_ << 29) | (slots_[index].generation << 16) | (index + 1));
   }
 
+  // A handle is valid when its slot is live and was handed out as exactly this value (tag,
+  // generation and index in one comparison; a free slot holds 0, which no handle equals).
   std::optional<uint32_t> Decode(int32_t handle) const {
-    if (handle <= 0) return std::nullopt;
-    uint32_t h = static_cast<uint32_t>(handle);
-    if ((h >> 29) != tag_) return std::nullopt;
-    uint32_t index = (h & 0xffff);
-    if (index == 0 || index > slots_.size()) return std::nullopt;
-    --index;
-    const Slot& s = slots_[index];
-    if (!s.value || s.generation != ((h >> 16) & 0x1fff)) return std::nullopt;
+    const uint32_t index = (static_cast<uint32_t>(handle) & 0xffff) - 1;  // index 0 wraps to "too large"
+    if (index >= slots_.size() || slots_[index].handle != handle) return std::nullopt;
     return index;
   }
 

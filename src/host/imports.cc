@@ -250,8 +250,7 @@ WasiCudaContext* Cuda(void* env) { return static_cast<HostEnv*>(env)->cuda.get()
 uint32_t Ret(int32_t v) { return static_cast<uint32_t>(v); }
 
 [[gnu::noinline, gnu::cold]] int32_t BadPointer(void* env, uint32_t ptr, uint64_t len, const char* what) {
-  return Cuda(env)->Fail(WCU_ERR_BAD_POINTER, std::string(what) + ": guest range [" + std::to_string(ptr) + ", +" +
-                                                  std::to_string(len) + ") is outside linear memory");
+  return Cuda(env)->FailGuestRange(ptr, len, what);
 }
 
 // Resolves a guest (ptr, len) or records WCU_ERR_BAD_POINTER.
@@ -331,16 +330,7 @@ uint32_t Z_wasi_cudaZ_memset_d8(void* env, uint32_t buf, uint64_t off, uint32_t 
                                  static_cast<int64_t>(len)));
 }
 
-uint32_t Z_wasi_cudaZ_launch(void* env, uint32_t kernel, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx,
-                             uint32_t by, uint32_t bz, uint32_t shared, uint32_t args, uint32_t count) {
-  GPUWASM_NEED_CUDA(env);
-  if (count > 4096) return Ret(Cuda(env)->Fail(WCU_ERR_BAD_ARGS, "launch: " + std::to_string(count) + " argument records is too many"));
-  int32_t err;
-  uint8_t* p = Guest(env, args, uint64_t{count} * kWcuArgSize, "launch arguments", &err);
-  if (p == nullptr) return Ret(err);
-  const uint32_t grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
-  return Ret(Cuda(env)->Launch(static_cast<int32_t>(kernel), grid, block, shared, {p, count * kWcuArgSize}, count));
-}
+// Z_wasi_cudaZ_launch is in wasi_cuda.cc, where the launch path inlines into it.
 
 uint32_t Z_wasi_cudaZ_synchronize(void* env) {
   GPUWASM_NEED_CUDA(env);

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "common/sha256.h"
+#include "host/wasi_cuda.h"
 
 namespace gpuwasm::host {
 
@@ -80,7 +81,19 @@ Result<int32_t> KernelRegistry::GetKernel(int32_t module, std::string_view name)
   ModuleEntry* e = modules_.Get(module);
   if (e == nullptr) return Status::InvalidArgument("bad module handle " + std::to_string(module));
   GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const device::Kernel> k, e->module->GetKernel(name));
-  int32_t h = kernels_.Add({std::move(k), module});
+  KernelEntry entry;
+  entry.kernel = std::move(k);
+  entry.module = module;
+  entry.sig = &entry.kernel->signature();
+  for (const device::KernelParam& p : entry.sig->params) {
+    const uint32_t kind = p.size == 1   ? WCU_ARG_B8
+                          : p.size == 2 ? WCU_ARG_B16
+                          : p.size == 4 ? WCU_ARG_B32
+                          : p.size == 8 ? WCU_ARG_B64
+                                        : WCU_ARG_BUFFER;
+    entry.args.push_back({static_cast<uint32_t>(p.offset), static_cast<uint32_t>(p.size), kind});
+  }
+  int32_t h = kernels_.Add(std::move(entry));
   if (h == 0) return Status::ResourceExhausted("too many kernel handles");
   return h;
 }

@@ -52,11 +52,23 @@ class KernelRegistry {
   bool UnloadModule(int32_t module);
   // NotFound for an unknown kernel name; InvalidArgument for a bad module handle.
   Result<int32_t> GetKernel(int32_t module, std::string_view name);
+  // What a launch needs of a kernel, worked out once when its handle is made: the signature and,
+  // per parameter, where its bytes go and which scalar record kind fills it.
+  struct ArgSlot {
+    uint32_t offset = 0;
+    uint32_t size = 0;
+    // The one scalar record kind (WCU_ARG_B8..B64) of exactly `size` bytes. A parameter no scalar
+    // fits holds WCU_ARG_BUFFER, which the launch loop never compares against a scalar record.
+    uint32_t scalar_kind = 0;
+  };
+  struct KernelEntry {
+    std::shared_ptr<const device::Kernel> kernel;
+    int32_t module = 0;
+    const device::KernelSignature* sig = nullptr;  // the kernel's own
+    std::vector<ArgSlot> args;                     // one per parameter
+  };
   // Borrowed: valid until the kernel's module is unloaded (a launch holds its own reference).
-  const device::Kernel* FindKernel(int32_t kernel) {
-    KernelEntry* k = kernels_.Get(kernel);
-    return k != nullptr ? k->kernel.get() : nullptr;
-  }
+  const KernelEntry* FindKernel(int32_t kernel) { return kernels_.Get(kernel); }
   bool HasModule(int32_t module) { return modules_.Get(module) != nullptr; }
 
   uint64_t retained_bytes() const { return retained_.load(std::memory_order_relaxed); }
@@ -67,10 +79,6 @@ class KernelRegistry {
   struct ModuleEntry {
     std::shared_ptr<const device::Module> module;
     std::string ptx;  // retained while the module lives
-  };
-  struct KernelEntry {
-    std::shared_ptr<const device::Kernel> kernel;
-    int32_t module;
   };
   std::shared_ptr<ModuleCache> cache_;
   HandleTable<ModuleEntry> modules_;

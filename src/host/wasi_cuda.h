@@ -29,6 +29,10 @@
 #include "host/metrics.h"
 #include "host/scheduler.h"
 
+// The wasi_cuda.launch import: defined in wasi_cuda.cc, next to the launch path it inlines.
+extern "C" uint32_t Z_wasi_cudaZ_launch(void* env, uint32_t kernel, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx,
+                                        uint32_t by, uint32_t bz, uint32_t shared, uint32_t args, uint32_t count);
+
 namespace gpuwasm::host {
 
 // Error codes of the guest ABI (docs/abi.md; sdk/include/wasi_cuda.h has the same values).
@@ -54,6 +58,7 @@ enum WcuError : int32_t {
 enum WcuArgKind : uint32_t { WCU_ARG_B8 = 1, WCU_ARG_B16 = 2, WCU_ARG_B32 = 3, WCU_ARG_B64 = 4, WCU_ARG_BUFFER = 5 };
 
 inline constexpr size_t kWcuArgSize = 16;
+inline constexpr uint32_t kMaxLaunchArgs = 4096;  // argument records one launch may pass
 inline constexpr size_t kDeviceInfoSize = 120;
 
 struct WasiCudaOptions {
@@ -89,6 +94,8 @@ class WasiCudaContext {
   // `args` holds `count` 16-byte records.
   int32_t Launch(int32_t kernel, const uint32_t grid[3], const uint32_t block[3], uint32_t shared_bytes,
                  std::span<const uint8_t> args, uint32_t count);
+  // Records WCU_ERR_BAD_POINTER for a guest range outside linear memory (the imports' cold path).
+  int32_t FailGuestRange(uint32_t ptr, uint64_t len, const char* what);
   int32_t Synchronize();
   // Copies the last error text (truncated to out.size()); returns its full length.
   int32_t LastError(std::span<uint8_t> out) const;
@@ -109,6 +116,11 @@ class WasiCudaContext {
   }
 
  private:
+  friend uint32_t ::Z_wasi_cudaZ_launch(void*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
+                                        uint32_t, uint32_t, uint32_t);
+  // Launch's body, inlined into Launch and into the import (defined and used in wasi_cuda.cc only).
+  [[gnu::always_inline]] inline int32_t LaunchInline(int32_t kernel, const uint32_t grid[3], const uint32_t block[3],
+                                                     uint32_t shared_bytes, const uint8_t* args, uint32_t count);
   struct Buffer {
     device::DevicePtr ptr = 0;
     uint64_t size = 0;
@@ -133,6 +145,9 @@ class WasiCudaContext {
   // deadline): the launch path's "deadline passed?" is a load, not a clock read (~30 ns measured).
   std::atomic<uint32_t> deadline_tripped_{0};
   uint64_t deadline_timer_ = 0;
+  // The last launch shape that passed the device's limits, and its kernel (0: none).
+  int32_t fits_kernel_ = 0;
+  device::LaunchConfig fits_config_;
   std::atomic<uint64_t> kernels_launched_{0};
   std::atomic<uint64_t> device_bytes_{0};
 };

@@ -164,6 +164,56 @@ TEST(Abi, launch_after_the_deadline_is_refused_with_free_slots) {
   EXPECT_EQ(c2.Launch(k, one, one, 0, {}, 0), host::WCU_ERR_DEADLINE);
 }
 
+TEST(Abi, a_shape_that_fit_one_kernel_is_checked_again_for_another) {
+  // The launch path remembers the last shape that fit, per kernel: the same shape on a kernel
+  // with a smaller .maxntid, and the same kernel after its module was unloaded, are refused.
+  GuestInstance g("abi.wasm", {});
+  host::WasiCudaContext& cuda = *g.env->cuda;
+  auto load = [&](const std::string& ptx) {
+    return cuda.ModuleLoad({reinterpret_cast<const uint8_t*>(ptx.data()), ptx.size()});
+  };
+  const std::string head = ".version 8.0\n.target sm_80\n.address_size 64\n";
+  int32_t m = load(head + ".visible .entry wide()\n{\n ret;\n}\n.visible .entry narrow() .maxntid 32, 1, 1\n{\n ret;\n}\n");
+  ASSERT_GT(m, 0) << cuda.last_error();
+  int32_t wide = cuda.FunctionGet(m, "wide"), narrow = cuda.FunctionGet(m, "narrow");
+  ASSERT_GT(wide, 0);
+  ASSERT_GT(narrow, 0);
+  const uint32_t one[3] = {1, 1, 1}, b64[3] = {64, 1, 1};
+  EXPECT_EQ(cuda.Launch(wide, one, b64, 0, {}, 0), host::WCU_OK) << cuda.last_error();
+  EXPECT_EQ(cuda.Launch(wide, one, b64, 0, {}, 0), host::WCU_OK) << cuda.last_error();
+  EXPECT_EQ(cuda.Launch(narrow, one, b64, 0, {}, 0), host::WCU_ERR_BAD_DIMENSIONS);
+  EXPECT_EQ(cuda.last_error(), "launch of 'narrow': block of 64 threads exceeds the kernel's .maxntid of 32");
+  const uint32_t too_much_shared = 1u << 30;
+  EXPECT_EQ(cuda.Launch(wide, one, b64, too_much_shared, {}, 0), host::WCU_ERR_BAD_DIMENSIONS);
+  EXPECT_EQ(cuda.Launch(wide, one, b64, 0, {}, 0), host::WCU_OK) << cuda.last_error();
+  EXPECT_EQ(cuda.ModuleUnload(m), host::WCU_OK);
+  EXPECT_EQ(cuda.Launch(wide, one, b64, 0, {}, 0), host::WCU_ERR_BAD_HANDLE);
+  EXPECT_EQ(cuda.Synchronize(), host::WCU_OK);
+  EXPECT_EQ(g.Metrics().kernels_launched, 3u);
+}
+
+TEST(Abi, a_parameter_no_record_fits_is_refused_for_every_kind) {
+  // A 16-byte .param (a struct passed by value) takes neither a scalar record nor a BUFFER.
+  GuestInstance g("abi.wasm", {});
+  host::WasiCudaContext& cuda = *g.env->cuda;
+  const std::string ptx = ".version 8.0\n.target sm_80\n.address_size 64\n"
+                          ".visible .entry take(.param .align 8 .b8 take_param_0[16])\n{\n ret;\n}\n";
+  int32_t m = cuda.ModuleLoad({reinterpret_cast<const uint8_t*>(ptx.data()), ptx.size()});
+  ASSERT_GT(m, 0) << cuda.last_error();
+  int32_t k = cuda.FunctionGet(m, "take");
+  ASSERT_GT(k, 0) << cuda.last_error();
+  int32_t buf = cuda.MemAlloc(64);
+  const uint32_t one[3] = {1, 1, 1};
+  for (uint32_t kind : {0u, 1u, 2u, 3u, 4u, 5u, 6u, 0xffffffffu}) {
+    uint8_t record[16] = {};
+    std::memcpy(record, &kind, 4);
+    std::memcpy(record + 4, &buf, 4);
+    EXPECT_NE(cuda.Launch(k, one, one, 0, record, 1), host::WCU_OK) << "record kind " << kind;
+  }
+  EXPECT_EQ(cuda.last_error(), "launch of 'take': argument 0 (take_param_0, 16 bytes): unknown argument kind 4294967295");
+  EXPECT_EQ(g.Metrics().kernels_launched, 0u);
+}
+
 TEST(Abi, scheduler_counts_yields) {
   host::WasiCudaOptions o;
   o.deadline = Clock::now() + std::chrono::seconds(60);

@@ -34,6 +34,11 @@ TEST(HandleTable, freed_and_foreign_handles_are_refused) {
   EXPECT_EQ(*a.Get(h2), 8);
   EXPECT_EQ(a.Get(0), nullptr);
   EXPECT_EQ(a.Get(-5), nullptr);
+  EXPECT_EQ(a.Get(h2 ^ (1 << 16)), nullptr);           // right slot, another generation
+  EXPECT_EQ(a.Get(h2 ^ (1 << 29)), nullptr);           // right slot and generation, another type tag
+  EXPECT_EQ(a.Get(h2 & ~0xffff), nullptr);             // slot index 0 (indices start at 1)
+  EXPECT_EQ(a.Get((h2 & ~0xffff) | 0xffff), nullptr);  // past the end of the table
+  EXPECT_EQ(a.Get(static_cast<int32_t>(static_cast<uint32_t>(h2) | 0x80000000u)), nullptr);  // negative
   int32_t hb = b.Add(1);
   EXPECT_EQ(a.Get(hb), nullptr);          // another instance's table: generations differ
   EXPECT_EQ(a.size(), 1u);

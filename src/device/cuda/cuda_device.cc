@@ -330,7 +330,7 @@ class CudaStream final : public Stream {
     const auto* k = dynamic_cast<const CudaKernel*>(&kernel);
     if (k == nullptr) return Status::InvalidArgument("kernel does not belong to this CUDA device");
     const KernelSignature& sig = k->signature();
-    GPUWASM_RETURN_IF_ERROR(CheckLaunchConfig(ctx_->device().info(), sig, config));
+    if (!options.config_checked) GPUWASM_RETURN_IF_ERROR(CheckLaunchConfig(ctx_->device().info(), sig, config));
     if (params.size() != sig.param_bytes) {
       return Status::InvalidArgument("kernel '" + sig.name + "' takes " + std::to_string(sig.param_bytes) +
                                      " bytes of parameters, got " + std::to_string(params.size()));
