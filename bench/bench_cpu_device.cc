@@ -104,16 +104,23 @@ struct Row {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::string only;
+  bool one_thread = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--reps=", 7) == 0) g_reps = std::max(1, std::atoi(argv[i] + 7));
+    if (std::strncmp(argv[i], "--only=", 7) == 0) only = argv[i] + 7;
+    if (std::strcmp(argv[i], "--one-thread") == 0) one_thread = true;
   }
+  // --only=vector|matmul|reduction runs one kernel; --one-thread skips the all-cores run (both for
+  // profiling, e.g. under callgrind).
+  auto wanted = [&](const char* name) { return only.empty() || std::string(name).find(only) != std::string::npos; };
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   Runner one(1), all(cores);
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1, 1);
   std::vector<Row> rows;
 
-  {  // vector add
+  if (wanted("vector add")) {
     unsigned n = 1 << 20;
     std::vector<float> a(n), b(n), c(n);
     for (unsigned i = 0; i < n; ++i) a[i] = dist(rng), b[i] = dist(rng);
@@ -123,6 +130,7 @@ int main(int argc, char** argv) {
       asm volatile("" ::"r"(c.data()) : "memory");
     });
     for (Runner* run : {&one, &all}) {
+      if (one_thread && run == &all) continue;
       auto k = run->Load("vector_add", "vector_add");
       DevicePtr pa = run->Upload(a), pb = run->Upload(b), pc = run->Upload(c);
       double t = TimeIt([&] { run->Launch(*k, {n / 256}, {256}, Pack(k->signature(), pa, pb, pc, n)); });
@@ -131,7 +139,7 @@ int main(int argc, char** argv) {
     }
     rows.push_back(r);
   }
-  {  // matmul
+  if (wanted("matmul")) {
     unsigned n = 256;
     std::vector<float> a(n * n), b(n * n), c(n * n);
     for (auto& x : a) x = dist(rng);
@@ -147,6 +155,7 @@ int main(int argc, char** argv) {
       asm volatile("" ::"r"(c.data()) : "memory");
     });
     for (Runner* run : {&one, &all}) {
+      if (one_thread && run == &all) continue;
       auto k = run->Load("matmul", "matmul_tiled");
       DevicePtr pa = run->Upload(a), pb = run->Upload(b), pc = run->Upload(c);
       double t = TimeIt([&] { run->Launch(*k, {n / 16, n / 16}, {16, 16}, Pack(k->signature(), pa, pb, pc, n)); });
@@ -155,7 +164,7 @@ int main(int argc, char** argv) {
     }
     rows.push_back(r);
   }
-  {  // block reduction
+  if (wanted("reduction")) {
     unsigned n = 1 << 22, blocks = n / 256;
     std::vector<float> in(n), out(blocks);
     for (auto& x : in) x = dist(rng);
@@ -171,6 +180,7 @@ int main(int argc, char** argv) {
       asm volatile("" ::"r"(out.data()) : "memory");
     });
     for (Runner* run : {&one, &all}) {
+      if (one_thread && run == &all) continue;
       auto k = run->Load("block_reduce", "block_reduce_sum");
       DevicePtr pin = run->Upload(in), pout = run->Upload(out);
       double t = TimeIt([&] { run->Launch(*k, {blocks}, {256}, Pack(k->signature(), pin, pout, n)); });

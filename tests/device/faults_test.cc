@@ -98,6 +98,53 @@ TEST(Faults, cancel_stops_a_running_kernel_and_the_stream_stays_usable) {
   ASSERT_TRUE(h.Run(*k, {1}, {32}, Params(k->signature()).Add(flag).Add(out).Build()).ok());
 }
 
+// One store whose lanes alternate between two buffers (even lanes: a[tid], odd lanes: b[tid]),
+// as a kernel selecting its output per thread does: the executor's per-instruction region must
+// not let a lane of one buffer through the check of the other.
+constexpr const char* kTwoBufferPtx =
+    ".version 8.0\n.target sm_80\n.address_size 64\n"
+    ".visible .entry split(.param .u64 a, .param .u64 b, .param .u32 n)\n{\n"
+    "  .reg .pred %p<2>;\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<8>;\n"
+    "  ld.param.u64 %rd1, [a];\n  ld.param.u64 %rd2, [b];\n  ld.param.u32 %r3, [n];\n"
+    "  cvta.to.global.u64 %rd1, %rd1;\n  cvta.to.global.u64 %rd2, %rd2;\n"
+    "  mov.u32 %r1, %tid.x;\n  and.b32 %r2, %r1, 1;\n  setp.eq.u32 %p1, %r2, 0;\n"
+    "  selp.b64 %rd3, %rd1, %rd2, %p1;\n  mul.wide.u32 %rd4, %r1, 4;\n  add.s64 %rd5, %rd3, %rd4;\n"
+    "  st.global.u32 [%rd5], %r1;\n  st.global.u32 [%rd5], %r3;\n  ret;\n}\n";
+
+TEST(Faults, lanes_of_one_instruction_may_use_different_buffers) {
+  KernelHarness h;
+  auto m = h.context().LoadModule(kTwoBufferPtx);
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto k = *(*m)->GetKernel("split");
+  auto a = h.Zeros<int>(64), b = h.Zeros<int>(64);
+  for (int launch = 0; launch < 2; ++launch) {  // the second launch starts with warm caches
+    ASSERT_TRUE(h.Run(*k, {1}, {64}, Params(k->signature()).Add(a).Add(b).Add(7u).Build()).ok());
+  }
+  std::vector<int> ga = h.Download<int>(a, 64), gb = h.Download<int>(b, 64);
+  for (int t = 0; t < 64; ++t) {
+    EXPECT_EQ((t % 2 == 0 ? ga : gb)[t], 7) << t;
+    EXPECT_EQ((t % 2 == 0 ? gb : ga)[t], 0) << t;
+  }
+}
+
+TEST(Faults, a_lane_past_the_second_buffer_faults_after_the_first_fit) {
+  // 64 threads, but b holds only 40 ints: the odd lanes >= 40 are outside every buffer.
+  KernelHarness h;
+  auto m = h.context().LoadModule(kTwoBufferPtx);
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto k = *(*m)->GetKernel("split");
+  auto a = h.Zeros<int>(64), b = h.Zeros<int>(40);
+  auto canary = h.Upload(std::vector<int>(64, 0x5a5a5a5a));
+  Status s = h.Run(*k, {1}, {64}, Params(k->signature()).Add(a).Add(b).Add(7u).Build());
+  ASSERT_EQ(s.code(), StatusCode::kDeviceFault) << s;
+  EXPECT_NE(s.message().find("kernel 'split' (PTX line 20)"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("global store of 4 bytes at 0x"), std::string::npos) << s;
+  auto fresh = *h.context().CreateStream();
+  std::vector<int> c(64);
+  ASSERT_TRUE(fresh->MemcpyDtoH(c.data(), canary, 256).ok());
+  EXPECT_EQ(c, std::vector<int>(64, 0x5a5a5a5a));
+}
+
 TEST(Unsupported, instruction_is_named_with_its_line) {
   KernelHarness h;
   const char* ptx =

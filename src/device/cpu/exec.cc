@@ -102,6 +102,7 @@ class CtaExec {
     depth_.assign(static_cast<size_t>(nwarps_) * 32, 0);
     frames_.assign(static_cast<size_t>(nwarps_) * 32 * kMaxCallDepth, Frame{0, 0});
     warps_.resize(nwarps_);
+    inst_region_.resize(p.code.size());
     // Constants and the special registers that do not depend on the CTA are filled once.
     for (uint32_t w = 0; w < nwarps_; ++w) {
       uint64_t* r = Regs(w);
@@ -302,6 +303,8 @@ class CtaExec {
         case Op::kBra: {
           if (exec == group) {
             gpc = in.target;
+          } else if (exec == 0) {  // no lane takes it (an `if` all lanes enter): nothing diverges
+            ++gpc;
           } else {
             ForLanes(group, [&](int l) { wp.pc[l] = (exec >> l & 1) ? in.target : gpc + 1; });
             group = Regroup(wp, &gpc);
@@ -407,6 +410,9 @@ class CtaExec {
   // The global region the last access hit.
   uint64_t cache_base_ = 0, cache_size_ = 0;
   uint8_t* cache_host_ = nullptr;
+  // Per instruction, the global region its last access hit: a kernel's loads and stores each
+  // keep to one buffer (a[i], b[i], c[i]), while the single cache above flips between them.
+  std::vector<MemoryView::Region> inst_region_;
 };
 
 #define REG(slot) (R + static_cast<size_t>(slot) * 32)
@@ -454,12 +460,27 @@ bool CtaExec::MemLanes(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
   uint64_t cbase = cache_base_, csize = cache_size_;
   uint8_t* chost = cache_host_;
   if (vec == 1 && (global || shared)) {
-    // Fast path: check every lane first (no side effects), then access without branches.
-    uint8_t* region = global ? chost : shared_base;
-    const uint64_t rbase = global ? cbase : 0, rsize = global ? csize : shared_size;
+    // Fast path: check every lane first (no side effects), then access without branches. A global
+    // access checks against the region this instruction hit last, and once more against the
+    // region of its first lane's address when that fails (then the slow path, lane by lane).
+    MemoryView::Region* last = global ? &inst_region_[static_cast<size_t>(&in - p_.code.data())] : nullptr;
+    uint8_t* region = global ? last->host : shared_base;
+    uint64_t rbase = global ? last->base : 0, rsize = global ? last->size : shared_size;
     bool inside = rsize >= bytes;
-    const uint64_t limit = rsize - bytes;
+    uint64_t limit = rsize - bytes;
     ForLanes(mask, [&](int l) { inside &= (base[l] + offset - rbase) <= limit; });
+    if (!inside && global && GlobalFast(base[__builtin_ctz(mask)] + offset, bytes) != nullptr) {
+      *last = {cache_base_, cache_size_, cache_host_};
+      cbase = cache_base_;
+      csize = cache_size_;
+      chost = cache_host_;
+      region = last->host;
+      rbase = last->base;
+      rsize = last->size;
+      inside = rsize >= bytes;
+      limit = rsize - bytes;
+      ForLanes(mask, [&](int l) { inside &= (base[l] + offset - rbase) <= limit; });
+    }
     if (inside) {
       uint64_t* v = vals[0];
       if constexpr (kStore) {
