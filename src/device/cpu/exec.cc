@@ -46,10 +46,15 @@ struct Frame {
   uint32_t site;
 };
 
+// How many lanes a full mask covers: 32 (one warp), or every thread of the CTA while it runs an
+// instruction CTA-wide (CtaExec::RunConverged; set only around that call, on this thread).
+thread_local int tls_full_lanes = 32;
+
 template <class F>
 inline void ForLanes(uint32_t mask, F&& f) {
   if (mask == kFull) {
-    for (int l = 0; l < 32; ++l) f(l);
+    const int n = tls_full_lanes;
+    for (int l = 0; l < n; ++l) f(l);
   } else {
     for (uint32_t m = mask; m != 0; m &= m - 1) f(__builtin_ctz(m));
   }
@@ -94,7 +99,9 @@ class CtaExec {
     threads_ = static_cast<uint32_t>(cfg_.block.count());
     nwarps_ = (threads_ + 31) / 32;
     slots_ = p.slot_count;
-    regs_.assign(static_cast<size_t>(nwarps_) * slots_ * 32, 0);
+    stride_ = nwarps_ * 32;
+    regs_.assign(static_cast<size_t>(stride_) * slots_, 0);
+    converged_ok_ = threads_ % 32 == 0;
     shared_size_ = p.static_shared_bytes + cfg_.shared_bytes;
     shared_.assign(shared_size_ + 16, 0);
     local_size_ = p.local_bytes;
@@ -107,7 +114,7 @@ class CtaExec {
     for (uint32_t w = 0; w < nwarps_; ++w) {
       uint64_t* r = Regs(w);
       for (size_t c = 0; c < p.consts.size(); ++c) {
-        std::fill_n(r + (p.const_base + c) * 32, 32, p.consts[c]);
+        std::fill_n(r + (p.const_base + c) * stride_, 32, p.consts[c]);
       }
       InitSpecials(w);
     }
@@ -119,7 +126,16 @@ class CtaExec {
     cta_[1] = static_cast<uint32_t>((cta / cfg_.grid.x) % cfg_.grid.y);
     cta_[2] = static_cast<uint32_t>(cta / (uint64_t{cfg_.grid.x} * cfg_.grid.y));
     for (uint32_t w = 0; w < nwarps_; ++w) InitWarp(w);
+    uint32_t pc = k_.entry_pc;
+    bool converged = converged_ok_;  // every thread starts at the entry
     for (;;) {
+      if (converged) {
+        switch (RunConverged(pc)) {
+          case Converged::kFailed: return false;
+          case Converged::kExited: return true;
+          case Converged::kDiverged: break;  // the warps' pcs are set: run them one by one
+        }
+      }
       for (uint32_t w = 0; w < nwarps_; ++w) {
         if (warps_[w].run != 0 && !RunWarp(w)) return false;
       }
@@ -135,10 +151,139 @@ class CtaExec {
         wp.bar = 0;
       }
       if (!any_bar) return true;
+      converged = converged_ok_ && AllAt(&pc);
     }
   }
 
  private:
+  enum class Converged { kExited, kDiverged, kFailed };
+
+  // True when every thread of the CTA can run and all are at one pc outside any call (then *pc
+  // is it): after a barrier that all threads reached at the same place, as nvcc's
+  // __syncthreads() are.
+  bool AllAt(uint32_t* pc) {
+    for (uint8_t d : depth_) {
+      if (d != 0) return false;
+    }
+    const uint32_t at = warps_[0].pc[0];
+    for (uint32_t w = 0; w < nwarps_; ++w) {
+      const Warp& wp = warps_[w];
+      if (wp.run != kFull) return false;
+      for (uint32_t l = 0; l < 32; ++l) {
+        if (wp.pc[l] != at) return false;
+      }
+    }
+    *pc = at;
+    return true;
+  }
+
+  // Every lane of every warp continues at `pc` (leaving CTA-wide execution).
+  void Diverge(uint32_t pc) {
+    for (uint32_t w = 0; w < nwarps_; ++w) {
+      Warp& wp = warps_[w];
+      std::fill_n(wp.pc, 32, pc);
+      wp.run = kFull;
+      wp.bar = 0;
+    }
+  }
+
+  // The converged CTA runs each instruction once for all its threads (one dispatch instead of one
+  // per warp: what makes whole-CTA code like vector add and the reduction's tree levels cheap).
+  // A guard that is the same for every thread keeps it converged; at the first one that differs,
+  // and at calls and traps, the warps take over from that pc. bar.sync reached by all threads at
+  // once releases at once. Instructions with per-warp meaning (shfl, vote, atomics, vector and
+  // generic memory accesses) run warp by warp without leaving the converged state.
+  Converged RunConverged(uint32_t& pc) {
+    uint64_t insts = 0;
+    uint32_t steps = 0;
+    uint64_t* const R = regs_.data();
+    for (;;) {
+      if (++steps == 512) {
+        steps = 0;
+        run_.AddInstructions(insts);
+        insts = 0;
+        if (!CheckStop()) return Converged::kFailed;
+      }
+      const Inst& in = p_.code[pc];
+      bool take = true;
+      if (in.guard != kNoSlot) {
+        const uint64_t* g = R + static_cast<size_t>(in.guard) * stride_;
+        uint32_t on = 0;
+        for (uint32_t t = 0; t < threads_; ++t) on += static_cast<uint32_t>(g[t] & 1);
+        if (in.guard_negated) on = threads_ - on;
+        if (on != 0 && on != threads_) {
+          run_.AddInstructions(insts);
+          Diverge(pc);
+          return Converged::kDiverged;
+        }
+        take = on != 0;
+      }
+      if (take) insts += threads_;
+      switch (in.op) {
+        case Op::kBra: pc = take ? in.target : pc + 1; continue;
+        case Op::kExit:
+        case Op::kRet:  // no call is active while converged: a return ends the thread
+          if (take) {
+            run_.AddInstructions(insts);
+            return Converged::kExited;
+          }
+          ++pc;
+          continue;
+        case Op::kBar: ++pc; continue;  // every thread arrived: released
+        case Op::kCall:
+        case Op::kTrap:
+          run_.AddInstructions(insts - (take ? threads_ : 0));  // the warps count it
+          Diverge(pc);
+          return Converged::kDiverged;
+        default: break;
+      }
+      if (take && !ExecuteConverged(in, R)) {
+        run_.AddInstructions(insts);
+        return Converged::kFailed;
+      }
+      ++pc;
+    }
+  }
+
+  bool ExecuteConverged(const Inst& in, uint64_t* R) {
+    bool per_warp = false;
+    switch (in.op) {
+      case Op::kAtom: case Op::kShfl: case Op::kVote: case Op::kActivemask: case Op::kClock:
+        per_warp = true;
+        break;
+      case Op::kLd: case Op::kSt:
+        per_warp = in.vec != 1 || (in.mem != Mem::kGlobal && in.mem != Mem::kShared);
+        break;
+      default: break;
+    }
+    if (!per_warp) {
+      struct Wide {
+        CtaExec& e;
+        explicit Wide(CtaExec& x, uint32_t lanes) : e(x) {
+          tls_full_lanes = static_cast<int>(lanes);
+          e.wide_ = true;
+          e.wide_declined_ = false;
+        }
+        ~Wide() {
+          tls_full_lanes = 32;
+          e.wide_ = false;
+        }
+      };
+      bool ok, declined;
+      {
+        Wide wide(*this, threads_);
+        ok = Execute(in, kFull, kFull, 0, R);
+        declined = wide_declined_;
+      }
+      if (!ok) return false;
+      if (!declined) return true;
+    }
+    for (uint32_t w = 0; w < nwarps_; ++w) {
+      if (!Execute(in, kFull, kFull, w, Regs(w))) return false;
+    }
+    return true;
+  }
+
   struct Warp {
     uint32_t pc[32];
     uint32_t live = 0;  // lanes that exist (the last warp may be partial)
@@ -146,9 +291,11 @@ class CtaExec {
     uint32_t bar = 0;   // lanes waiting at bar.sync; exited lanes are live & ~run & ~bar
   };
 
-  uint64_t* Regs(uint32_t w) { return regs_.data() + static_cast<size_t>(w) * slots_ * 32; }
+  // Registers are laid out slot by slot across the CTA: slot s of thread t is at s * stride_ + t,
+  // so warp w's lanes of a slot are contiguous at w * 32 and a CTA-wide instruction sees one array.
+  uint64_t* Regs(uint32_t w) { return regs_.data() + static_cast<size_t>(w) * 32; }
 
-  uint64_t* Special(uint32_t w, uint32_t s) { return Regs(w) + static_cast<size_t>(p_.special_base + s) * 32; }
+  uint64_t* Special(uint32_t w, uint32_t s) { return Regs(w) + static_cast<size_t>(p_.special_base + s) * stride_; }
 
   void InitWarp(uint32_t w) {
     Warp& wp = warps_[w];
@@ -282,7 +429,7 @@ class CtaExec {
     uint32_t group = Regroup(wp, &gpc);
     uint64_t insts = 0;
     uint32_t steps = 0;
-    auto reg = [&](uint32_t s) { return R + static_cast<size_t>(s) * 32; };
+    auto reg = [&](uint32_t s) { return R + static_cast<size_t>(s) * stride_; };
     while (group != 0) {
       if (++steps == 4096) {
         steps = 0;
@@ -398,6 +545,10 @@ class CtaExec {
   const LaunchConfig& cfg_;
   const MemoryView& mem_;
   uint32_t threads_, nwarps_, slots_;
+  uint32_t stride_ = 32;         // register slot stride: every thread of the CTA
+  bool converged_ok_ = false;    // whole warps only: CTA-wide execution is possible
+  bool wide_ = false;            // inside a CTA-wide Execute
+  bool wide_declined_ = false;   // ... which a handler could not do CTA-wide (nothing was changed)
   uint32_t cta_[3] = {0, 0, 0};
   std::vector<uint64_t> regs_;
   std::vector<uint8_t> shared_;
@@ -415,7 +566,7 @@ class CtaExec {
   std::vector<MemoryView::Region> inst_region_;
 };
 
-#define REG(slot) (R + static_cast<size_t>(slot) * 32)
+#define REG(slot) (R + static_cast<size_t>(slot) * stride_)
 
 template <class T>
 T Load(const uint8_t* p) {
@@ -495,6 +646,10 @@ bool CtaExec::MemLanes(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
       }
       return true;
     }
+  }
+  if (wide_) {  // the lane-by-lane path below is per warp: the caller runs it warp by warp
+    wide_declined_ = true;
+    return true;
   }
   for (uint32_t m = mask; m != 0; m &= m - 1) {
     const int l = __builtin_ctz(m);
