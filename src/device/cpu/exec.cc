@@ -142,38 +142,33 @@ class CtaExec {
       // No warp can run: every live thread has exited or waits at the barrier. Exited threads
       // count as arrived, so the barrier releases (or the CTA is done).
       bool any_bar = false;
+      // Converged again when every thread of every warp waits at one barrier instruction.
+      converged = converged_ok_ && (p_.calls.empty() || NoCallActive());
       for (uint32_t w = 0; w < nwarps_; ++w) {
         Warp& wp = warps_[w];
+        converged = converged && wp.bar == kFull && wp.bar_same && wp.bar_pc == warps_[0].bar_pc;
         if (wp.bar == 0) continue;
         any_bar = true;
-        for (uint32_t m = wp.bar; m != 0; m &= m - 1) wp.pc[__builtin_ctz(m)] += 1;
+        if (wp.bar == kFull && wp.bar_same) {
+          std::fill_n(wp.pc, 32, wp.bar_pc + 1);
+        } else {
+          for (uint32_t m = wp.bar; m != 0; m &= m - 1) wp.pc[__builtin_ctz(m)] += 1;
+        }
         wp.run |= wp.bar;
         wp.bar = 0;
       }
       if (!any_bar) return true;
-      converged = converged_ok_ && AllAt(&pc);
+      if (converged) pc = warps_[0].bar_pc + 1;
     }
   }
 
  private:
   enum class Converged { kExited, kDiverged, kFailed };
 
-  // True when every thread of the CTA can run and all are at one pc outside any call (then *pc
-  // is it): after a barrier that all threads reached at the same place, as nvcc's
-  // __syncthreads() are.
-  bool AllAt(uint32_t* pc) {
+  bool NoCallActive() const {
     for (uint8_t d : depth_) {
       if (d != 0) return false;
     }
-    const uint32_t at = warps_[0].pc[0];
-    for (uint32_t w = 0; w < nwarps_; ++w) {
-      const Warp& wp = warps_[w];
-      if (wp.run != kFull) return false;
-      for (uint32_t l = 0; l < 32; ++l) {
-        if (wp.pc[l] != at) return false;
-      }
-    }
-    *pc = at;
     return true;
   }
 
@@ -289,6 +284,8 @@ class CtaExec {
     uint32_t live = 0;  // lanes that exist (the last warp may be partial)
     uint32_t run = 0;   // lanes able to run
     uint32_t bar = 0;   // lanes waiting at bar.sync; exited lanes are live & ~run & ~bar
+    uint32_t bar_pc = 0;    // where the first waiting lane waits
+    bool bar_same = false;  // and every waiting lane waits there
   };
 
   // Registers are laid out slot by slot across the CTA: slot s of thread t is at s * stride_ + t,
@@ -452,9 +449,17 @@ class CtaExec {
             gpc = in.target;
           } else if (exec == 0) {  // no lane takes it (an `if` all lanes enter): nothing diverges
             ++gpc;
+          } else if (in.target == gpc + 1) {  // a branch to the next instruction: no split
+            ++gpc;
           } else {
             ForLanes(group, [&](int l) { wp.pc[l] = (exec >> l & 1) ? in.target : gpc + 1; });
-            group = Regroup(wp, &gpc);
+            if (group == wp.run) {  // no lane elsewhere: the lower of the two pcs runs next
+              const bool taken_first = in.target < gpc + 1;
+              group = taken_first ? exec : group & ~exec;
+              gpc = taken_first ? in.target : gpc + 1;
+            } else {
+              group = Regroup(wp, &gpc);
+            }
           }
           continue;
         }
@@ -465,7 +470,17 @@ class CtaExec {
           continue;
         }
         case Op::kBar: {
-          ForLanes(group, [&](int l) { wp.pc[l] = (exec >> l & 1) ? gpc : gpc + 1; });
+          if (exec == group) {
+            ForLanes(group, [&](int l) { wp.pc[l] = gpc; });
+          } else {
+            ForLanes(group, [&](int l) { wp.pc[l] = (exec >> l & 1) ? gpc : gpc + 1; });
+          }
+          if (wp.bar == 0) {
+            wp.bar_pc = gpc;
+            wp.bar_same = true;
+          } else if (wp.bar_pc != gpc) {
+            wp.bar_same = false;
+          }
           wp.run &= ~exec;
           wp.bar |= exec;
           group = Regroup(wp, &gpc);
