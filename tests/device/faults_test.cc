@@ -127,6 +127,24 @@ TEST(Faults, lanes_of_one_instruction_may_use_different_buffers) {
   }
 }
 
+TEST(Faults, values_computed_once_per_launch_are_computed_again_for_the_next) {
+  // The parameter loads and their conversions are the same for every thread of a launch, and the
+  // executor computes them once per launch: a second launch with other buffers must use its own.
+  KernelHarness h;
+  auto m = h.context().LoadModule(kTwoBufferPtx);
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto k = *(*m)->GetKernel("split");
+  auto a1 = h.Zeros<int>(256), b1 = h.Zeros<int>(256), a2 = h.Zeros<int>(256), b2 = h.Zeros<int>(256);
+  ASSERT_TRUE(h.Run(*k, {4}, {64}, Params(k->signature()).Add(a1).Add(b1).Add(1u).Build()).ok());
+  ASSERT_TRUE(h.Run(*k, {4}, {64}, Params(k->signature()).Add(a2).Add(b2).Add(2u).Build()).ok());
+  auto ga1 = h.Download<int>(a1, 64), ga2 = h.Download<int>(a2, 64), gb2 = h.Download<int>(b2, 64);
+  for (int t = 0; t < 64; t += 2) {
+    EXPECT_EQ(ga1[t], 1) << t;
+    EXPECT_EQ(ga2[t], 2) << t;
+    EXPECT_EQ(gb2[t + 1], 2) << t;
+  }
+}
+
 TEST(Faults, a_lane_past_the_second_buffer_faults_after_the_first_fit) {
   // 64 threads, but b holds only 40 ints: the odd lanes >= 40 are outside every buffer.
   KernelHarness h;

@@ -110,6 +110,7 @@ class CtaExec {
     frames_.assign(static_cast<size_t>(nwarps_) * 32 * kMaxCallDepth, Frame{0, 0});
     warps_.resize(nwarps_);
     inst_region_.resize(p.code.size());
+    invariant_done_.assign(p.code.size(), 0);
     // Constants and the special registers that do not depend on the CTA are filled once.
     for (uint32_t w = 0; w < nwarps_; ++w) {
       uint64_t* r = Regs(w);
@@ -232,9 +233,15 @@ class CtaExec {
           return Converged::kDiverged;
         default: break;
       }
-      if (take && !ExecuteConverged(in, R)) {
-        run_.AddInstructions(insts);
-        return Converged::kFailed;
+      if (take) {
+        const bool invariant = p_.launch_invariant[pc] != 0;
+        if (!invariant || !invariant_done_[pc]) {
+          if (!ExecuteConverged(in, R)) {
+            run_.AddInstructions(insts);
+            return Converged::kFailed;
+          }
+          if (invariant) invariant_done_[pc] = 1;
+        }
       }
       ++pc;
     }
@@ -579,6 +586,9 @@ class CtaExec {
   // Per instruction, the global region its last access hit: a kernel's loads and stores each
   // keep to one buffer (a[i], b[i], c[i]), while the single cache above flips between them.
   std::vector<MemoryView::Region> inst_region_;
+  // Per instruction: a launch-invariant one that already ran CTA-wide in this launch (its
+  // registers hold the values every later CTA would compute again).
+  std::vector<uint8_t> invariant_done_;
 };
 
 #define REG(slot) (R + static_cast<size_t>(slot) * stride_)

@@ -109,6 +109,10 @@ struct Program {
   uint32_t local_bytes = 0;          // per-thread local frame
   std::vector<GlobalVariable> globals;  // .global/.const variables to allocate at load
   size_t max_call_depth = 0;
+  // Per instruction: its result is the same for every thread of every CTA of a launch (computed
+  // only from kernel parameters, constants and the launch's shape, into registers nothing else
+  // writes). A CTA-wide executor may compute it once per launch.
+  std::vector<uint8_t> launch_invariant;
 
   const KernelEntry* FindKernel(std::string_view name) const;
 };
