@@ -121,6 +121,34 @@ TEST_P(Corpus, block_reduction_shared_memory) {
   }
 }
 
+TEST_P(Corpus, divergent_and_reconverging_control_flow) {
+  auto k = h.Load("divergence", arch(), "divergence");
+  ASSERT_NE(k, nullptr);
+  unsigned blocks = 6, n = blocks * 256 - 100;
+  auto in = RandomInts(n, -1000, 1000);
+  auto pin = h.Upload(in), pout = h.Zeros<int>(n), porder = h.Zeros<int>(blocks);
+  ASSERT_TRUE(h.Run(*k, {blocks}, {256}, Params(k->signature()).Add(pin).Add(pout).Add(porder).Add(n).Build()).ok());
+  auto out = h.Download<int>(pout, n), order = h.Download<int>(porder, blocks);
+  for (unsigned b = 0; b < blocks; ++b) {
+    int s[256], w[256];
+    for (unsigned t = 0; t < 256; ++t) {
+      unsigned i = b * 256 + t;
+      int v = i < n ? in[i] : 0;
+      if (b == 1) v += 1000;
+      if (t % 3 == 0) v *= 2;
+      if ((t & 1) && (t & 2)) v -= 7;
+      if (t % 5 == 1) {
+        for (int j = 0; j < static_cast<int>(t % 7); ++j) v += j;
+      }
+      s[t] = v;
+    }
+    for (unsigned t = 0; t < 256; ++t) w[t] = s[255 - t];
+    for (unsigned t = 0; t < 64; ++t) s[t] = w[t] + s[t + 64];
+    for (unsigned t = 0; t < 256 && b * 256 + t < n; ++t) ASSERT_EQ(out[b * 256 + t], s[t] + w[t]) << b << " " << t;
+    ASSERT_EQ(order[b], s[0]) << b;
+  }
+}
+
 TEST_P(Corpus, warp_reduction_with_shuffles) {
   auto k = h.Load("warp_reduce", arch(), "warp_reduce_sum");
   ASSERT_NE(k, nullptr);

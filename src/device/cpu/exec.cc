@@ -10,6 +10,10 @@
 
 #include "device/cpu/numeric.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace gpuwasm::device::cpu {
 
 using ptx::Type;
@@ -49,15 +53,51 @@ struct Frame {
 // How many lanes a full mask covers: 32 (one warp), or every thread of the CTA while it runs an
 // instruction CTA-wide (CtaExec::RunConverged; set only around that call, on this thread).
 thread_local int tls_full_lanes = 32;
+// While a CTA-wide instruction runs for only some threads: one mask per warp (else nullptr).
+thread_local const uint32_t* tls_wide_mask = nullptr;
 
 template <class F>
 inline void ForLanes(uint32_t mask, F&& f) {
   if (mask == kFull) {
     const int n = tls_full_lanes;
+    if (const uint32_t* wm = tls_wide_mask; wm != nullptr) [[unlikely]] {
+      for (int w = 0; w < n / 32; ++w) {
+        if (wm[w] == kFull) {
+          for (int l = 0; l < 32; ++l) f(w * 32 + l);
+        } else {
+          for (uint32_t m = wm[w]; m != 0; m &= m - 1) f(w * 32 + __builtin_ctz(m));
+        }
+      }
+      return;
+    }
     for (int l = 0; l < n; ++l) f(l);
   } else {
     for (uint32_t m = mask; m != 0; m &= m - 1) f(__builtin_ctz(m));
   }
+}
+
+// Without -mpopcnt std::popcount is a library call; this is a handful of instructions inline.
+inline uint32_t Popcount32(uint32_t x) {
+  x = x - ((x >> 1) & 0x55555555u);
+  x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+  x = (x + (x >> 4)) & 0x0f0f0f0fu;
+  return (x * 0x01010101u) >> 24;
+}
+
+// The lanes of a warp whose predicate register (one value per lane, bit 0) is set.
+inline uint32_t PredicateMask(const uint64_t* g) {
+#if defined(__SSE2__)
+  uint32_t m = 0;
+  for (int l = 0; l < 32; l += 2) {  // bit 0 of two lanes to their sign bits, then movemask
+    const __m128i v = _mm_slli_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + l)), 63);
+    m |= static_cast<uint32_t>(_mm_movemask_pd(_mm_castsi128_pd(v))) << l;
+  }
+  return m;
+#else
+  uint32_t m = 0;
+  for (int l = 0; l < 32; ++l) m |= static_cast<uint32_t>(g[l] & 1) << l;
+  return m;
+#endif
 }
 
 int RoundMode(Round r) {
@@ -111,6 +151,9 @@ class CtaExec {
     warps_.resize(nwarps_);
     inst_region_.resize(p.code.size());
     invariant_done_.assign(p.code.size(), 0);
+    active_.assign(nwarps_, kFull);
+    pending_.assign(nwarps_, 0);
+    exec_.assign(nwarps_, kFull);
     // Constants and the special registers that do not depend on the CTA are filled once.
     for (uint32_t w = 0; w < nwarps_; ++w) {
       uint64_t* r = Regs(w);
@@ -173,11 +216,12 @@ class CtaExec {
     return true;
   }
 
-  // Every lane of every warp continues at `pc` (leaving CTA-wide execution).
+  // Leaves CTA-wide execution: the lanes running there continue at `pc`, and inside an if-region
+  // the lanes waiting at its end continue there; the warps take over.
   void Diverge(uint32_t pc) {
     for (uint32_t w = 0; w < nwarps_; ++w) {
       Warp& wp = warps_[w];
-      std::fill_n(wp.pc, 32, pc);
+      for (uint32_t l = 0; l < 32; ++l) wp.pc[l] = (pending_[w] >> l & 1) ? region_end_ : pc;
       wp.run = kFull;
       wp.bar = 0;
     }
@@ -185,14 +229,27 @@ class CtaExec {
 
   // The converged CTA runs each instruction once for all its threads (one dispatch instead of one
   // per warp: what makes whole-CTA code like vector add and the reduction's tree levels cheap).
-  // A guard that is the same for every thread keeps it converged; at the first one that differs,
-  // and at calls and traps, the warps take over from that pc. bar.sync reached by all threads at
-  // once releases at once. Instructions with per-warp meaning (shfl, vote, atomics, vector and
-  // generic memory accesses) run warp by warp without leaving the converged state.
+  //  - A guard on a data instruction selects the threads it runs for (a mask per warp).
+  //  - A branch that all running threads take, or none, keeps the CTA together. A forward branch
+  //    that only some take opens an if-region: the takers wait at its target while the others
+  //    run the instructions up to it, then all continue together. Any other split (a branch
+  //    inside a region, a backward one), and calls, traps, and exits or barriers inside a region,
+  //    hand the CTA to the per-warp scheduler with every lane's pc set.
+  //  - bar.sync reached by all threads at once releases at once.
+  //  - Instructions with per-warp meaning (shfl, vote, atomics, vector and local/generic memory
+  //    accesses) run warp by warp without leaving.
   Converged RunConverged(uint32_t& pc) {
     uint64_t insts = 0;
     uint32_t steps = 0;
     uint64_t* const R = regs_.data();
+    bool in_region = false;
+    std::fill(active_.begin(), active_.end(), kFull);
+    std::fill(pending_.begin(), pending_.end(), 0u);
+    auto leave = [&](Converged why) {
+      run_.AddInstructions(insts);
+      if (why == Converged::kDiverged) Diverge(pc);
+      return why;
+    };
     for (;;) {
       if (++steps == 512) {
         steps = 0;
@@ -200,54 +257,108 @@ class CtaExec {
         insts = 0;
         if (!CheckStop()) return Converged::kFailed;
       }
+      if (in_region && pc == region_end_) {  // the if-region ends: everyone is here again
+        for (uint32_t w = 0; w < nwarps_; ++w) active_[w] |= pending_[w];
+        std::fill(pending_.begin(), pending_.end(), 0u);
+        in_region = false;
+      }
       const Inst& in = p_.code[pc];
-      bool take = true;
+      // exec: the running threads the guard selects. all: exec == active_; none: no thread.
+      bool all = true, none = false;
+      const uint32_t* exec = active_.data();
       if (in.guard != kNoSlot) {
         const uint64_t* g = R + static_cast<size_t>(in.guard) * stride_;
-        uint32_t on = 0;
-        for (uint32_t t = 0; t < threads_; ++t) on += static_cast<uint32_t>(g[t] & 1);
-        if (in.guard_negated) on = threads_ - on;
-        if (on != 0 && on != threads_) {
-          run_.AddInstructions(insts);
-          Diverge(pc);
-          return Converged::kDiverged;
+        const uint32_t flip = in.guard_negated ? kFull : 0u;
+        bool any = false;
+        for (uint32_t w = 0; w < nwarps_; ++w) {
+          const uint32_t m = (PredicateMask(g + w * 32) ^ flip) & active_[w];
+          exec_[w] = m;
+          all = all && m == active_[w];
+          any = any || m != 0;
         }
-        take = on != 0;
+        none = !any;
+        exec = exec_.data();
       }
-      if (take) insts += threads_;
+      exec_now_ = exec;
+      if (!none) insts += in_region || !all ? CountExec() : threads_;
       switch (in.op) {
-        case Op::kBra: pc = take ? in.target : pc + 1; continue;
+        case Op::kBra:
+          if (all) {  // every running thread takes it
+            if (in_region && (in.target <= pc || in.target > region_end_)) {
+              insts -= CountExec();  // the warps count it when they run it
+              return leave(Converged::kDiverged);
+            }
+            pc = in.target;
+          } else if (none) {
+            ++pc;
+          } else if (!in_region && in.target > pc + 1) {  // an if-region up to the target
+            for (uint32_t w = 0; w < nwarps_; ++w) {
+              pending_[w] = exec[w];
+              active_[w] &= ~exec[w];
+            }
+            region_end_ = in.target;
+            in_region = true;
+            ++pc;
+          } else {
+            insts -= CountExec();  // the warps count it when they run it
+            return leave(Converged::kDiverged);
+          }
+          continue;
         case Op::kExit:
         case Op::kRet:  // no call is active while converged: a return ends the thread
-          if (take) {
+          if (none) {
+            ++pc;
+            continue;
+          }
+          if (all && !in_region) {
             run_.AddInstructions(insts);
             return Converged::kExited;
           }
-          ++pc;
+          insts -= CountExec();
+          return leave(Converged::kDiverged);
+        case Op::kBar:
+          if (in_region) {
+            insts -= none ? 0 : CountExec();
+            return leave(Converged::kDiverged);
+          }
+          if (!all && !none) {  // some threads skip a barrier the others wait at
+            insts -= CountExec();
+            return leave(Converged::kDiverged);
+          }
+          ++pc;  // every thread arrived: released
           continue;
-        case Op::kBar: ++pc; continue;  // every thread arrived: released
         case Op::kCall:
         case Op::kTrap:
-          run_.AddInstructions(insts - (take ? threads_ : 0));  // the warps count it
-          Diverge(pc);
-          return Converged::kDiverged;
+          if (none) {
+            ++pc;
+            continue;
+          }
+          insts -= CountExec();
+          return leave(Converged::kDiverged);
         default: break;
       }
-      if (take) {
-        const bool invariant = p_.launch_invariant[pc] != 0;
-        if (!invariant || !invariant_done_[pc]) {
-          if (!ExecuteConverged(in, R)) {
+      if (!none) {
+        const bool invariant = p_.launch_invariant[pc] != 0;  // never guarded: all == true
+        if (!invariant || in_region || !invariant_done_[pc]) {
+          if (!ExecuteConverged(in, R, all && !in_region)) {
             run_.AddInstructions(insts);
             return Converged::kFailed;
           }
-          if (invariant) invariant_done_[pc] = 1;
+          if (invariant && !in_region) invariant_done_[pc] = 1;
         }
       }
       ++pc;
     }
   }
 
-  bool ExecuteConverged(const Inst& in, uint64_t* R) {
+  uint64_t CountExec() const {
+    uint64_t n = 0;
+    for (uint32_t w = 0; w < nwarps_; ++w) n += Popcount32(exec_now_[w]);
+    return n;
+  }
+
+  // Runs `in` for the threads in exec_now_ (every thread when `dense`).
+  bool ExecuteConverged(const Inst& in, uint64_t* R, bool dense) {
     bool per_warp = false;
     switch (in.op) {
       case Op::kAtom: case Op::kShfl: case Op::kVote: case Op::kActivemask: case Op::kClock:
@@ -261,19 +372,21 @@ class CtaExec {
     if (!per_warp) {
       struct Wide {
         CtaExec& e;
-        explicit Wide(CtaExec& x, uint32_t lanes) : e(x) {
+        Wide(CtaExec& x, uint32_t lanes, const uint32_t* masks) : e(x) {
           tls_full_lanes = static_cast<int>(lanes);
+          tls_wide_mask = masks;
           e.wide_ = true;
           e.wide_declined_ = false;
         }
         ~Wide() {
           tls_full_lanes = 32;
+          tls_wide_mask = nullptr;
           e.wide_ = false;
         }
       };
       bool ok, declined;
       {
-        Wide wide(*this, threads_);
+        Wide wide(*this, threads_, dense ? nullptr : exec_now_);
         ok = Execute(in, kFull, kFull, 0, R);
         declined = wide_declined_;
       }
@@ -281,7 +394,7 @@ class CtaExec {
       if (!declined) return true;
     }
     for (uint32_t w = 0; w < nwarps_; ++w) {
-      if (!Execute(in, kFull, kFull, w, Regs(w))) return false;
+      if (exec_now_[w] != 0 && !Execute(in, exec_now_[w], active_[w], w, Regs(w))) return false;
     }
     return true;
   }
@@ -449,7 +562,7 @@ class CtaExec {
         ForLanes(group, [&](int l) { m |= static_cast<uint32_t>((g[l] & 1) != in.guard_negated) << l; });
         exec = m;
       }
-      insts += exec == kFull ? 32 : static_cast<uint64_t>(std::popcount(exec));
+      insts += exec == kFull ? 32 : Popcount32(exec);
       switch (in.op) {
         case Op::kBra: {
           if (exec == group) {
@@ -589,6 +702,11 @@ class CtaExec {
   // Per instruction: a launch-invariant one that already ran CTA-wide in this launch (its
   // registers hold the values every later CTA would compute again).
   std::vector<uint8_t> invariant_done_;
+  // CTA-wide execution, one mask per warp: the running threads, those waiting at the end of the
+  // current if-region (region_end_), and those the current instruction's guard selects.
+  std::vector<uint32_t> active_, pending_, exec_;
+  const uint32_t* exec_now_ = nullptr;  // exec_, or active_ for an unguarded instruction
+  uint32_t region_end_ = 0;
 };
 
 #define REG(slot) (R + static_cast<size_t>(slot) * stride_)
@@ -918,7 +1036,13 @@ void CtaExec::Setp(const Inst& in, uint32_t mask, uint64_t* R) {
     default:
       WithInt(in.t, [&](auto tag) {
         using T = decltype(tag);
-        auto run = [&](auto op) { ForLanes(mask, [&](int l) { finish(l, op(static_cast<T>(a[l]), static_cast<T>(b[l]))); }); };
+        auto run = [&](auto op) {
+          if (!pred3 && !dual) {  // the common form: one predicate, nothing combined
+            ForLanes(mask, [&](int l) { d0[l] = op(static_cast<T>(a[l]), static_cast<T>(b[l])); });
+          } else {
+            ForLanes(mask, [&](int l) { finish(l, op(static_cast<T>(a[l]), static_cast<T>(b[l]))); });
+          }
+        };
         switch (cmp) {
           case Cmp::kEq: run([](T x, T y) { return x == y; }); break;
           case Cmp::kNe: run([](T x, T y) { return x != y; }); break;
