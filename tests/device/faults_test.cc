@@ -111,11 +111,16 @@ constexpr const char* kTwoBufferPtx =
     "  selp.b64 %rd3, %rd1, %rd2, %p1;\n  mul.wide.u32 %rd4, %r1, 4;\n  add.s64 %rd5, %rd3, %rd4;\n"
     "  st.global.u32 [%rd5], %r1;\n  st.global.u32 [%rd5], %r3;\n  ret;\n}\n";
 
+std::shared_ptr<const device::Kernel> LoadSplit(KernelHarness& h) {
+  auto m = h.context().LoadModule(kTwoBufferPtx);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? *(*m)->GetKernel("split") : nullptr;
+}
+
 TEST(Faults, lanes_of_one_instruction_may_use_different_buffers) {
   KernelHarness h;
-  auto m = h.context().LoadModule(kTwoBufferPtx);
-  ASSERT_TRUE(m.ok()) << m.status();
-  auto k = *(*m)->GetKernel("split");
+  auto k = LoadSplit(h);
+  ASSERT_NE(k, nullptr);
   auto a = h.Zeros<int>(64), b = h.Zeros<int>(64);
   for (int launch = 0; launch < 2; ++launch) {  // the second launch starts with warm caches
     ASSERT_TRUE(h.Run(*k, {1}, {64}, Params(k->signature()).Add(a).Add(b).Add(7u).Build()).ok());
@@ -131,9 +136,8 @@ TEST(Faults, values_computed_once_per_launch_are_computed_again_for_the_next) {
   // The parameter loads and their conversions are the same for every thread of a launch, and the
   // executor computes them once per launch: a second launch with other buffers must use its own.
   KernelHarness h;
-  auto m = h.context().LoadModule(kTwoBufferPtx);
-  ASSERT_TRUE(m.ok()) << m.status();
-  auto k = *(*m)->GetKernel("split");
+  auto k = LoadSplit(h);
+  ASSERT_NE(k, nullptr);
   auto a1 = h.Zeros<int>(256), b1 = h.Zeros<int>(256), a2 = h.Zeros<int>(256), b2 = h.Zeros<int>(256);
   ASSERT_TRUE(h.Run(*k, {4}, {64}, Params(k->signature()).Add(a1).Add(b1).Add(1u).Build()).ok());
   ASSERT_TRUE(h.Run(*k, {4}, {64}, Params(k->signature()).Add(a2).Add(b2).Add(2u).Build()).ok());
@@ -148,9 +152,8 @@ TEST(Faults, values_computed_once_per_launch_are_computed_again_for_the_next) {
 TEST(Faults, a_lane_past_the_second_buffer_faults_after_the_first_fit) {
   // 64 threads, but b holds only 40 ints: the odd lanes >= 40 are outside every buffer.
   KernelHarness h;
-  auto m = h.context().LoadModule(kTwoBufferPtx);
-  ASSERT_TRUE(m.ok()) << m.status();
-  auto k = *(*m)->GetKernel("split");
+  auto k = LoadSplit(h);
+  ASSERT_NE(k, nullptr);
   auto a = h.Zeros<int>(64), b = h.Zeros<int>(40);
   auto canary = h.Upload(std::vector<int>(64, 0x5a5a5a5a));
   Status s = h.Run(*k, {1}, {64}, Params(k->signature()).Add(a).Add(b).Add(7u).Build());
