@@ -116,8 +116,9 @@ class WasiCudaContext {
   }
 
  private:
-  friend uint32_t ::Z_wasi_cudaZ_launch(void*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
-                                        uint32_t, uint32_t, uint32_t);
+  // Parenthesised: `friend uint32_t ::f` would read as the member f of uint32_t (clang).
+  friend uint32_t(::Z_wasi_cudaZ_launch)(void*, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
+                                         uint32_t, uint32_t, uint32_t);
   // Launch's body, inlined into Launch and into the import (defined and used in wasi_cuda.cc only).
   [[gnu::always_inline]] inline int32_t LaunchInline(int32_t kernel, const uint32_t grid[3], const uint32_t block[3],
                                                      uint32_t shared_bytes, const uint8_t* args, uint32_t count);
