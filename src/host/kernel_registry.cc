@@ -86,11 +86,10 @@ Result<int32_t> KernelRegistry::GetKernel(int32_t module, std::string_view name)
   entry.module = module;
   entry.sig = &entry.kernel->signature();
   for (const device::KernelParam& p : entry.sig->params) {
-    const uint32_t kind = p.size == 1   ? WCU_ARG_B8
-                          : p.size == 2 ? WCU_ARG_B16
-                          : p.size == 4 ? WCU_ARG_B32
-                          : p.size == 8 ? WCU_ARG_B64
-                                        : WCU_ARG_BUFFER;
+    uint32_t kind = WCU_ARG_BUFFER;  // no scalar record fits
+    for (uint32_t k = WCU_ARG_B8; k <= WCU_ARG_B64; ++k) {
+      if (ScalarArgBytes(k) == p.size) kind = k;
+    }
     entry.args.push_back({static_cast<uint32_t>(p.offset), static_cast<uint32_t>(p.size), kind});
   }
   int32_t h = kernels_.Add(std::move(entry));

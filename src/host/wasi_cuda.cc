@@ -237,17 +237,6 @@ int32_t WasiCudaContext::MemsetD8(int32_t buffer, int64_t offset, int32_t value,
 
 static_assert(std::has_unique_object_representations_v<device::LaunchConfig>, "launch shapes are compared bytewise");
 
-// Bytes of a scalar argument record kind (B8, B16, B32, B64); 0 for BUFFER and unknown kinds.
-constexpr uint64_t ScalarArgBytes(uint32_t kind) {
-  switch (kind) {
-    case WCU_ARG_B8: return 1;
-    case WCU_ARG_B16: return 2;
-    case WCU_ARG_B32: return 4;
-    case WCU_ARG_B64: return 8;
-    default: return 0;
-  }
-}
-
 // The launch path is the guest's hot path (bench_launch): the checks below are the cheap verdicts,
 // and every message is built in a cold path only once something is wrong.
 int32_t WasiCudaContext::Launch(int32_t kernel, const uint32_t grid[3], const uint32_t block[3], uint32_t shared_bytes,

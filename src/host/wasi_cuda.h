@@ -57,6 +57,17 @@ enum WcuError : int32_t {
 // Argument record kinds (struct wcu_arg { u32 kind; u32 handle; u64 value; }).
 enum WcuArgKind : uint32_t { WCU_ARG_B8 = 1, WCU_ARG_B16 = 2, WCU_ARG_B32 = 3, WCU_ARG_B64 = 4, WCU_ARG_BUFFER = 5 };
 
+// Bytes of a scalar argument record kind (B8, B16, B32, B64); 0 for BUFFER and unknown kinds.
+constexpr uint64_t ScalarArgBytes(uint32_t kind) {
+  switch (kind) {
+    case WCU_ARG_B8: return 1;
+    case WCU_ARG_B16: return 2;
+    case WCU_ARG_B32: return 4;
+    case WCU_ARG_B64: return 8;
+    default: return 0;
+  }
+}
+
 inline constexpr size_t kWcuArgSize = 16;
 inline constexpr uint32_t kMaxLaunchArgs = 4096;  // argument records one launch may pass
 inline constexpr size_t kDeviceInfoSize = 120;

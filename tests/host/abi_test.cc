@@ -211,6 +211,10 @@ TEST(Abi, a_parameter_no_record_fits_is_refused_for_every_kind) {
     EXPECT_NE(cuda.Launch(k, one, one, 0, record, 1), host::WCU_OK) << "record kind " << kind;
   }
   EXPECT_EQ(cuda.last_error(), "launch of 'take': argument 0 (take_param_0, 16 bytes): unknown argument kind 4294967295");
+  // The C++ entry point: a span shorter than `count` records is refused before any is read.
+  uint8_t half[8] = {};
+  EXPECT_EQ(cuda.Launch(k, one, one, 0, half, 1), host::WCU_ERR_BAD_ARGS);
+  EXPECT_EQ(cuda.last_error(), "launch: fewer argument bytes than records");
   EXPECT_EQ(g.Metrics().kernels_launched, 0u);
 }
 

@@ -279,13 +279,12 @@ class CtaExec {
         none = !any;
         exec = exec_.data();
       }
-      exec_now_ = exec;
-      if (!none) insts += in_region || !all ? CountExec() : threads_;
+      if (!none) insts += in_region || !all ? CountExec(exec) : threads_;
       switch (in.op) {
         case Op::kBra:
           if (all) {  // every running thread takes it
             if (in_region && (in.target <= pc || in.target > region_end_)) {
-              insts -= CountExec();  // the warps count it when they run it
+              insts -= CountExec(exec);  // the warps count it when they run it
               return leave(Converged::kDiverged);
             }
             pc = in.target;
@@ -300,7 +299,7 @@ class CtaExec {
             in_region = true;
             ++pc;
           } else {
-            insts -= CountExec();  // the warps count it when they run it
+            insts -= CountExec(exec);  // the warps count it when they run it
             return leave(Converged::kDiverged);
           }
           continue;
@@ -314,15 +313,15 @@ class CtaExec {
             run_.AddInstructions(insts);
             return Converged::kExited;
           }
-          insts -= CountExec();
+          insts -= CountExec(exec);
           return leave(Converged::kDiverged);
         case Op::kBar:
           if (in_region) {
-            insts -= none ? 0 : CountExec();
+            insts -= none ? 0 : CountExec(exec);
             return leave(Converged::kDiverged);
           }
           if (!all && !none) {  // some threads skip a barrier the others wait at
-            insts -= CountExec();
+            insts -= CountExec(exec);
             return leave(Converged::kDiverged);
           }
           ++pc;  // every thread arrived: released
@@ -333,14 +332,14 @@ class CtaExec {
             ++pc;
             continue;
           }
-          insts -= CountExec();
+          insts -= CountExec(exec);
           return leave(Converged::kDiverged);
         default: break;
       }
       if (!none) {
         const bool invariant = p_.launch_invariant[pc] != 0;  // never guarded: all == true
         if (!invariant || in_region || !invariant_done_[pc]) {
-          if (!ExecuteConverged(in, R, all && !in_region)) {
+          if (!ExecuteConverged(in, R, exec, all && !in_region)) {
             run_.AddInstructions(insts);
             return Converged::kFailed;
           }
@@ -351,14 +350,14 @@ class CtaExec {
     }
   }
 
-  uint64_t CountExec() const {
+  uint64_t CountExec(const uint32_t* exec) const {
     uint64_t n = 0;
-    for (uint32_t w = 0; w < nwarps_; ++w) n += Popcount32(exec_now_[w]);
+    for (uint32_t w = 0; w < nwarps_; ++w) n += Popcount32(exec[w]);
     return n;
   }
 
-  // Runs `in` for the threads in exec_now_ (every thread when `dense`).
-  bool ExecuteConverged(const Inst& in, uint64_t* R, bool dense) {
+  // Runs `in` for the threads in `exec`, a mask per warp (every thread when `dense`).
+  bool ExecuteConverged(const Inst& in, uint64_t* R, const uint32_t* exec, bool dense) {
     bool per_warp = false;
     switch (in.op) {
       case Op::kAtom: case Op::kShfl: case Op::kVote: case Op::kActivemask: case Op::kClock:
@@ -386,7 +385,7 @@ class CtaExec {
       };
       bool ok, declined;
       {
-        Wide wide(*this, threads_, dense ? nullptr : exec_now_);
+        Wide wide(*this, threads_, dense ? nullptr : exec);
         ok = Execute(in, kFull, kFull, 0, R);
         declined = wide_declined_;
       }
@@ -394,7 +393,7 @@ class CtaExec {
       if (!declined) return true;
     }
     for (uint32_t w = 0; w < nwarps_; ++w) {
-      if (exec_now_[w] != 0 && !Execute(in, exec_now_[w], active_[w], w, Regs(w))) return false;
+      if (exec[w] != 0 && !Execute(in, exec[w], active_[w], w, Regs(w))) return false;
     }
     return true;
   }
@@ -557,10 +556,7 @@ class CtaExec {
       const Inst& in = p_.code[gpc];
       uint32_t exec = group;
       if (in.guard != kNoSlot) {
-        const uint64_t* g = reg(in.guard);
-        uint32_t m = 0;
-        ForLanes(group, [&](int l) { m |= static_cast<uint32_t>((g[l] & 1) != in.guard_negated) << l; });
-        exec = m;
+        exec = (PredicateMask(reg(in.guard)) ^ (in.guard_negated ? kFull : 0u)) & group;
       }
       insts += exec == kFull ? 32 : Popcount32(exec);
       switch (in.op) {
@@ -705,7 +701,6 @@ class CtaExec {
   // CTA-wide execution, one mask per warp: the running threads, those waiting at the end of the
   // current if-region (region_end_), and those the current instruction's guard selects.
   std::vector<uint32_t> active_, pending_, exec_;
-  const uint32_t* exec_now_ = nullptr;  // exec_, or active_ for an unguarded instruction
   uint32_t region_end_ = 0;
 };
 
