@@ -149,6 +149,26 @@ TEST_P(Corpus, divergent_and_reconverging_control_flow) {
   }
 }
 
+TEST_P(Corpus, a_value_alike_in_every_thread_stops_being_alike_when_some_threads_change_it) {
+  auto k = h.Load("divergence", arch(), "uniform_after_divergence");
+  ASSERT_NE(k, nullptr);
+  unsigned blocks = 3;
+  int factor = 11;
+  auto in = RandomInts(8, -1000, 1000);
+  auto pin = h.Upload(in), pout = h.Zeros<int>(blocks * 256);
+  ASSERT_TRUE(h.Run(*k, {blocks}, {256}, Params(k->signature()).Add(pin).Add(pout).Add(factor).Build()).ok());
+  auto out = h.Download<int>(pout, blocks * 256);
+  for (unsigned b = 0; b < blocks; ++b) {
+    for (unsigned t = 0; t < 256; ++t) {
+      int u = static_cast<int>(b) * factor + 3;
+      if (t % 3 == 0) {
+        for (unsigned j = 0; j < t % 5; ++j) u += in[j];
+      }
+      ASSERT_EQ(out[b * 256 + t], u * 7 + factor) << "block " << b << " thread " << t;
+    }
+  }
+}
+
 TEST_P(Corpus, warp_reduction_with_shuffles) {
   auto k = h.Load("warp_reduce", arch(), "warp_reduce_sum");
   ASSERT_NE(k, nullptr);

@@ -24,3 +24,17 @@ extern "C" __global__ void divergence(const int* __restrict__ in, int* __restric
   out[i] = s[t] + w;
   if (t == 0) order[blockIdx.x] = s[0];
 }
+
+// A value every thread computes alike, changed by some threads in a loop inside an if (which the
+// CTA-wide executor hands to the warps), then used by every thread after a barrier: from there on
+// it is no longer one value for the block. blockDim.x must be 256.
+extern "C" __global__ void uniform_after_divergence(const int* __restrict__ in, int* __restrict__ out, int k) {
+  unsigned t = threadIdx.x;
+  int u = static_cast<int>(blockIdx.x) * k + 3;  // alike in every thread of the block
+  if (t % 3 == 0) {
+    for (unsigned j = 0; j < t % 5; ++j) u += in[j];
+  }
+  __syncthreads();
+  int v = u * 7 + k;
+  out[blockIdx.x * blockDim.x + t] = v;
+}

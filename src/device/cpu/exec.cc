@@ -151,6 +151,13 @@ class CtaExec {
     warps_.resize(nwarps_);
     inst_region_.resize(p.code.size());
     invariant_done_.assign(p.code.size(), 0);
+    uniform_base_.assign(slots_, 0);
+    for (size_t c = 0; c < p.consts.size(); ++c) uniform_base_[p.const_base + c] = 1;
+    for (uint32_t s : {kNtidX, kNtidY, kNtidZ, kCtaidX, kCtaidY, kCtaidZ, kNctaidX, kNctaidY, kNctaidZ, kNWarpId,
+                       kSmId, kNSmId, kGridId, kDynSmem, kTotalSmem}) {
+      uniform_base_[p.special_base + s] = 1;
+    }
+    uniform_ = uniform_base_;
     active_.assign(nwarps_, kFull);
     pending_.assign(nwarps_, 0);
     exec_.assign(nwarps_, kFull);
@@ -219,6 +226,7 @@ class CtaExec {
   // Leaves CTA-wide execution: the lanes running there continue at `pc`, and inside an if-region
   // the lanes waiting at its end continue there; the warps take over.
   void Diverge(uint32_t pc) {
+    uniform_ = uniform_base_;  // the warps write registers without keeping track
     for (uint32_t w = 0; w < nwarps_; ++w) {
       Warp& wp = warps_[w];
       for (uint32_t l = 0; l < 32; ++l) wp.pc[l] = (pending_[w] >> l & 1) ? region_end_ : pc;
@@ -268,16 +276,26 @@ class CtaExec {
       const uint32_t* exec = active_.data();
       if (in.guard != kNoSlot) {
         const uint64_t* g = R + static_cast<size_t>(in.guard) * stride_;
-        const uint32_t flip = in.guard_negated ? kFull : 0u;
         bool any = false;
-        for (uint32_t w = 0; w < nwarps_; ++w) {
-          const uint32_t m = (PredicateMask(g + w * 32) ^ flip) & active_[w];
-          exec_[w] = m;
-          all = all && m == active_[w];
-          any = any || m != 0;
+        if (uniform_[in.guard]) {  // one value for every thread: it selects all of them or none
+          const bool taken = ((g[0] & 1) != 0) != in.guard_negated;
+          for (uint32_t w = 0; w < nwarps_; ++w) {
+            exec_[w] = taken ? active_[w] : 0u;
+            all = all && exec_[w] == active_[w];
+            any = any || exec_[w] != 0;
+          }
+          exec = exec_.data();
+        } else {
+          const uint32_t flip = in.guard_negated ? kFull : 0u;
+          for (uint32_t w = 0; w < nwarps_; ++w) {
+            const uint32_t m = (PredicateMask(g + w * 32) ^ flip) & active_[w];
+            exec_[w] = m;
+            all = all && m == active_[w];
+            any = any || m != 0;
+          }
+          exec = exec_.data();
         }
         none = !any;
-        exec = exec_.data();
       }
       if (!none) insts += in_region || !all ? CountExec(exec) : threads_;
       switch (in.op) {
@@ -339,11 +357,26 @@ class CtaExec {
       if (!none) {
         const bool invariant = p_.launch_invariant[pc] != 0;  // never guarded: all == true
         if (!invariant || in_region || !invariant_done_[pc]) {
-          if (!ExecuteConverged(in, R, exec, all && !in_region)) {
+          const bool dense = all && !in_region;
+          bool ok;
+          if (dense && SourcesUniform(in)) {
+            ok = ExecuteUniform(in, R);
+          } else {
+            ok = ExecuteConverged(in, R, exec, dense);
+            for (uint32_t d : in.d) {
+              if (d != kNoSlot) uniform_[d] = 0;
+            }
+          }
+          if (!ok) {
             run_.AddInstructions(insts);
             return Converged::kFailed;
           }
-          if (invariant && !in_region) invariant_done_[pc] = 1;
+          if (invariant && !in_region) {
+            invariant_done_[pc] = 1;
+            for (uint32_t d : in.d) {  // the values stay in every thread's registers for later CTAs
+              if (d != kNoSlot) uniform_base_[d] = uniform_[d];
+            }
+          }
         }
       }
       ++pc;
@@ -355,6 +388,54 @@ class CtaExec {
     for (uint32_t w = 0; w < nwarps_; ++w) n += Popcount32(exec[w]);
     return n;
   }
+
+  // Whether `in` computes one value for every thread: an instruction that depends only on its
+  // source registers, each of which holds one value for every thread.
+  bool SourcesUniform(const Inst& in) const {
+    switch (in.op) {
+      case Op::kLd: case Op::kSt: case Op::kAtom: case Op::kShfl: case Op::kVote: case Op::kActivemask:
+      case Op::kClock: case Op::kNop:
+        return false;
+      default: break;
+    }
+    if (in.d[0] == kNoSlot) return false;
+    for (uint32_t s : in.s) {
+      if (s != kNoSlot && !uniform_[s]) return false;
+    }
+    return true;
+  }
+
+  // Runs `in` for thread 0 only and copies its results to every thread (SourcesUniform(in)).
+  bool ExecuteUniform(const Inst& in, uint64_t* R) {
+    {
+      Wide one(*this, 1, nullptr);
+      if (!Execute(in, kFull, kFull, 0, R)) return false;
+    }
+    for (uint32_t d : in.d) {
+      if (d == kNoSlot) continue;
+      uint64_t* r = R + static_cast<size_t>(d) * stride_;
+      std::fill(r + 1, r + threads_, r[0]);
+      uniform_[d] = 1;
+    }
+    return true;
+  }
+
+  // While it lives, a full mask covers `lanes` threads of the CTA (with a mask per warp when
+  // `masks` is set): handlers run CTA-wide.
+  struct Wide {
+    CtaExec& e;
+    Wide(CtaExec& x, uint32_t lanes, const uint32_t* masks) : e(x) {
+      tls_full_lanes = static_cast<int>(lanes);
+      tls_wide_mask = masks;
+      e.wide_ = true;
+      e.wide_declined_ = false;
+    }
+    ~Wide() {
+      tls_full_lanes = 32;
+      tls_wide_mask = nullptr;
+      e.wide_ = false;
+    }
+  };
 
   // Runs `in` for the threads in `exec`, a mask per warp (every thread when `dense`).
   bool ExecuteConverged(const Inst& in, uint64_t* R, const uint32_t* exec, bool dense) {
@@ -369,20 +450,6 @@ class CtaExec {
       default: break;
     }
     if (!per_warp) {
-      struct Wide {
-        CtaExec& e;
-        Wide(CtaExec& x, uint32_t lanes, const uint32_t* masks) : e(x) {
-          tls_full_lanes = static_cast<int>(lanes);
-          tls_wide_mask = masks;
-          e.wide_ = true;
-          e.wide_declined_ = false;
-        }
-        ~Wide() {
-          tls_full_lanes = 32;
-          tls_wide_mask = nullptr;
-          e.wide_ = false;
-        }
-      };
       bool ok, declined;
       {
         Wide wide(*this, threads_, dense ? nullptr : exec);
@@ -698,6 +765,11 @@ class CtaExec {
   // Per instruction: a launch-invariant one that already ran CTA-wide in this launch (its
   // registers hold the values every later CTA would compute again).
   std::vector<uint8_t> invariant_done_;
+  // Per slot: every thread of the CTA holds the same value in it, kept while the CTA runs
+  // converged (a uniform instruction then runs once and its result is copied); reset to
+  // uniform_base_ (constants, the CTA's shape and position, launch-invariant results) when the
+  // warps take over.
+  std::vector<uint8_t> uniform_, uniform_base_;
   // CTA-wide execution, one mask per warp: the running threads, those waiting at the end of the
   // current if-region (region_end_), and those the current instruction's guard selects.
   std::vector<uint32_t> active_, pending_, exec_;
