@@ -1,6 +1,7 @@
 // CPU device benchmark: corpus kernels against native C++ loops doing the same work, in the same
 // run. Reports time, thread-instructions per second and the ratio to native, on one worker thread
-// and on all cores. Each figure is the median of --reps runs (default 5).
+// with native code, interpreted, and on all cores. Each figure is the median of --reps runs
+// (default 5); native and device runs alternate and a ratio is the median of per-run ratios.
 //   vector add   n = 2^20            (vector_add.cu)
 //   matmul       256 x 256 x 256     (matmul.cu, 16 x 16 tiles)
 //   reduction    n = 2^22, 256/block (block_reduce.cu)
@@ -31,15 +32,26 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-double TimeIt(const std::function<void()>& f) {
-  f();  // warm-up: first-touch page faults are not the executor's cost
-  std::vector<double> t;
+// Native and device runs alternate, so that both see the same machine (this VM's speed drifts by
+// 2x between minutes): the ratio is the median of the per-repetition ratios.
+struct Paired {
+  double native, dev, ratio;
+};
+Paired TimePaired(const std::function<void()>& native, const std::function<void()>& dev) {
+  native();  // warm-up (first-touch page faults; a native-code compile)
+  dev();
+  std::vector<double> tn, td, ratio;
   for (int i = 0; i < g_reps; ++i) {
     auto t0 = Clock::now();
-    f();
-    t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    native();
+    auto t1 = Clock::now();
+    dev();
+    auto t2 = Clock::now();
+    tn.push_back(std::chrono::duration<double>(t1 - t0).count());
+    td.push_back(std::chrono::duration<double>(t2 - t1).count());
+    ratio.push_back(td.back() / tn.back());
   }
-  return Median(t);
+  return {Median(tn), Median(td), Median(ratio)};
 }
 
 std::string ReadText(const std::string& p) {
@@ -51,8 +63,8 @@ struct Runner {
   std::shared_ptr<Device> dev;
   std::shared_ptr<Context> ctx;
   std::unique_ptr<Stream> stream;
-  explicit Runner(unsigned threads) {
-    dev = cpu::CreateCpuDevice({.threads = threads});
+  Runner(unsigned threads, cpu::NativeMode mode) {
+    dev = cpu::CreateCpuDevice({.threads = threads, .native = mode});
     ctx = *dev->CreateContext();
     stream = *ctx->CreateStream();
   }
@@ -80,7 +92,13 @@ struct Runner {
       std::fprintf(stderr, "launch failed: %s\n", s.ToString().c_str());
       std::exit(1);
     }
+    if (!cpu::LastLaunchWasNative(*stream) && want_native) {
+      std::fprintf(stderr, "kernel '%s' ran interpreted: %s\n", k.signature().name.c_str(),
+                   cpu::NativeCodeWhyNot(k).c_str());
+      std::exit(1);
+    }
   }
+  bool want_native = false;
 };
 
 template <class... A>
@@ -97,25 +115,35 @@ std::vector<uint8_t> Pack(const KernelSignature& sig, A... args) {
 
 struct Row {
   std::string name;
-  double native, dev1, devn;
-  uint64_t insts;
+  double native = 0, dev1 = 0, devn = 0, interp = 0;  // median times
+  double r1 = 0, rn = 0, ri = 0;                      // median ratios to native
+  uint64_t insts = 0;
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string only;
-  bool one_thread = false;
+  bool one_thread = false, no_interp = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--reps=", 7) == 0) g_reps = std::max(1, std::atoi(argv[i] + 7));
     if (std::strncmp(argv[i], "--only=", 7) == 0) only = argv[i] + 7;
     if (std::strcmp(argv[i], "--one-thread") == 0) one_thread = true;
+    if (std::strcmp(argv[i], "--no-interp") == 0) no_interp = true;
   }
-  // --only=vector|matmul|reduction runs one kernel; --one-thread skips the all-cores run (both for
-  // profiling, e.g. under callgrind).
+  // --only=vector|matmul|reduction runs one kernel; --one-thread skips the all-cores run,
+  // --no-interp the interpreter's (all for profiling, e.g. under callgrind).
   auto wanted = [&](const char* name) { return only.empty() || std::string(name).find(only) != std::string::npos; };
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  Runner one(1), all(cores);
+  // One thread and all cores with native code (compiled before the first, warm-up, launch), and
+  // one thread interpreting.
+  Runner one(1, cpu::NativeMode::kAlways), all(cores, cpu::NativeMode::kAlways), interp(1, cpu::NativeMode::kOff);
+  one.want_native = all.want_native = true;
+  std::vector<Runner*> runners = {&one};
+  if (!no_interp) runners.push_back(&interp);
+  if (!one_thread) runners.push_back(&all);
+  auto slot = [&](Runner* run, Row& r) -> double& { return run == &one ? r.dev1 : run == &all ? r.devn : r.interp; };
+  auto ratio = [&](Runner* run, Row& r) -> double& { return run == &one ? r.r1 : run == &all ? r.rn : r.ri; };
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1, 1);
   std::vector<Row> rows;
@@ -124,17 +152,22 @@ int main(int argc, char** argv) {
     unsigned n = 1 << 20;
     std::vector<float> a(n), b(n), c(n);
     for (unsigned i = 0; i < n; ++i) a[i] = dist(rng), b[i] = dist(rng);
-    Row r{"vector add 1M", 0, 0, 0, 0};
-    r.native = TimeIt([&] {
+    Row r{.name = "vector add 1M"};
+    std::function<void()> native = [&] {
       for (unsigned i = 0; i < n; ++i) c[i] = a[i] + b[i];
       asm volatile("" ::"r"(c.data()) : "memory");
-    });
-    for (Runner* run : {&one, &all}) {
-      if (one_thread && run == &all) continue;
+    };
+    for (Runner* run : runners) {
       auto k = run->Load("vector_add", "vector_add");
       DevicePtr pa = run->Upload(a), pb = run->Upload(b), pc = run->Upload(c);
-      double t = TimeIt([&] { run->Launch(*k, {n / 256}, {256}, Pack(k->signature(), pa, pb, pc, n)); });
-      (run == &one ? r.dev1 : r.devn) = t;
+      Paired t = TimePaired(native, [&] { run->Launch(*k, {n / 256}, {256}, Pack(k->signature(), pa, pb, pc, n)); });
+      slot(run, r) = t.dev;
+      ratio(run, r) = t.ratio;
+      if (run == &one) r.native = t.native;
+      if (run == &interp && r.insts != cpu::LastLaunchInstructions(*run->stream)) {
+        std::fprintf(stderr, "%s: native code and interpreter counted different instructions\n", r.name.c_str());
+        return 1;
+      }
       r.insts = cpu::LastLaunchInstructions(*run->stream);
     }
     rows.push_back(r);
@@ -144,8 +177,8 @@ int main(int argc, char** argv) {
     std::vector<float> a(n * n), b(n * n), c(n * n);
     for (auto& x : a) x = dist(rng);
     for (auto& x : b) x = dist(rng);
-    Row r{"matmul 256^3", 0, 0, 0, 0};
-    r.native = TimeIt([&] {  // the same arithmetic: one fma per product, k ascending
+    Row r{.name = "matmul 256^3"};
+    std::function<void()> native = [&] {  // the same arithmetic: one fma per product, k ascending
       for (unsigned i = 0; i < n; ++i)
         for (unsigned j = 0; j < n; ++j) {
           float acc = 0;
@@ -153,13 +186,18 @@ int main(int argc, char** argv) {
           c[i * n + j] = acc;
         }
       asm volatile("" ::"r"(c.data()) : "memory");
-    });
-    for (Runner* run : {&one, &all}) {
-      if (one_thread && run == &all) continue;
+    };
+    for (Runner* run : runners) {
       auto k = run->Load("matmul", "matmul_tiled");
       DevicePtr pa = run->Upload(a), pb = run->Upload(b), pc = run->Upload(c);
-      double t = TimeIt([&] { run->Launch(*k, {n / 16, n / 16}, {16, 16}, Pack(k->signature(), pa, pb, pc, n)); });
-      (run == &one ? r.dev1 : r.devn) = t;
+      Paired t = TimePaired(native, [&] { run->Launch(*k, {n / 16, n / 16}, {16, 16}, Pack(k->signature(), pa, pb, pc, n)); });
+      slot(run, r) = t.dev;
+      ratio(run, r) = t.ratio;
+      if (run == &one) r.native = t.native;
+      if (run == &interp && r.insts != cpu::LastLaunchInstructions(*run->stream)) {
+        std::fprintf(stderr, "%s: native code and interpreter counted different instructions\n", r.name.c_str());
+        return 1;
+      }
       r.insts = cpu::LastLaunchInstructions(*run->stream);
     }
     rows.push_back(r);
@@ -168,8 +206,8 @@ int main(int argc, char** argv) {
     unsigned n = 1 << 22, blocks = n / 256;
     std::vector<float> in(n), out(blocks);
     for (auto& x : in) x = dist(rng);
-    Row r{"reduction 4M", 0, 0, 0, 0};
-    r.native = TimeIt([&] {  // the same tree per block of 256
+    Row r{.name = "reduction 4M"};
+    std::function<void()> native = [&] {  // the same tree per block of 256
       for (unsigned bl = 0; bl < blocks; ++bl) {
         float s[256];
         std::memcpy(s, &in[bl * 256], sizeof s);
@@ -178,24 +216,29 @@ int main(int argc, char** argv) {
         out[bl] = s[0];
       }
       asm volatile("" ::"r"(out.data()) : "memory");
-    });
-    for (Runner* run : {&one, &all}) {
-      if (one_thread && run == &all) continue;
+    };
+    for (Runner* run : runners) {
       auto k = run->Load("block_reduce", "block_reduce_sum");
       DevicePtr pin = run->Upload(in), pout = run->Upload(out);
-      double t = TimeIt([&] { run->Launch(*k, {blocks}, {256}, Pack(k->signature(), pin, pout, n)); });
-      (run == &one ? r.dev1 : r.devn) = t;
+      Paired t = TimePaired(native, [&] { run->Launch(*k, {blocks}, {256}, Pack(k->signature(), pin, pout, n)); });
+      slot(run, r) = t.dev;
+      ratio(run, r) = t.ratio;
+      if (run == &one) r.native = t.native;
+      if (run == &interp && r.insts != cpu::LastLaunchInstructions(*run->stream)) {
+        std::fprintf(stderr, "%s: native code and interpreter counted different instructions\n", r.name.c_str());
+        return 1;
+      }
       r.insts = cpu::LastLaunchInstructions(*run->stream);
     }
     rows.push_back(r);
   }
 
   std::string all_label = "cpu " + std::to_string(cores) + " thr";
-  std::printf("%-16s %11s %12s %10s %12s %14s %10s %12s\n", "kernel", "native", "cpu 1 thr", "ratio", "Ginst/s 1t",
-              all_label.c_str(), "ratio", "thread-insts");
+  std::printf("%-16s %11s %12s %8s %11s %13s %8s %14s %8s %12s\n", "kernel", "native C++", "cpu 1 thr", "ratio",
+              "Ginst/s 1t", "interp 1 thr", "ratio", all_label.c_str(), "ratio", "thread-insts");
   for (const Row& r : rows) {
-    std::printf("%-16s %8.2f ms %9.2f ms %9.1fx %12.2f %11.2f ms %9.1fx %12llu\n", r.name.c_str(), r.native * 1e3,
-                r.dev1 * 1e3, r.dev1 / r.native, r.insts / r.dev1 / 1e9, r.devn * 1e3, r.devn / r.native,
+    std::printf("%-16s %8.2f ms %9.2f ms %7.1fx %11.2f %10.2f ms %7.1fx %11.2f ms %7.1fx %12llu\n", r.name.c_str(),
+                r.native * 1e3, r.dev1 * 1e3, r.r1, r.insts / r.dev1 / 1e9, r.interp * 1e3, r.ri, r.devn * 1e3, r.rn,
                 static_cast<unsigned long long>(r.insts));
   }
   return 0;

@@ -1,6 +1,7 @@
 #include "device/select.h"
 
 #include <charconv>
+#include <cstdlib>
 
 #include "device/cpu/cpu_device.h"
 #include "device/cuda/cuda_device.h"
@@ -20,10 +21,23 @@ Result<std::pair<std::shared_ptr<cuda::CudaDriver>, cuda::GpuProbe>> LoadGpu() {
   return std::make_pair(std::move(driver), std::move(probe));
 }
 
+// The CPU device, with native code as $GPUWASM_CPU_NATIVE says (off, auto: the default, always).
+Result<std::shared_ptr<Device>> OpenCpu() {
+  cpu::CpuDeviceOptions o;
+  if (const char* v = std::getenv("GPUWASM_CPU_NATIVE"); v != nullptr && *v != '\0') {
+    const std::string_view mode(v);
+    if (mode == "off") o.native = cpu::NativeMode::kOff;
+    else if (mode == "auto") o.native = cpu::NativeMode::kAuto;
+    else if (mode == "always") o.native = cpu::NativeMode::kAlways;
+    else return Status::InvalidArgument("GPUWASM_CPU_NATIVE is '" + std::string(mode) + "': use off, auto or always");
+  }
+  return cpu::CreateCpuDevice(o);
+}
+
 }  // namespace
 
 Result<std::shared_ptr<Device>> OpenDevice(std::string_view spec, std::string* why_cpu) {
-  if (spec == "cpu") return cpu::CreateCpuDevice();
+  if (spec == "cpu") return OpenCpu();
   if (spec == "auto") {
     auto gpu = LoadGpu();
     std::string why;
@@ -35,8 +49,9 @@ Result<std::shared_ptr<Device>> OpenDevice(std::string_view spec, std::string* w
     } else {
       why = gpu.status().message() + ": using the CPU device";
     }
-    if (why_cpu != nullptr) *why_cpu = std::move(why);
-    return cpu::CreateCpuDevice();
+    auto cpu = OpenCpu();
+    if (cpu.ok() && why_cpu != nullptr) *why_cpu = std::move(why);
+    return cpu;
   }
   if (spec.rfind("cuda:", 0) == 0) {
     std::string_view digits = spec.substr(5);

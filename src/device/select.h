@@ -14,7 +14,8 @@ namespace gpuwasm::device {
 // device; "cuda:N" forces CUDA device N and fails clearly when there is none. When "auto" settles
 // on the CPU device, *why_cpu (if given) receives the one-line reason (no driver, stub library,
 // cuInit error, driver too old, no device, or no CUDA device in this build) for the caller to log.
-// $GPUWASM_CUDA_LIBRARY names another driver library.
+// $GPUWASM_CUDA_LIBRARY names another driver library; $GPUWASM_CPU_NATIVE (off, auto, always) sets
+// when the CPU device compiles kernels to native code (device/cpu/native.h; default auto).
 Result<std::shared_ptr<Device>> OpenDevice(std::string_view spec, std::string* why_cpu = nullptr);
 
 }  // namespace gpuwasm::device

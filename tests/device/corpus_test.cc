@@ -16,10 +16,13 @@ namespace {
 
 using device::Dim3;
 
+// Parameter: the PTX's arch ("sm_80", "sm_90"), with "+native" for the CPU device running the
+// kernels it can translate as native code.
 class Corpus : public ::testing::TestWithParam<std::string> {
  protected:
-  std::string arch() const { return GetParam(); }
-  KernelHarness h;
+  std::string arch() const { return GetParam().substr(0, GetParam().find('+')); }
+  bool native() const { return GetParam().find("+native") != std::string::npos; }
+  KernelHarness h{native() ? KernelHarness::SharedNativeCpuDevice() : nullptr};
   std::mt19937 rng{12345};
   std::vector<float> RandomFloats(size_t n, float lo, float hi) {
     std::uniform_real_distribution<float> d(lo, hi);
@@ -611,7 +614,7 @@ TEST_P(Corpus, conversions_with_rounding_and_saturation) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Arch, Corpus, ::testing::Values("sm_80", "sm_90"));
+INSTANTIATE_TEST_SUITE_P(Arch, Corpus, ::testing::Values("sm_80", "sm_90", "sm_80+native", "sm_90+native"));
 
 }  // namespace
 }  // namespace gpuwasm::testing

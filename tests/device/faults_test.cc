@@ -12,8 +12,14 @@ namespace {
 
 using std::chrono::milliseconds;
 
-TEST(Faults, out_of_bounds_store_faults_and_touches_nothing_outside) {
-  KernelHarness h;
+// Parameter: the CPU device interpreting (false), or running native code where it can (true).
+class Faults : public ::testing::TestWithParam<bool> {
+ protected:
+  std::shared_ptr<device::Device> Dev() const { return GetParam() ? KernelHarness::SharedNativeCpuDevice() : nullptr; }
+};
+
+TEST_P(Faults, out_of_bounds_store_faults_and_touches_nothing_outside) {
+  KernelHarness h{Dev()};
   auto k = h.Load("oob_write", "sm_80", "oob_write");
   ASSERT_NE(k, nullptr);
   unsigned n = 1000;
@@ -36,8 +42,8 @@ TEST(Faults, out_of_bounds_store_faults_and_touches_nothing_outside) {
   EXPECT_EQ(c2, std::vector<int>(64, 0x5a5a5a5a));
 }
 
-TEST(Faults, in_bounds_launch_of_the_same_kernel_succeeds) {
-  KernelHarness h;
+TEST_P(Faults, in_bounds_launch_of_the_same_kernel_succeeds) {
+  KernelHarness h{Dev()};
   auto k = h.Load("oob_write", "sm_80", "oob_write");
   unsigned n = 1000;
   auto out = h.Zeros<int>(n + 1);
@@ -45,8 +51,8 @@ TEST(Faults, in_bounds_launch_of_the_same_kernel_succeeds) {
   EXPECT_EQ(h.Download<int>(out, n + 1)[n], static_cast<int>(n - 1));
 }
 
-TEST(Faults, pointer_of_another_context_faults) {
-  KernelHarness tenant_a, tenant_b;
+TEST_P(Faults, pointer_of_another_context_faults) {
+  KernelHarness tenant_a{Dev()}, tenant_b{Dev()};
   auto k = tenant_a.Load("oob_write", "sm_80", "oob_write");
   auto foreign = tenant_b.Zeros<int>(100);
   Status s = tenant_a.Run(*k, {1}, {32}, Params(k->signature()).Add(foreign).Add(32u).Add(0u).Build());
@@ -58,8 +64,8 @@ TEST(Faults, pointer_of_another_context_faults) {
   EXPECT_EQ(tenant_b.Download<int>(foreign, 32)[31], 31);
 }
 
-TEST(Faults, deadline_stops_a_kernel_that_never_ends) {
-  KernelHarness h;
+TEST_P(Faults, deadline_stops_a_kernel_that_never_ends) {
+  KernelHarness h{Dev()};
   auto k = h.Load("spin", "sm_80", "spin");
   auto flag = h.Upload(std::vector<int>{1});
   auto out = h.Zeros<int>(64);
@@ -73,8 +79,8 @@ TEST(Faults, deadline_stops_a_kernel_that_never_ends) {
   EXPECT_LE(took, 400);
 }
 
-TEST(Faults, cancel_stops_a_running_kernel_and_the_stream_stays_usable) {
-  KernelHarness h;
+TEST_P(Faults, cancel_stops_a_running_kernel_and_the_stream_stays_usable) {
+  KernelHarness h{Dev()};
   auto k = h.Load("spin", "sm_80", "spin");
   auto flag = h.Upload(std::vector<int>{1});
   auto out = h.Zeros<int>(32);
@@ -117,8 +123,8 @@ std::shared_ptr<const device::Kernel> LoadSplit(KernelHarness& h) {
   return m.ok() ? *(*m)->GetKernel("split") : nullptr;
 }
 
-TEST(Faults, lanes_of_one_instruction_may_use_different_buffers) {
-  KernelHarness h;
+TEST_P(Faults, lanes_of_one_instruction_may_use_different_buffers) {
+  KernelHarness h{Dev()};
   auto k = LoadSplit(h);
   ASSERT_NE(k, nullptr);
   auto a = h.Zeros<int>(64), b = h.Zeros<int>(64);
@@ -132,10 +138,10 @@ TEST(Faults, lanes_of_one_instruction_may_use_different_buffers) {
   }
 }
 
-TEST(Faults, values_computed_once_per_launch_are_computed_again_for_the_next) {
+TEST_P(Faults, values_computed_once_per_launch_are_computed_again_for_the_next) {
   // The parameter loads and their conversions are the same for every thread of a launch, and the
   // executor computes them once per launch: a second launch with other buffers must use its own.
-  KernelHarness h;
+  KernelHarness h{Dev()};
   auto k = LoadSplit(h);
   ASSERT_NE(k, nullptr);
   auto a1 = h.Zeros<int>(256), b1 = h.Zeros<int>(256), a2 = h.Zeros<int>(256), b2 = h.Zeros<int>(256);
@@ -149,9 +155,9 @@ TEST(Faults, values_computed_once_per_launch_are_computed_again_for_the_next) {
   }
 }
 
-TEST(Faults, a_lane_past_the_second_buffer_faults_after_the_first_fit) {
+TEST_P(Faults, a_lane_past_the_second_buffer_faults_after_the_first_fit) {
   // 64 threads, but b holds only 40 ints: the odd lanes >= 40 are outside every buffer.
-  KernelHarness h;
+  KernelHarness h{Dev()};
   auto k = LoadSplit(h);
   ASSERT_NE(k, nullptr);
   auto a = h.Zeros<int>(64), b = h.Zeros<int>(40);
@@ -165,6 +171,9 @@ TEST(Faults, a_lane_past_the_second_buffer_faults_after_the_first_fit) {
   ASSERT_TRUE(fresh->MemcpyDtoH(c.data(), canary, 256).ok());
   EXPECT_EQ(c, std::vector<int>(64, 0x5a5a5a5a));
 }
+
+INSTANTIATE_TEST_SUITE_P(Tier, Faults, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? std::string("native") : std::string("interpreted"); });
 
 TEST(Unsupported, instruction_is_named_with_its_line) {
   KernelHarness h;

@@ -66,6 +66,13 @@ class KernelHarness {
     return d;
   }
 
+  // The CPU device compiling every kernel it can translate before its first launch.
+  static std::shared_ptr<device::Device> SharedNativeCpuDevice() {
+    static std::shared_ptr<device::Device> d =
+        device::cpu::CreateCpuDevice({.native = device::cpu::NativeMode::kAlways});
+    return d;
+  }
+
   // The CPU device, or the one $GPUWASM_TEST_DEVICE names ("cuda:0": the corpus on a GPU, or on
   // the fake driver in CI); a device that cannot be opened aborts the run.
   static std::shared_ptr<device::Device> SharedTestDevice() {

@@ -18,6 +18,7 @@ extern "C" __global__ void divergence(const int* __restrict__ in, int* __restric
   s[t] = v;
   __syncthreads();
   int w = s[255 - t];
+  __syncthreads();                   // (threads 192..255 read what threads 0..63 write next)
   if (t < 64) s[t] = w + s[t + 64];  // guarded store
   __syncthreads();
   if (i >= n) return;  // some threads of the last block leave

@@ -91,11 +91,15 @@ class CpuKernel final : public Kernel, public std::enable_shared_from_this<CpuKe
   const KernelSignature& signature() const override { return sig_; }
   const CpuModule& module() const { return *module_; }
   const KernelEntry* entry() const { return entry_; }
+  // The kernel's native code slot, translated at the first call.
+  const std::shared_ptr<NativeSlot>& native_slot() const;
 
  private:
   std::shared_ptr<const CpuModule> module_;
   const KernelEntry* entry_;
   KernelSignature sig_;
+  mutable std::once_flag native_once_;
+  mutable std::shared_ptr<NativeSlot> native_;
 };
 
 class CpuModule final : public Module, public std::enable_shared_from_this<CpuModule> {
@@ -131,6 +135,11 @@ class CpuModule final : public Module, public std::enable_shared_from_this<CpuMo
   std::vector<MemoryView::Region> globals_;
   std::vector<std::shared_ptr<uint8_t>> storage_;
 };
+
+const std::shared_ptr<NativeSlot>& CpuKernel::native_slot() const {
+  std::call_once(native_once_, [&] { native_ = NativeSlot::For(TranslateKernel(*module_->program(), *entry_)); });
+  return native_;
+}
 
 class CpuDevice;
 
@@ -253,7 +262,7 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
 
 class CpuDevice final : public Device, public std::enable_shared_from_this<CpuDevice> {
  public:
-  explicit CpuDevice(const CpuDeviceOptions& o) {
+  explicit CpuDevice(const CpuDeviceOptions& o) : options_(o) {
     unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     unsigned n = o.threads != 0 ? o.threads : hw;
     // The launching stream's thread works too, so the pool has one thread fewer.
@@ -277,8 +286,10 @@ class CpuDevice final : public Device, public std::enable_shared_from_this<CpuDe
   }
 
   CtaPool& pool() { return *pool_; }
+  const CpuDeviceOptions& options() const { return options_; }
 
  private:
+  CpuDeviceOptions options_;
   DeviceInfo info_;
   std::unique_ptr<CtaPool> pool_;
   std::atomic<uint64_t> next_context_{0};
@@ -365,6 +376,10 @@ class CpuStream final : public Stream {
       spec.memory = ctx_->View(hold->module());
       spec.deadline = deadline;
       spec.cancel = &cancel_;
+      const CpuDeviceOptions& o = ctx_->device().options();
+      const std::shared_ptr<NativeSlot>& slot = hold->native_slot();
+      spec.native = slot->Get(o.native, o.native_threshold, o.cc);
+      const bool native = spec.native != nullptr;
       auto run = std::make_shared<LaunchRun>(std::move(spec));
       auto started = std::chrono::steady_clock::now();
       ctx_->device().pool().Submit(run);
@@ -372,6 +387,8 @@ class CpuStream final : public Stream {
       run->Wait();
       kernel_ns_.fetch_add((std::chrono::steady_clock::now() - started).count(), std::memory_order_relaxed);
       last_instructions_.store(run->thread_instructions());
+      last_native_.store(native);
+      if (!native) slot->AddInterpreted(run->thread_instructions(), o.native, o.native_threshold, o.cc);
       return run->status();
     }, std::move(options.on_complete));
   }
@@ -405,6 +422,7 @@ class CpuStream final : public Stream {
   }
 
   uint64_t last_instructions() const { return last_instructions_.load(); }
+  bool last_native() const { return last_native_.load(); }
 
  private:
   struct Op {
@@ -456,6 +474,7 @@ class CpuStream final : public Stream {
   Status sticky_;
   std::atomic<bool> cancel_{false};
   std::atomic<uint64_t> last_instructions_{0};
+  std::atomic<bool> last_native_{false};
   std::atomic<int64_t> kernel_ns_{0};
   std::thread thread_;
 };
@@ -473,6 +492,16 @@ std::shared_ptr<Device> CreateCpuDevice(const CpuDeviceOptions& options) {
 uint64_t LastLaunchInstructions(const Stream& stream) {
   const auto* s = dynamic_cast<const CpuStream*>(&stream);
   return s != nullptr ? s->last_instructions() : 0;
+}
+
+bool LastLaunchWasNative(const Stream& stream) {
+  const auto* s = dynamic_cast<const CpuStream*>(&stream);
+  return s != nullptr && s->last_native();
+}
+
+std::string NativeCodeWhyNot(const Kernel& kernel) {
+  const auto* k = dynamic_cast<const CpuKernel*>(&kernel);
+  return k != nullptr ? k->native_slot()->why_not() : "not a CPU device kernel";
 }
 
 }  // namespace gpuwasm::device::cpu

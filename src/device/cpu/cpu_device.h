@@ -10,12 +10,19 @@
 
 #include <memory>
 
+#include "device/cpu/native.h"
 #include "device/device.h"
 
 namespace gpuwasm::device::cpu {
 
 struct CpuDeviceOptions {
   unsigned threads = 0;  // CTA worker threads (0: hardware concurrency)
+  // Native code for kernels (native.h): by default a kernel is compiled in the background once
+  // the interpreter ran native_threshold of its thread-instructions (summed over launches and
+  // over loads of the same PTX in this process); later launches run the compiled code.
+  NativeMode native = NativeMode::kAuto;
+  uint64_t native_threshold = 100'000'000;
+  std::string cc = "cc";  // the C compiler (searched on PATH)
 };
 
 std::shared_ptr<Device> CreateCpuDevice(const CpuDeviceOptions& options = {});
@@ -23,5 +30,12 @@ std::shared_ptr<Device> CreateCpuDevice(const CpuDeviceOptions& options = {});
 // The number of thread-instructions executed by the last launch on `stream` (a CPU stream), for
 // benchmarks; 0 for other streams.
 uint64_t LastLaunchInstructions(const Stream& stream);
+
+// Whether the last launch on `stream` (a CPU stream) ran native code.
+bool LastLaunchWasNative(const Stream& stream);
+
+// Why `kernel` (of a CPU device) has no native code: the instruction the translation does not
+// cover, or the compiler's error; "" when it has (or may still get) native code.
+std::string NativeCodeWhyNot(const Kernel& kernel);
 
 }  // namespace gpuwasm::device::cpu

@@ -177,6 +177,7 @@ class CtaExec {
     cta_[1] = static_cast<uint32_t>((cta / cfg_.grid.x) % cfg_.grid.y);
     cta_[2] = static_cast<uint32_t>(cta / (uint64_t{cfg_.grid.x} * cfg_.grid.y));
     for (uint32_t w = 0; w < nwarps_; ++w) InitWarp(w);
+    if (run_.spec().native) return RunNative(*run_.spec().native);
     uint32_t pc = k_.entry_pc;
     bool converged = converged_ok_;  // every thread starts at the entry
     for (;;) {
@@ -215,6 +216,110 @@ class CtaExec {
 
  private:
   enum class Converged { kExited, kDiverged, kFailed };
+
+  // Runs the CTA with the kernel's native code (native.h). While every live thread is at one
+  // block (none at a barrier) the CTA runs together: the block runs once for all and tells where
+  // all go next. Otherwise the lowest block some thread waits for runs next, for the threads
+  // waiting for it; bar.sync releases when no thread can run.
+  bool RunNative(const NativeCode& code) {
+    constexpr uint32_t kApart = 0xffffffffu;
+    const auto& blocks = code.blocks();
+    const uint32_t nblocks = static_cast<uint32_t>(blocks.size());
+    native_next_.assign(threads_, code.entry_block());
+    native_count_.assign(nblocks, 0);
+    NativeCtx c{};
+    c.regs = regs_.data();
+    c.stride = stride_;
+    c.next = native_next_.data();
+    c.count = native_count_.data();
+    c.shared = shared_.data();
+    c.shared_size = shared_size_;
+    c.params = run_.spec().params.data();
+    c.params_size = run_.spec().params.size();
+    static_assert(sizeof(NativeCtx::Region) == sizeof(MemoryView::Region));
+    c.regions = reinterpret_cast<NativeCtx::Region*>(inst_region_.data());
+    c.address = &CtaExec::NativeAddress;
+    c.host = this;
+    c.threads = threads_;
+    uint32_t live = threads_, first = 0;
+    uint32_t together = code.entry_block();  // the block every live thread is at, or kApart
+    uint32_t steps = 0;
+    bool ok = true;
+    while (live > 0) {
+      uint32_t b;
+      bool all;
+      if (together != kApart) {
+        b = together;
+        all = true;
+      } else {
+        b = 0;
+        while (b < nblocks && native_count_[b] == 0) ++b;
+        if (b == nblocks) {
+          if (c.waiting == 0) break;  // (cannot happen: live threads are somewhere)
+          uint32_t last = 0, k = 0;  // every live thread waits at a barrier: release them
+          for (uint32_t& n : native_next_) {
+            if (n & kNativeWait) {
+              n &= ~kNativeWait;
+              if (n != last) {  // counted in a local while the block stays the same
+                native_count_[last] += k;
+                last = n;
+                k = 0;
+              }
+              ++k;
+            }
+          }
+          native_count_[last] += k;
+          c.waiting = 0;
+          continue;
+        }
+        all = native_count_[b] == live && c.waiting == 0;
+        if (all) std::fill(native_count_.begin(), native_count_.end(), 0u);  // counted afresh if they part
+      }
+      if (++steps == 64) {
+        steps = 0;
+        run_.AddInstructions(c.instructions);
+        c.instructions = 0;
+        if (!CheckStop()) return false;
+      }
+      c.all = all ? 1 : 0;
+      c.live = live;
+      c.first = first;
+      c.exited = 0;
+      if (blocks[b](&c) != 0) {
+        ok = false;
+        break;
+      }
+      if (c.exited != 0) {
+        live -= c.exited;
+        while (first < threads_ && native_next_[first] == kNativeExited) ++first;
+      }
+      if (all) {
+        if (c.go == kNativeExited) break;  // every thread exited
+        together = c.go;                    // kApart: next[] and count[] were written
+      }
+    }
+    run_.AddInstructions(c.instructions);
+    return ok;
+  }
+
+  // NativeCtx::address: an access the generated fast path did not cover.
+  static uint8_t* NativeAddress(NativeCtx* c, uint32_t pc, uint32_t space, uint64_t addr, uint32_t bytes,
+                                uint32_t thread, int store) {
+    auto* e = static_cast<CtaExec*>(c->host);
+    const Inst& in = e->p_.code[pc];
+    if (space == 4) {
+      e->Fault(in, "parameter load outside the kernel's parameters");
+      return nullptr;
+    }
+    const auto m = static_cast<Mem>(space);
+    if (m == Mem::kGlobal) {
+      if (uint8_t* p = e->GlobalFast(addr, bytes); p != nullptr) {
+        e->inst_region_[pc] = {e->cache_base_, e->cache_size_, e->cache_host_};
+        return p;
+      }
+    }
+    return e->Address(m, addr, bytes, thread / 32, thread % 32, in, store != 0);
+  }
 
   bool NoCallActive() const {
     for (uint8_t d : depth_) {
@@ -770,6 +875,8 @@ class CtaExec {
   // uniform_base_ (constants, the CTA's shape and position, launch-invariant results) when the
   // warps take over.
   std::vector<uint8_t> uniform_, uniform_base_;
+  // Native code: per thread the block it waits for; per block how many threads wait for it.
+  std::vector<uint32_t> native_next_, native_count_;
   // CTA-wide execution, one mask per warp: the running threads, those waiting at the end of the
   // current if-region (region_end_), and those the current instruction's guard selects.
   std::vector<uint32_t> active_, pending_, exec_;

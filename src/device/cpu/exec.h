@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "device/cpu/native.h"
 #include "device/cpu/program.h"
 #include "device/device.h"
 
@@ -49,6 +50,7 @@ struct LaunchSpec {
   MemoryView memory;
   std::optional<std::chrono::steady_clock::time_point> deadline;
   const std::atomic<bool>* cancel = nullptr;  // set by Stream::Cancel
+  std::shared_ptr<const NativeCode> native;    // the kernel's native code, else interpreted
 };
 
 // State shared by the threads executing one launch.

@@ -413,6 +413,7 @@ class Decoder {
             o.rfind("L1::", 0) != 0 && o.rfind("L2::", 0) != 0) {
           return Unsupported(in, "modifier ." + o);
         }
+        if (o == "volatile") x.flags |= kVolatile;
       }
       if (m.space == "param") {
         auto sym = addr.kind == Operand::Kind::kAddress && addr.reg < 0 ? Lookup(addr.symbol) : std::nullopt;

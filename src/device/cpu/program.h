@@ -36,6 +36,7 @@ enum Flag : uint16_t {
   kFtz = 1, kSat = 2, kApprox = 4, kShiftAmt = 8, kWrap = 16, kLeft = 32, kHasPred3 = 64, kNegPred3 = 128,
   kNegSrc0 = 256,  // vote: the predicate operand is negated
   kDualDst = 512,  // setp/shfl: a second (predicate) destination
+  kVolatile = 1024,  // ld/st.volatile
 };
 
 enum class Cmp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kLo, kLs, kHi, kHs, kEqu, kNeu, kLtu, kLeu, kGtu, kGeu, kNum, kNan };

@@ -1,0 +1,1021 @@
+#include "device/cpu/native.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <list>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "common/sha256.h"
+#include "common/subprocess.h"
+#include "common/unique_name.h"
+
+namespace gpuwasm::device::cpu {
+
+namespace fs = std::filesystem;
+using ptx::Type;
+
+namespace {
+
+// Bump with any change to what the translation emits.
+constexpr const char* kNativeVersion = "gpuwasm-native-1";
+
+// The C twin of NativeCtx, and helpers the generated code uses.
+constexpr const char* kPrelude = R"(#include <stdint.h>
+#include <string.h>
+#include <math.h>
+struct gw_region { uint64_t base, size; uint8_t* host; };
+struct gw_ctx {
+  uint64_t* regs; uint64_t stride; uint32_t* next; uint32_t* count;
+  uint8_t* shared; uint64_t shared_size; const uint8_t* params; uint64_t params_size;
+  struct gw_region* regions;
+  uint8_t* (*address)(struct gw_ctx*, uint32_t, uint32_t, uint64_t, uint32_t, uint32_t, int);
+  void* host; uint64_t instructions; uint32_t threads; uint32_t waiting;
+  uint32_t all; uint32_t live; uint32_t first; uint32_t go; uint32_t exited;
+};
+/* The slow path of an access (another region, or a fault): out of line, so that the hot loops keep
+   their values in registers. */
+__attribute__((noinline, cold)) static uint8_t* gw_slow(struct gw_ctx* c, uint32_t pc, uint32_t space, uint64_t a,
+                                                        uint32_t bytes, uint32_t t, int store) {
+  return c->address(c, pc, space, a, bytes, t, store);
+}
+#define gw_likely(x) __builtin_expect(!!(x), 1)
+static inline float gw_f(uint64_t v) { uint32_t u = (uint32_t)v; float f; memcpy(&f, &u, 4); return f; }
+static inline uint64_t gw_fb(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline double gw_d(uint64_t v) { double d; memcpy(&d, &v, 8); return d; }
+static inline uint64_t gw_db(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
+/* PTX comparisons: ordered ones are false on NaN, unordered ones true (c: the Cmp value). */
+static inline int gw_cmpf(int c, double a, double b) {
+  int u = a != a || b != b;
+  switch (c) {
+    case 0: return !u && a == b;  case 1: return !u && a != b;  case 2: return !u && a < b;
+    case 3: return !u && a <= b;  case 4: return !u && a > b;   case 5: return !u && a >= b;
+    case 10: return u || a == b;  case 11: return u || a != b;  case 12: return u || a < b;
+    case 13: return u || a <= b;  case 14: return u || a > b;   case 15: return u || a >= b;
+    case 16: return !u;           case 17: return u;            default: return 0;
+  }
+}
+)";
+
+const char* CType(Type t) {  // the interpreter's WithInt mapping
+  switch (t) {
+    case Type::kS8: return "int8_t";
+    case Type::kS16: return "int16_t";
+    case Type::kS32: return "int32_t";
+    case Type::kS64: return "int64_t";
+    case Type::kU8: case Type::kB8: return "uint8_t";
+    case Type::kU16: case Type::kB16: return "uint16_t";
+    case Type::kU64: case Type::kB64: return "uint64_t";
+    default: return "uint32_t";
+  }
+}
+
+const char* UType(Type t) {
+  switch (t) {
+    case Type::kS8: case Type::kU8: case Type::kB8: return "uint8_t";
+    case Type::kS16: case Type::kU16: case Type::kB16: return "uint16_t";
+    case Type::kS64: case Type::kU64: case Type::kB64: return "uint64_t";
+    default: return "uint32_t";
+  }
+}
+
+unsigned Bits(Type t) {
+  switch (t) {
+    case Type::kS8: case Type::kU8: case Type::kB8: return 8;
+    case Type::kS16: case Type::kU16: case Type::kB16: return 16;
+    case Type::kS64: case Type::kU64: case Type::kB64: return 64;
+    default: return 32;
+  }
+}
+
+bool IsIntLike(Type t) { return !ptx::IsFloat(t) && t != Type::kPred && t != Type::kF16x2 && t != Type::kBF16x2; }
+
+class Translator {
+ public:
+  Translator(const Program& p, const KernelEntry& k) : p_(p), k_(k) {}
+
+  Result<NativeSource> Run() {
+    GPUWASM_RETURN_IF_ERROR(FindBlocks());
+    for (const GlobalVariable& g : p_.globals) global_slots_.insert(g.address_slot);
+    FindUniform();
+    // Slots some block reads before writing: their values cross block boundaries, so a block that
+    // writes one stores it back. Every other per-thread value lives in C locals within its block.
+    for (size_t b = 0; b < starts_.size(); ++b) {
+      for (uint32_t s : UpwardExposed(static_cast<uint32_t>(b))) crossing_.insert(s);
+    }
+    std::string body;
+    for (size_t b = 0; b < starts_.size(); ++b) {
+      GPUWASM_ASSIGN_OR_RETURN(std::string f, Block(static_cast<uint32_t>(b)));
+      body += f;
+    }
+    if (bad_operand_) return Status::Unsupported("native code: an instruction lacks an operand");
+    NativeSource src;
+    src.blocks = static_cast<uint32_t>(starts_.size());
+    src.entry_block = BlockOf(k_.entry_pc);
+    src.c = std::string("/* ") + kNativeVersion + " */\n" + kPrelude + body;
+    src.c += "const uint32_t gw_block_count = " + std::to_string(src.blocks) + ";\n";
+    src.c += "int (*const gw_blocks[])(struct gw_ctx*) = {";
+    for (uint32_t b = 0; b < src.blocks; ++b) src.c += (b ? ", gw_b" : "gw_b") + std::to_string(b);
+    src.c += "};\n";
+    return src;
+  }
+
+ private:
+  static constexpr uint32_t kMaxInstructions = 20000, kMaxBlocks = 2000;
+  static constexpr uint32_t kExit = 0xffffffffu;  // the virtual exit block
+
+  Status Unsupported(const Inst& in, const std::string& what) {
+    return Status::Unsupported("native code: " + what + " (PTX line " + std::to_string(in.line) + ")");
+  }
+
+  // The instructions the translation covers (what it does not cover stays with the interpreter).
+  static bool Translatable(Op op) {
+    switch (op) {
+      case Op::kNop: case Op::kMov: case Op::kLdKParam: case Op::kLd: case Op::kSt: case Op::kCvta: case Op::kCvtaTo:
+      case Op::kMulWide: case Op::kMadWide: case Op::kSetp: case Op::kSelp: case Op::kCvt: case Op::kAdd: case Op::kSub:
+      case Op::kMulLo: case Op::kMadLo: case Op::kMin: case Op::kMax: case Op::kAnd: case Op::kOr: case Op::kXor:
+      case Op::kNot: case Op::kNeg: case Op::kShl: case Op::kShr: case Op::kFma: case Op::kBra: case Op::kBar:
+      case Op::kExit: case Op::kRet:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  static bool IsTerminator(Op op) { return op == Op::kBra || op == Op::kBar || op == Op::kExit || op == Op::kRet; }
+
+  // The instructions reachable from the entry, cut into blocks at branch targets and after
+  // branches, barriers and exits; each block's successors.
+  Status FindBlocks() {
+    std::set<uint32_t> leaders = {k_.entry_pc};
+    std::set<uint32_t> seen;
+    std::vector<uint32_t> work = {k_.entry_pc};
+    while (!work.empty()) {
+      uint32_t pc = work.back();
+      work.pop_back();
+      while (pc < p_.code.size() && seen.insert(pc).second) {
+        if (seen.size() > kMaxInstructions) return Status::Unsupported("native code: kernel too large");
+        const Inst& in = p_.code[pc];
+        if (!Translatable(in.op)) return Unsupported(in, std::string("instruction kind ") + std::to_string(static_cast<int>(in.op)));
+        if (in.op == Op::kBra) {
+          leaders.insert(in.target);
+          work.push_back(in.target);
+          leaders.insert(pc + 1);
+          if (in.guard == kNoSlot) break;
+        } else if (in.op == Op::kBar) {
+          if (in.guard != kNoSlot) return Unsupported(in, "guarded bar.sync");
+          leaders.insert(pc + 1);
+        } else if (in.op == Op::kExit || in.op == Op::kRet) {
+          leaders.insert(pc + 1);
+          if (in.guard == kNoSlot) break;
+        }
+        ++pc;
+      }
+      if (pc >= p_.code.size()) return Status::Unsupported("native code: control reaches the end of the code");
+    }
+    for (uint32_t l : leaders) {
+      if (seen.count(l)) starts_.push_back(l);
+    }
+    if (starts_.size() > kMaxBlocks) return Status::Unsupported("native code: kernel too large");
+    seen_ = std::move(seen);
+    succ_of_.resize(starts_.size());
+    for (uint32_t b = 0; b < starts_.size(); ++b) {
+      const uint32_t last = BlockEnd(b) - 1;
+      const Inst& in = p_.code[last];
+      auto& out = succ_of_[b];
+      if (!IsTerminator(in.op)) {
+        out.push_back(BlockOf(last + 1));
+      } else if (in.op == Op::kBra) {
+        out.push_back(BlockOf(in.target));
+        if (in.guard != kNoSlot) out.push_back(BlockOf(last + 1));
+      } else if (in.op == Op::kBar) {
+        out.push_back(BlockOf(last + 1));
+      } else {
+        out.push_back(kExit);
+        if (in.guard != kNoSlot) out.push_back(BlockOf(last + 1));
+      }
+    }
+    return Status::Ok();
+  }
+
+  uint32_t BlockEnd(uint32_t b) const {
+    const uint32_t end = b + 1 < starts_.size() ? starts_[b + 1] : static_cast<uint32_t>(p_.code.size());
+    uint32_t pc = starts_[b];
+    while (pc < end && seen_.count(pc)) {
+      if (IsTerminator(p_.code[pc++].op)) break;
+    }
+    return pc;
+  }
+
+  uint32_t BlockOf(uint32_t pc) const {
+    return static_cast<uint32_t>(std::lower_bound(starts_.begin(), starts_.end(), pc) - starts_.begin());
+  }
+
+  // The register slots `in` reads and writes. A guarded write keeps the old value where the guard
+  // is false: it reads its destination too. A store reads its values (kept in d[]).
+  static void ReadsWrites(const Inst& in, std::vector<uint32_t>& reads, std::vector<uint32_t>& writes) {
+    reads.clear();
+    writes.clear();
+    for (uint32_t s : in.s) {
+      if (s != kNoSlot) reads.push_back(s);
+    }
+    if (in.guard != kNoSlot) reads.push_back(in.guard);
+    if (IsTerminator(in.op)) return;
+    for (uint32_t d : in.d) {
+      if (d == kNoSlot) continue;
+      if (in.op == Op::kSt) {
+        reads.push_back(d);
+        continue;
+      }
+      writes.push_back(d);
+      if (in.guard != kNoSlot) reads.push_back(d);
+    }
+  }
+
+  // Which slots hold one value for every thread of the CTA wherever they are read (a static
+  // divergence analysis). Thread-dependent values start at %tid, %laneid, %warpid, the lane
+  // masks and memory loads; they flow through data, and through control: a slot written in the
+  // blocks between a branch on a thread-dependent value and the point all its paths meet again
+  // (the branch's immediate post-dominator) differs between threads that took different paths.
+  void FindUniform() {
+    divergent_.assign(p_.slot_count, 0);
+    for (uint32_t s : {kTidX, kTidY, kTidZ, kLaneId, kWarpId, kLanemaskEq, kLanemaskLt, kLanemaskLe, kLanemaskGt,
+                       kLanemaskGe}) {
+      divergent_[p_.special_base + s] = 1;
+    }
+    const auto ipdom = ImmediatePostDominators();
+    std::vector<uint32_t> reads, writes;
+    for (bool changed = true; changed;) {
+      changed = false;
+      auto mark = [&](uint32_t s) {
+        if (!divergent_[s]) divergent_[s] = 1, changed = true;
+      };
+      for (uint32_t b = 0; b < starts_.size(); ++b) {
+        for (uint32_t pc = starts_[b]; pc < BlockEnd(b); ++pc) {
+          const Inst& in = p_.code[pc];
+          ReadsWrites(in, reads, writes);
+          bool d = in.op == Op::kLd;
+          for (uint32_t r : reads) d = d || divergent_[r];
+          if (d) {
+            for (uint32_t w : writes) mark(w);
+          }
+        }
+        const Inst& last = p_.code[BlockEnd(b) - 1];
+        if (IsTerminator(last.op) && last.guard != kNoSlot && divergent_[last.guard]) {
+          for (uint32_t r : Region(b, ipdom[b])) {
+            for (uint32_t pc = starts_[r]; pc < BlockEnd(r); ++pc) {
+              ReadsWrites(p_.code[pc], reads, writes);
+              for (uint32_t w : writes) mark(w);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  bool IsUniform(uint32_t slot) const { return !divergent_[slot]; }
+
+  // Per block, its immediate post-dominator (kExit: only the virtual exit).
+  std::vector<uint32_t> ImmediatePostDominators() const {
+    const uint32_t n = static_cast<uint32_t>(starts_.size());
+    // pdom[b]: bit set over blocks (the virtual exit is implicit: it post-dominates everything).
+    std::vector<std::vector<bool>> pdom(n, std::vector<bool>(n, true));
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (uint32_t b = n; b-- > 0;) {
+        std::vector<bool> next(n, true);
+        bool to_exit = false;
+        for (uint32_t s : succ_of_[b]) {
+          if (s == kExit) {
+            to_exit = true;
+            continue;
+          }
+          for (uint32_t i = 0; i < n; ++i) next[i] = next[i] && pdom[s][i];
+        }
+        if (to_exit) std::fill(next.begin(), next.end(), false);
+        next[b] = true;
+        if (next != pdom[b]) {
+          pdom[b] = std::move(next);
+          changed = true;
+        }
+      }
+    }
+    std::vector<uint32_t> ipdom(n, kExit);
+    for (uint32_t b = 0; b < n; ++b) {
+      size_t best = 0;
+      for (uint32_t d = 0; d < n; ++d) {  // the nearest strict post-dominator has the most of its own
+        if (d == b || !pdom[b][d]) continue;
+        size_t size = static_cast<size_t>(std::count(pdom[d].begin(), pdom[d].end(), true));
+        if (size > best) best = size, ipdom[b] = d;
+      }
+    }
+    return ipdom;
+  }
+
+  // Blocks reachable from `b`'s successors without passing `stop`.
+  std::vector<uint32_t> Region(uint32_t b, uint32_t stop) const {
+    std::vector<bool> in(starts_.size(), false);
+    std::vector<uint32_t> work, out;
+    for (uint32_t s : succ_of_[b]) work.push_back(s);
+    while (!work.empty()) {
+      uint32_t x = work.back();
+      work.pop_back();
+      if (x == kExit || x == stop || in[x]) continue;
+      in[x] = true;
+      out.push_back(x);
+      for (uint32_t s : succ_of_[x]) work.push_back(s);
+    }
+    return out;
+  }
+
+  std::set<uint32_t> UpwardExposed(uint32_t b) const {
+    std::set<uint32_t> ue, written;
+    std::vector<uint32_t> reads, writes;
+    for (uint32_t pc = starts_[b]; pc < BlockEnd(b); ++pc) {
+      ReadsWrites(p_.code[pc], reads, writes);
+      for (uint32_t r : reads) {
+        if (!written.count(r) && !(all_ && IsUniform(r))) ue.insert(r);
+      }
+      for (uint32_t w : writes) written.insert(w);
+    }
+    return ue;
+  }
+
+  bool IsConst(uint32_t slot) const {
+    return slot >= p_.const_base && slot < p_.const_base + p_.consts.size() && !global_slots_.count(slot);
+  }
+
+  // A register as a C expression: a constant's value; a uniform slot's current value in this
+  // block (computed once, before the thread loop); else the thread's local copy.
+  std::string R(uint32_t slot) {
+    if (slot >= p_.slot_count) {  // an operand the instruction lacks: refused at the end of Run()
+      bad_operand_ = true;
+      return "0ull";
+    }
+    if (IsConst(slot)) {
+      char b[32];
+      std::snprintf(b, sizeof b, "0x%llxull", static_cast<unsigned long long>(p_.consts[slot - p_.const_base]));
+      return b;
+    }
+    if (all_ && IsUniform(slot)) {
+      auto it = uversion_.find(slot);
+      if (it != uversion_.end()) return it->second;
+      uused_.insert(slot);
+      return "u" + std::to_string(slot);
+    }
+    used_.insert(slot);
+    return "r" + std::to_string(slot);
+  }
+
+  // gw_go(B) for a successor block (token-pasted into its counter's name).
+  std::string Go(uint32_t block) {
+    succ_.insert(block);
+    return "gw_go(" + std::to_string(block) + ")";
+  }
+
+  // One block function, two bodies. With c->all every live thread waits for this block (none at
+  // a barrier): the block runs once for all of them, so instructions whose sources are uniform
+  // run once (reading thread c->first, a live one), their results that other blocks read are
+  // written to every thread, and a branch alike for all (or a barrier, or an exit) sets c->go
+  // instead of next[]: the executor keeps the CTA together. Otherwise each thread waiting for
+  // the block runs every instruction itself (the interpreter's semantics: a block may run more
+  // than once while threads arrive at different times).
+  Result<std::string> Block(uint32_t b) {
+    succ_.clear();
+    std::string all_body, thread_body;
+    {
+      all_ = true;
+      GPUWASM_ASSIGN_OR_RETURN(all_body, Body(b));
+      all_ = false;
+      GPUWASM_ASSIGN_OR_RETURN(thread_body, Body(b));
+    }
+    std::set<uint32_t> ptrs = ptrs_;
+    const std::string B = std::to_string(b);
+    std::string f = "static int gw_b" + B + "(struct gw_ctx* c) {\n";
+    f += "  uint64_t* const R = c->regs; const uint64_t S = c->stride;\n";
+    f += "  uint32_t* const next = c->next; uint32_t* const count = c->count;\n";
+    f += "  uint8_t* const sh = c->shared; const uint64_t shsz = c->shared_size;\n";
+    f += "  (void)sh; (void)shsz; (void)R; (void)S;\n";
+    for (uint32_t s : ptrs) {
+      f += "  uint64_t* restrict s" + std::to_string(s) + " = R + (uint64_t)" + std::to_string(s) + " * S;\n";
+    }
+    f += "  uint64_t n = 0; uint32_t waiting = 0, exited = 0; const uint32_t T = c->threads;\n";
+    std::string flush;
+    for (uint32_t x : succ_) {
+      f += "  uint32_t k" + std::to_string(x) + " = 0;\n";
+      flush += " count[" + std::to_string(x) + "] += k" + std::to_string(x) + ";";
+    }
+    const std::string finish = " c->instructions += n; c->waiting += waiting; c->exited += exited;" + flush;
+    f += "#define gw_go(B) { next[t] = (B); ++k##B; }\n";
+    f += "#define gw_fault {" + finish + " return 1; }\n";
+    f += "  c->go = 0xffffffffu;\n";
+    f += "  if (c->all) {\n" + all_body + "  } else {\n" + thread_body + "  }\n";
+    f += "#undef gw_go\n#undef gw_fault\n";
+    f += " " + finish + "\n  return 0;\n}\n";
+    ptrs_.clear();
+    return f;
+  }
+
+  Result<std::string> Body(uint32_t b) {
+    used_.clear();
+    uused_.clear();
+    uversion_.clear();
+    const uint32_t first = starts_[b], end = BlockEnd(b);
+    std::string pre, code;  // once per block run (all mode); per thread
+    uint32_t counted = 0;   // unguarded instructions: every thread runs them
+    bool any_extra = false; // uniform guarded instructions: `extra` counts those that ran
+    uint32_t temp = 0;
+    bool per_thread_code = false;
+    std::string term_all, term_thread;  // the terminator: all together; per thread
+    for (uint32_t pc = first; pc < end; ++pc) {
+      const Inst& in = p_.code[pc];
+      const bool guard_uniform = all_ && in.guard != kNoSlot && IsUniform(in.guard);
+      std::string guard;
+      if (in.guard != kNoSlot) guard = std::string(in.guard_negated ? "!" : "") + "(" + R(in.guard) + " & 1)";
+      if (IsTerminator(in.op)) {
+        const uint32_t fall = pc + 1 < p_.code.size() ? BlockOf(pc + 1) : 0;
+        std::string taken_all, taken_thread;
+        if (in.op == Op::kBra) {
+          taken_all = "c->go = " + std::to_string(BlockOf(in.target)) + "u;";
+          taken_thread = Go(BlockOf(in.target));
+        } else if (in.op == Op::kBar) {
+          taken_all = "c->go = " + std::to_string(fall) + "u;";  // everyone arrives at once: released
+          taken_thread = "{ next[t] = " + std::to_string(fall) + "u | 0x80000000u; ++waiting; }";
+        } else {
+          taken_all = "c->go = 0x7fffffffu;";
+          taken_thread = "{ next[t] = 0x7fffffffu; ++exited; }";
+        }
+        if (in.guard == kNoSlot) {
+          ++counted;
+          if (all_) term_all = taken_all;
+          term_thread = taken_thread;
+        } else if (guard_uniform) {
+          pre += "    const int go = " + guard + "; extra += go;\n";
+          any_extra = true;
+          term_all = "if (go) { " + taken_all + " } else c->go = " + std::to_string(fall) + "u;";
+        } else if (uint32_t join = 0; all_ && IfRegion(b, in, &join)) {
+          // An if some threads skip: the others run the block it skips right here, and all
+          // continue together at the join.
+          const uint32_t f = BlockOf(pc + 1), fend = BlockEnd(f);
+          uint32_t fcount = 0;
+          std::string inner;
+          for (uint32_t q = starts_[f]; q < fend; ++q) {
+            const Inst& x = p_.code[q];
+            if (x.op == Op::kBra) {  // the unguarded branch to the join
+              ++fcount;
+              break;
+            }
+            GPUWASM_ASSIGN_OR_RETURN(std::string stmt, Compute(x, q, [&](uint32_t slot) { return R(slot); }));
+            if (x.guard == kNoSlot) {
+              ++fcount;
+              inner += "        " + stmt + "\n";
+            } else {
+              const std::string g = std::string(x.guard_negated ? "!" : "") + "(" + R(x.guard) + " & 1)";
+              inner += "        if (" + g + ") { ++n; " + stmt + " }\n";
+            }
+            region_.push_back(q);
+          }
+          per_thread_code = true;
+          code += "      if (" + guard + ") { ++n; } else {\n        n += " + std::to_string(fcount) + ";\n" + inner + "      }\n";
+          term_all = "c->go = " + std::to_string(join) + "u;";
+        } else {
+          term_thread = "if (" + guard + ") { ++n; " + taken_thread + " } else " + Go(fall) + ";";
+        }
+        break;
+      }
+      std::vector<uint32_t> reads, writes;
+      ReadsWrites(in, reads, writes);
+      bool uniform = all_ && in.op != Op::kSt && in.op != Op::kLd && !writes.empty();
+      for (uint32_t w : writes) uniform = uniform && IsUniform(w);
+      if (uniform) {  // computed once, into new versions of its destinations
+        GPUWASM_ASSIGN_OR_RETURN(std::string stmt, Statement(in, pc, temp));
+        pre += "    " + stmt + "\n";
+        if (in.guard == kNoSlot) {
+          ++counted;
+        } else {
+          pre += "    extra += " + guard + ";\n";
+          any_extra = true;
+        }
+        continue;
+      }
+      per_thread_code = true;
+      GPUWASM_ASSIGN_OR_RETURN(std::string stmt, Compute(in, pc, [&](uint32_t slot) { return R(slot); }));
+      if (in.guard == kNoSlot) {
+        ++counted;
+        code += "      " + stmt + "\n";
+      } else {
+        code += "      if (" + guard + ") { ++n; " + stmt + " }\n";
+      }
+    }
+    if (term_thread.empty() && term_all.empty()) {  // falls into the next block
+      term_all = "c->go = " + std::to_string(BlockOf(end)) + "u;";
+      term_thread = Go(BlockOf(end)) + ";";
+    }
+    if (!all_) term_all.clear();
+    // Per-thread locals: loaded where the block reads a slot before writing it; stored where a
+    // written slot's value crosses blocks. Uniform results crossing blocks go to every thread.
+    std::set<uint32_t> ue = UpwardExposed(b);
+    std::set<uint32_t> written;
+    std::vector<uint32_t> reads, writes;
+    for (uint32_t q = first; q < end; ++q) {
+      ReadsWrites(p_.code[q], reads, writes);
+      for (uint32_t w : writes) written.insert(w);
+    }
+    for (uint32_t q : region_) {  // run by some threads only: what they write keeps its old value
+      ReadsWrites(p_.code[q], reads, writes);  // in the others, so it is loaded like a read
+      for (uint32_t r : reads) {
+        if (!written.count(r) && !(all_ && IsUniform(r))) ue.insert(r);
+      }
+      for (uint32_t w : writes) {
+        if (!(all_ && IsUniform(w)) && crossing_.count(w) && !written.count(w)) ue.insert(w);
+        written.insert(w);
+      }
+    }
+    region_.clear();
+    std::string decl, store, fill, load;
+    for (uint32_t s : used_) {
+      const std::string n = std::to_string(s);
+      ptrs_.insert(s);
+      decl += ue.count(s) ? "      uint64_t r" + n + " = s" + n + "[t];\n" : "      uint64_t r" + n + ";\n";
+      if (written.count(s) && crossing_.count(s)) store += "      s" + n + "[t] = r" + n + ";\n";
+    }
+    for (uint32_t s : uused_) {
+      ptrs_.insert(s);
+      load += "    const uint64_t u" + std::to_string(s) + " = s" + std::to_string(s) + "[c->first];\n";
+    }
+    for (const auto& [slot, name] : uversion_) {
+      if (!crossing_.count(slot)) continue;
+      ptrs_.insert(slot);
+      fill += "    for (uint32_t t = 0; t < T; ++t) s" + std::to_string(slot) + "[t] = " + name + ";\n";
+    }
+    const std::string per = std::to_string(counted) + (any_extra ? " + extra" : "");
+    std::string out;
+    out += "    uint64_t extra = 0; (void)extra;\n";
+    if (all_) {
+      out += load + pre;
+      const bool together = !term_all.empty();
+      if (per_thread_code || !together) {
+        out += "    count[" + std::to_string(b) + "] = 0;\n";
+        out += "    for (uint32_t t = 0; t < T; ++t) {\n";
+        out += "      if (next[t] == 0x7fffffffu) continue;\n";
+        out += "      n += " + per + ";\n";
+        out += decl + code + store;
+        if (!together) out += "      " + term_thread + "\n";
+        out += "    }\n";
+      } else {
+        out += "    n += (uint64_t)(" + per + ") * c->live;\n";
+      }
+      out += fill;
+      if (together) out += "    " + term_all + "\n";
+    } else {
+      out += "    count[" + std::to_string(b) + "] = 0;\n";
+      out += "    for (uint32_t t = 0; t < T; ++t) {\n";
+      out += "      if (next[t] != " + std::to_string(b) + "u) continue;\n";
+      out += "      n += " + per + ";\n";
+      out += decl + code + store;
+      out += "      " + term_thread + "\n";
+      out += "    }\n";
+    }
+    return out;
+  }
+
+  // Whether `bra` (ending block b, guarded by a thread-dependent predicate) skips exactly the
+  // next block, which goes on to the branch target (the join) with nothing in between: no
+  // barrier, exit or other branch, and no more than 64 instructions.
+  bool IfRegion(uint32_t b, const Inst& bra, uint32_t* join) const {
+    if (bra.op != Op::kBra || b + 1 >= starts_.size()) return false;
+    const uint32_t f = b + 1, j = BlockOf(bra.target);
+    if (j <= f || starts_[j] != bra.target) return false;
+    const uint32_t fend = BlockEnd(f);
+    if (fend - starts_[f] > 64) return false;
+    const Inst& last = p_.code[fend - 1];
+    if (IsTerminator(last.op)) {
+      if (last.op != Op::kBra || last.guard != kNoSlot || last.target != bra.target) return false;
+    } else if (BlockOf(fend) != j) {
+      return false;
+    }
+    *join = j;
+    return true;
+  }
+
+  // The address of a `bytes`-byte access by instruction `pc`, into `p` (faults return).
+  std::string Address(const Inst& in, uint32_t pc, unsigned bytes, bool store) {
+    std::string a = "uint64_t A = " + R(in.s[0]) + " + (uint64_t)" + std::to_string(static_cast<uint64_t>(in.offset)) + "ull;";
+    const std::string B = std::to_string(bytes), P = std::to_string(pc), st = store ? "1" : "0";
+    const std::string slow = "gw_slow(c, " + P + "u, " + std::to_string(static_cast<int>(in.mem)) + "u, A, " + B + "u, t, " + st + ")";
+    switch (in.mem) {
+      case Mem::kGlobal:
+        return a + " struct gw_region* g = &c->regions[" + P + "]; uint64_t o = A - g->base; uint8_t* p = (g->size >= " + B +
+               " && o <= g->size - " + B + ") ? g->host + o : " + slow + "; if (!p) gw_fault";
+      case Mem::kShared:
+        return a + " uint8_t* p = gw_likely(shsz >= " + B + " && A <= shsz - " + B + ") ? sh + A : " + slow + "; if (!p) gw_fault";
+      default:
+        return a + " uint8_t* p = " + slow + "; if (!p) gw_fault";
+    }
+  }
+
+  // A uniform instruction (all mode): its destinations get new versions, const locals computed
+  // once; a guarded one keeps the old value where its guard is false.
+  Result<std::string> Statement(const Inst& in, uint32_t pc, uint32_t& temp) {
+    std::vector<std::pair<uint32_t, std::string>> fresh;
+    std::string guard;
+    if (in.guard != kNoSlot) guard = std::string(in.guard_negated ? "!" : "") + "(" + R(in.guard) + " & 1)";
+    std::string decl;
+    for (uint32_t d : in.d) {
+      if (d == kNoSlot) continue;
+      std::string name = "v" + std::to_string(temp++);
+      decl += "uint64_t " + name + " = " + R(d) + "; ";  // the old value (kept where the guard is false)
+      fresh.push_back({d, name});
+    }
+    auto dest = [&](uint32_t slot) -> std::string {
+      for (auto& [s, name] : fresh) {
+        if (s == slot) return name;
+      }
+      return R(slot);
+    };
+    // Sources read the versions before this instruction (R() names them until they are published).
+    GPUWASM_ASSIGN_OR_RETURN(std::string stmt, Compute(in, pc, dest));
+    for (auto& [s, name] : fresh) uversion_[s] = name;
+    if (!guard.empty()) return decl + "if (" + guard + ") { " + stmt + " }";
+    return decl + stmt;
+  }
+
+  // The statement computing `in`; `dst(slot)` names where a destination goes (sources use R()).
+  template <class Dst>
+  Result<std::string> Compute(const Inst& in, uint32_t pc, Dst dst) {
+    const Type t = in.t;
+    auto d = [&](int k = 0) { return dst(in.d[k]); };
+    switch (in.op) {
+      case Op::kNop: return std::string(";");
+      case Op::kMov: return d() + " = " + R(in.s[0]) + ";";
+      case Op::kLdKParam: {
+        const unsigned size = ptx::TypeSize(t);
+        if (in.offset < 0) return Unsupported(in, "negative parameter offset");
+        const std::string off = std::to_string(in.offset), sz = std::to_string(size);
+        std::string s = "{ uint64_t v = 0; if (" + off + "ull + " + sz + " > c->params_size) { c->address(c, " +
+                        std::to_string(pc) + "u, 4u, " + off + "ull, " + sz + "u, 0, 0); return 1; } memcpy(&v, c->params + " +
+                        off + ", " + sz + ");";
+        if (ptx::IsSigned(t) && size < 8) {
+          const std::string sh = std::to_string(64 - 8 * size);
+          s += " v = (uint64_t)((int64_t)(v << " + sh + ") >> " + sh + ");";
+        }
+        return s + " " + d() + " = v; }";
+      }
+      case Op::kCvta: {
+        const char* add = in.mem == Mem::kShared ? "0x0000010000000000ull" : in.mem == Mem::kLocal ? "0x0000020000000000ull" : "0ull";
+        return d() + " = " + R(in.s[0]) + " + " + add + ";";
+      }
+      case Op::kCvtaTo: {
+        if (in.mem != Mem::kShared && in.mem != Mem::kLocal) return d() + " = " + R(in.s[0]) + ";";
+        const char* sub = in.mem == Mem::kShared ? "0x0000010000000000ull" : "0x0000020000000000ull";
+        return "{ uint64_t a = " + R(in.s[0]) + "; " + d() + " = a >= " + sub + " ? a - " + sub + " : a; }";
+      }
+      case Op::kLd:
+      case Op::kSt: {
+        const unsigned size = ptx::TypeSize(t);
+        if (size != 1 && size != 2 && size != 4 && size != 8) return Unsupported(in, "access size");
+        if ((in.flags & kVolatile) && in.mem != Mem::kGlobal) {
+          // The warp-synchronous idiom (volatile shared memory, no __syncwarp) relies on the
+          // threads of a warp running in lockstep; native code runs them one after another.
+          return Unsupported(in, "volatile shared memory access (warp-synchronous code)");
+        }
+        const bool store = in.op == Op::kSt;
+        std::string s = "{ " + Address(in, pc, size * in.vec, store);
+        const char* u = size == 1 ? "uint8_t" : size == 2 ? "uint16_t" : size == 4 ? "uint32_t" : "uint64_t";
+        const char* sg = size == 1 ? "int8_t" : size == 2 ? "int16_t" : size == 4 ? "int32_t" : "int64_t";
+        for (unsigned k = 0; k < in.vec; ++k) {
+          const std::string at = "p + " + std::to_string(k * size);
+          if (store) {
+            s += std::string(" { ") + u + " x = (" + u + ")" + R(in.d[k]) + "; memcpy(" + at + ", &x, " + std::to_string(size) + "); }";
+          } else if (ptx::IsSigned(t) && size < 8) {
+            s += std::string(" { ") + sg + " x; memcpy(&x, " + at + ", " + std::to_string(size) + "); " + d(k) + " = (uint64_t)(int64_t)x; }";
+          } else {
+            s += std::string(" { ") + u + " x; memcpy(&x, " + at + ", " + std::to_string(size) + "); " + d(k) + " = (uint64_t)x; }";
+          }
+        }
+        return s + " }";
+      }
+      case Op::kMulWide:
+      case Op::kMadWide: {
+        const Type st = in.t2;
+        if (!IsIntLike(st) || Bits(st) > 32) return Unsupported(in, "wide multiply type");
+        const char* w = ptx::IsSigned(st) ? "int64_t" : "uint64_t";
+        std::string e = std::string("(uint64_t)((") + w + ")" + As(st, in.s[0]) + " * (" + w + ")" + As(st, in.s[1]) + ")";
+        if (in.op == Op::kMadWide) e += " + " + R(in.s[2]);
+        if (Bits(st) == 16) e = "((" + e + ") & 0xffffffffull)";
+        return d() + " = " + e + ";";
+      }
+      case Op::kSetp: return Setp(in, d(0), (in.flags & kDualDst) ? d(1) : std::string());
+      case Op::kSelp: {
+        const bool neg = in.flags & kNegPred3;
+        return d() + " = ((" + R(in.s[2]) + " & 1) != " + (neg ? "1" : "0") + ") ? " + R(in.s[0]) + " : " + R(in.s[1]) + ";";
+      }
+      case Op::kCvt: {
+        if (!IsIntLike(t) || !IsIntLike(in.t2) || (in.flags & kSat)) return Unsupported(in, "cvt form");
+        return d() + " = " + Store(t, As(in.t2, in.s[0])) + ";";
+      }
+      default: break;
+    }
+    if (t == Type::kF32 || t == Type::kF64) return Float(in, d());
+    if (t == Type::kPred) {
+      const std::string a = "(" + R(in.s[0]) + " & 1)";
+      const std::string b = in.s[1] != kNoSlot ? "(" + R(in.s[1]) + " & 1)" : a;
+      switch (in.op) {
+        case Op::kAnd: return d() + " = " + a + " & " + b + ";";
+        case Op::kOr: return d() + " = " + a + " | " + b + ";";
+        case Op::kXor: return d() + " = " + a + " ^ " + b + ";";
+        case Op::kNot: return d() + " = !" + a + ";";
+        default: return Unsupported(in, "predicate instruction");
+      }
+    }
+    if (!IsIntLike(t)) return Unsupported(in, "instruction type");
+    return Int(in, d());
+  }
+
+  // A C expression of the register as the instruction's type T (sign- or zero-extended).
+  std::string As(Type t, uint32_t slot) { return std::string("(") + CType(t) + ")" + R(slot); }
+  // The 64-bit register value of a T-typed C expression (the interpreter's Store).
+  static std::string Store(Type t, const std::string& e) { return std::string("(uint64_t)(") + CType(t) + ")(" + e + ")"; }
+
+  Result<std::string> Int(const Inst& in, const std::string& d) {
+    const Type t = in.t;
+    const std::string T = CType(t), U = UType(t);
+    auto W = [&](uint32_t s) { return "(uint64_t)" + As(t, s); };  // extended to 64 bits
+    const std::string A = W(in.s[0]);
+    const std::string Bv = in.s[1] != kNoSlot ? W(in.s[1]) : A;
+    const std::string bits = std::to_string(Bits(t));
+    switch (in.op) {
+      case Op::kAdd:
+        if (in.flags & kSat) return Unsupported(in, "add.sat");
+        return d + " = " + Store(t, A + " + " + Bv) + ";";
+      case Op::kSub:
+        if (in.flags & kSat) return Unsupported(in, "sub.sat");
+        return d + " = " + Store(t, A + " - " + Bv) + ";";
+      case Op::kMulLo: return d + " = " + Store(t, A + " * " + Bv) + ";";
+      case Op::kMadLo: return d + " = " + Store(t, A + " * " + Bv + " + " + W(in.s[2])) + ";";
+      case Op::kMin:
+      case Op::kMax: {
+        const std::string x = As(t, in.s[0]), y = As(t, in.s[1]);
+        const char* op = in.op == Op::kMin ? " < " : " > ";
+        return "{ " + T + " x = " + x + ", y = " + y + "; " + d + " = " + Store(t, std::string("x") + op + "y ? x : y") + "; }";
+      }
+      case Op::kAnd: return d + " = " + Store(t, A + " & " + Bv) + ";";
+      case Op::kOr: return d + " = " + Store(t, A + " | " + Bv) + ";";
+      case Op::kXor: return d + " = " + Store(t, A + " ^ " + Bv) + ";";
+      case Op::kNot: return d + " = " + Store(t, "~" + A) + ";";
+      case Op::kNeg: return d + " = " + Store(t, "0ull - " + A) + ";";
+      case Op::kShl:
+        return "{ uint32_t s = (uint32_t)" + R(in.s[1]) + "; " + d + " = s >= " + bits + " ? 0 : " +
+               Store(t, "(uint64_t)(" + U + ")" + As(t, in.s[0]) + " << s") + "; }";
+      case Op::kShr:
+        if (ptx::IsSigned(t)) {
+          return "{ uint32_t s = (uint32_t)" + R(in.s[1]) + "; " + T + " x = " + As(t, in.s[0]) + "; " + d + " = " +
+                 Store(t, "s >= " + bits + " ? (x < 0 ? -1 : 0) : (x >> s)") + "; }";
+        }
+        return "{ uint32_t s = (uint32_t)" + R(in.s[1]) + "; " + T + " x = " + As(t, in.s[0]) + "; " + d + " = " +
+               Store(t, "s >= " + bits + " ? 0 : (x >> s)") + "; }";
+      default: return Unsupported(in, "integer instruction");
+    }
+  }
+
+  Result<std::string> Float(const Inst& in, const std::string& d) {
+    const bool f64 = in.t == Type::kF64;
+    if ((in.flags & (kFtz | kSat)) || (in.rnd != Round::kDefault && in.rnd != Round::kRn)) {
+      return Unsupported(in, "float rounding, flushing or saturation");
+    }
+    const char* get = f64 ? "gw_d(" : "gw_f(";
+    const char* put = f64 ? "gw_db(" : "gw_fb(";
+    auto v = [&](uint32_t s) { return std::string(get) + R(s) + ")"; };
+    switch (in.op) {
+      case Op::kAdd: return d + " = " + put + v(in.s[0]) + " + " + v(in.s[1]) + ");";
+      case Op::kSub: return d + " = " + put + v(in.s[0]) + " - " + v(in.s[1]) + ");";
+      case Op::kMulLo: return d + " = " + put + v(in.s[0]) + " * " + v(in.s[1]) + ");";
+      case Op::kFma:
+        return d + " = " + put + (f64 ? "fma(" : "fmaf(") + v(in.s[0]) + ", " + v(in.s[1]) + ", " + v(in.s[2]) + "));";
+      default: return Unsupported(in, "float instruction");
+    }
+  }
+
+  Result<std::string> Setp(const Inst& in, const std::string& d0, const std::string& d1) {
+    const Type t = in.t;
+    std::string cmp;
+    if (t == Type::kF32 || t == Type::kF64) {
+      if (in.flags & kFtz) return Unsupported(in, "setp.ftz");
+      const char* get = t == Type::kF64 ? "gw_d(" : "(double)gw_f(";
+      cmp = "gw_cmpf(" + std::to_string(in.cmp) + ", " + get + R(in.s[0]) + "), " + get + R(in.s[1]) + "))";
+    } else if (IsIntLike(t)) {
+      const char* op = nullptr;
+      switch (static_cast<Cmp>(in.cmp)) {
+        case Cmp::kEq: op = "=="; break;
+        case Cmp::kNe: op = "!="; break;
+        case Cmp::kLt: case Cmp::kLo: op = "<"; break;
+        case Cmp::kLe: case Cmp::kLs: op = "<="; break;
+        case Cmp::kGt: case Cmp::kHi: op = ">"; break;
+        case Cmp::kGe: case Cmp::kHs: op = ">="; break;
+        default: break;
+      }
+      cmp = op == nullptr ? std::string("0") : "(" + As(t, in.s[0]) + " " + op + " " + As(t, in.s[1]) + ")";
+    } else {
+      return Unsupported(in, "setp type");
+    }
+    const bool pred3 = in.flags & kHasPred3;
+    std::string s = "{ int x = " + cmp + "; int y = !x;";
+    if (pred3) {
+      const std::string cv = "((" + R(in.s[2]) + " & 1) != " + ((in.flags & kNegPred3) ? "1" : "0") + ")";
+      s += " int cv = " + cv + ";";
+      switch (static_cast<BoolOp>(in.bool_op)) {
+        case BoolOp::kAnd: s += " x = x && cv; y = y && cv;"; break;
+        case BoolOp::kOr: s += " x = x || cv; y = y || cv;"; break;
+        default: s += " x = x != cv; y = y != cv;"; break;
+      }
+    }
+    s += " " + d0 + " = (uint64_t)x;";
+    if (!d1.empty()) s += " " + d1 + " = (uint64_t)y;";
+    else s += " (void)y;";
+    return s + " }";
+  }
+
+  const Program& p_;
+  const KernelEntry& k_;
+  std::vector<uint32_t> starts_;
+  std::set<uint32_t> seen_;
+  std::vector<std::vector<uint32_t>> succ_of_;
+  std::vector<uint8_t> divergent_;
+  std::set<uint32_t> used_, uused_;
+  std::map<uint32_t, std::string> uversion_;
+  std::set<uint32_t> crossing_, global_slots_;
+  std::set<uint32_t> succ_, ptrs_;
+  std::vector<uint32_t> region_;  // instructions of an if-region inlined into the block
+  bool all_ = false;  // generating the all-threads-together body
+  bool bad_operand_ = false;
+};
+
+}  // namespace
+
+Result<NativeSource> TranslateKernel(const Program& program, const KernelEntry& kernel) {
+  return Translator(program, kernel).Run();
+}
+
+NativeCode::~NativeCode() {
+  if (handle_ != nullptr) dlclose(handle_);
+}
+
+Result<std::shared_ptr<const NativeCode>> NativeCode::Compile(const NativeSource& src, const std::string& cc) {
+  std::error_code ec;
+  fs::path work = fs::temp_directory_path(ec) / ("gpuwasm-native-" + UniqueSuffix());
+  if (ec || !fs::create_directories(work, ec)) {
+    return Status::IoError("cannot create a directory for native code: " + ec.message());
+  }
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() {
+      std::error_code e;
+      fs::remove_all(p, e);
+    }
+  } cleanup{work};
+  {
+    std::ofstream out(work / "kernel.c", std::ios::binary);
+    out << src.c;
+    if (!out) return Status::IoError("cannot write " + (work / "kernel.c").string());
+  }
+  const fs::path so = work / "kernel.so";
+  std::vector<std::string> argv = {cc, "-O2", "-march=native", "-ffp-contract=off", "-fno-strict-aliasing",
+                                   "-fPIC", "-shared", "-w", "-g0", (work / "kernel.c").string(), "-o", so.string(), "-lm"};
+  ProcessLimits limits;
+  limits.cpu_seconds = 60;
+  limits.wall = std::chrono::milliseconds(60'000);
+  GPUWASM_ASSIGN_OR_RETURN(ProcessResult pr, RunLimited(argv, limits));
+  if (pr.timed_out || pr.signaled || pr.exit_code != 0) {
+    std::string tail = pr.output.size() > 1000 ? pr.output.substr(pr.output.size() - 1000) : pr.output;
+    return Status::Internal("compiling a kernel's native code failed: " + tail);
+  }
+  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) {
+    const char* e = dlerror();
+    return Status::Internal(std::string("cannot load a kernel's native code: ") + (e ? e : "dlopen failed"));
+  }
+  std::shared_ptr<NativeCode> code(new NativeCode());
+  code->handle_ = h;
+  auto* count = static_cast<const uint32_t*>(dlsym(h, "gw_block_count"));
+  auto* table = static_cast<NativeBlockFn const*>(dlsym(h, "gw_blocks"));
+  if (count == nullptr || table == nullptr || *count != src.blocks) {
+    return Status::Internal("a kernel's native code lacks its block table");
+  }
+  code->blocks_.assign(table, table + *count);
+  code->entry_ = src.entry_block;
+  return std::shared_ptr<const NativeCode>(std::move(code));
+}
+
+namespace {
+
+// Translations compiled in this process, by the hash of their C source. Bounded: the least
+// recently used entries go first (their code stays loaded while a launch holds it).
+class SlotCache {
+ public:
+  static SlotCache& Get() {
+    static auto* cache = new SlotCache();  // never destroyed: compile threads may outlive main
+    return *cache;
+  }
+  std::shared_ptr<NativeSlot> Find(const std::string& key, const std::function<std::shared_ptr<NativeSlot>()>& make) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    if (it != map_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second.second);
+      return it->second.first;
+    }
+    auto slot = make();
+    lru_.push_front(key);
+    map_[key] = {slot, lru_.begin()};
+    while (map_.size() > kMax) {
+      map_.erase(lru_.back());
+      lru_.pop_back();
+    }
+    return slot;
+  }
+
+ private:
+  static constexpr size_t kMax = 256;
+  std::mutex mu_;
+  std::list<std::string> lru_;
+  std::map<std::string, std::pair<std::shared_ptr<NativeSlot>, std::list<std::string>::iterator>> map_;
+};
+
+}  // namespace
+
+std::shared_ptr<NativeSlot> NativeSlot::For(Result<NativeSource> source) {
+  if (!source.ok()) {
+    auto slot = std::make_shared<NativeSlot>();
+    slot->error_ = source.status().message();
+    slot->failed_ = true;
+    return slot;
+  }
+  auto src = std::make_shared<const NativeSource>(std::move(*source));
+  return SlotCache::Get().Find(Sha256Hex(src->c), [&] {
+    auto slot = std::make_shared<NativeSlot>();
+    slot->source_ = src;
+    return slot;
+  });
+}
+
+std::shared_ptr<const NativeCode> NativeSlot::Get(NativeMode mode, uint64_t threshold, const std::string& cc) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (mode == NativeMode::kOff) return nullptr;
+  if (code_ || failed_) return code_;
+  if (mode == NativeMode::kAlways) {
+    if (!compiling_) {
+      compiling_ = true;
+      lock.unlock();
+      StartCompile(/*wait=*/true, cc);
+      lock.lock();
+    }
+    cv_.wait(lock, [&] { return !compiling_; });
+    return code_;
+  }
+  (void)threshold;
+  return nullptr;
+}
+
+void NativeSlot::AddInterpreted(uint64_t instructions, NativeMode mode, uint64_t threshold, const std::string& cc) {
+  if (mode != NativeMode::kAuto) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (code_ || failed_ || compiling_) return;
+    interpreted_ += instructions;
+    if (interpreted_ < threshold) return;
+    compiling_ = true;
+  }
+  StartCompile(/*wait=*/false, cc);
+}
+
+void NativeSlot::StartCompile(bool wait, const std::string& cc) {
+  auto job = [self = shared_from_this(), cc, src = source_]() {
+    auto r = NativeCode::Compile(*src, cc);
+    std::lock_guard<std::mutex> lock(self->mu_);
+    if (r.ok()) {
+      self->code_ = std::move(*r);
+    } else {
+      self->failed_ = true;
+      self->error_ = r.status().message();
+    }
+    self->compiling_ = false;
+    self->cv_.notify_all();
+  };
+  if (wait) {
+    job();
+  } else {
+    std::thread(job).detach();
+  }
+}
+
+std::string NativeSlot::why_not() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return error_;
+}
+
+}  // namespace gpuwasm::device::cpu

@@ -1,0 +1,139 @@
+// Native code for CPU-device kernels: a kernel's PTX, decoded, translated to C and compiled by the
+// system C compiler (the one that compiles guests' Wasm), then loaded with dlopen.
+//
+// The translation splits the kernel into basic blocks (a bar.sync ends one). Each block becomes a
+// C function that runs the block for every thread of the CTA waiting to enter it, thread after
+// thread: within a block threads do not interact (a barrier would end it), so one thread may run
+// the whole block before the next. The executor (exec.cc) picks the lowest block some thread waits
+// for, exactly as its interpreter picks the lowest pc, releases bar.sync when every live thread
+// arrived, and checks for cancellation and deadlines between blocks.
+//
+// Registers are the interpreter's register file (slot-major across the CTA), so constants and
+// special registers are filled the same way. Every memory access is checked as in the
+// interpreter: a global access against the region the instruction hit last, then through the
+// executor (which faults with the kernel, PTX line and address); shared accesses against the
+// CTA's shared memory; local and generic ones always through the executor. Nothing a kernel names
+// reaches the C source: it holds only numbers (slots, offsets, immediates) the translator wrote.
+//
+// Only a subset of instructions is translated (integer and predicate arithmetic, f32/f64 add,
+// sub, mul and fma rounding to nearest, comparisons, moves, loads and stores, branches, bar.sync,
+// exit). A kernel using anything else, or warp-level instructions (shfl, vote: threads of a warp
+// must run in lockstep there), atomics or calls, stays with the interpreter.
+//
+// Thread-safety: NativeCode is immutable once loaded; the cache is internally synchronised.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "device/cpu/program.h"
+
+namespace gpuwasm::device::cpu {
+
+// The state a block function works on. Its C twin is written into every generated source
+// (kNativeCtxC); both must stay identical.
+struct NativeCtx {
+  struct Region {
+    uint64_t base, size;
+    uint8_t* host;
+  };
+  uint64_t* regs;            // slot s of thread t at regs[s * stride + t]
+  uint64_t stride;
+  uint32_t* next;            // per thread: the block it waits to run | kNativeWait, or kNativeExited
+  uint32_t* count;           // per block: how many threads wait to run it (not at a barrier)
+  uint8_t* shared;
+  uint64_t shared_size;
+  const uint8_t* params;
+  uint64_t params_size;
+  Region* regions;           // per instruction: the global region its last access hit
+  // Host address for an access the fast path does not cover (space: Mem, or 4 for a kernel
+  // parameter); nullptr after it faulted the launch.
+  uint8_t* (*address)(NativeCtx* c, uint32_t pc, uint32_t space, uint64_t addr, uint32_t bytes, uint32_t thread,
+                      int store);
+  void* host;
+  uint64_t instructions;     // thread-instructions executed
+  uint32_t threads;
+  uint32_t waiting;          // threads at a barrier
+  uint32_t all;              // every live thread waits for the block called (none at a barrier)
+  uint32_t live;             // threads not exited
+  uint32_t first;            // a live thread
+  uint32_t go;               // set by an `all` call when every thread goes on alike: the next
+                             // block, or kNativeExited; else 0xffffffff (next[] was written)
+  uint32_t exited;           // threads that exited in the call
+};
+
+inline constexpr uint32_t kNativeWait = 0x80000000u;
+inline constexpr uint32_t kNativeExited = 0x7fffffffu;
+
+// A block function: 0, or 1 when an access faulted (the launch has failed).
+using NativeBlockFn = int (*)(NativeCtx*);
+
+// A translated kernel: C source and its shape.
+struct NativeSource {
+  std::string c;
+  uint32_t blocks = 0;
+  uint32_t entry_block = 0;
+};
+
+// Translates `kernel` of `program`; Unsupported (naming the instruction and PTX line) when it
+// uses anything the translation does not cover.
+Result<NativeSource> TranslateKernel(const Program& program, const KernelEntry& kernel);
+
+// A compiled, loaded kernel.
+class NativeCode {
+ public:
+  ~NativeCode();
+  NativeCode(const NativeCode&) = delete;
+  NativeCode& operator=(const NativeCode&) = delete;
+  uint32_t entry_block() const { return entry_; }
+  const std::vector<NativeBlockFn>& blocks() const { return blocks_; }
+
+  // Compiles `src` with `cc` (in a child process under limits) and loads it.
+  static Result<std::shared_ptr<const NativeCode>> Compile(const NativeSource& src, const std::string& cc);
+
+ private:
+  NativeCode() = default;
+  void* handle_ = nullptr;
+  uint32_t entry_ = 0;
+  std::vector<NativeBlockFn> blocks_;
+};
+
+// When kernels get native code.
+enum class NativeMode {
+  kOff,     // always interpret
+  kAuto,    // compile in the background once a kernel ran `threshold` thread-instructions
+  kAlways,  // compile before a kernel's first launch (tests, benchmarks)
+};
+
+// A kernel's native code, shared by every load of the same translation in this process (a
+// serverless runtime loads a tenant's module afresh for each invocation).
+class NativeSlot : public std::enable_shared_from_this<NativeSlot> {
+ public:
+  // The slot of `source` (nullptr source: the kernel cannot be translated).
+  static std::shared_ptr<NativeSlot> For(Result<NativeSource> source);
+
+  // The code when it is ready. Counts `instructions` the interpreter ran for the kernel, and
+  // starts a compile when the mode asks for one (kAlways: compiles now, in this thread).
+  std::shared_ptr<const NativeCode> Get(NativeMode mode, uint64_t threshold, const std::string& cc);
+  void AddInterpreted(uint64_t instructions, NativeMode mode, uint64_t threshold, const std::string& cc);
+  // Why the kernel has no native code ("" while it may still get some).
+  std::string why_not() const;
+
+ private:
+  void StartCompile(bool wait, const std::string& cc);
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::shared_ptr<const NativeSource> source_;  // null: unsupported
+  std::string error_;
+  bool compiling_ = false, failed_ = false;
+  uint64_t interpreted_ = 0;
+  std::shared_ptr<const NativeCode> code_;
+};
+
+}  // namespace gpuwasm::device::cpu

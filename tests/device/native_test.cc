@@ -1,0 +1,156 @@
+// Native code on the CPU device (device/cpu/native.h): which kernels get it, that they run it, and
+// that a kernel the translation or the compiler cannot handle still runs, interpreted, with the
+// reason kept. Results of native code are checked against the C++ references by the corpus
+// (Corpus/*+native) and the fault tests (Tier/Faults.*/native).
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "device/cpu/cpu_device.h"
+#include "device/select.h"
+#include "kernel_harness.h"
+
+namespace gpuwasm::testing {
+namespace {
+
+using device::cpu::NativeMode;
+
+TEST(NativeCode, corpus_kernels_the_translation_covers_run_as_native_code) {
+  KernelHarness h(KernelHarness::SharedNativeCpuDevice());
+  struct Case {
+    const char* file;
+    const char* kernel;
+  };
+  for (Case c : {Case{"vector_add", "vector_add"}, Case{"block_reduce", "block_reduce_sum"}, Case{"matmul", "matmul_tiled"},
+                 Case{"divergence", "divergence"}, Case{"divergence", "uniform_after_divergence"}, Case{"saxpy", "saxpy"},
+                 Case{"oob_write", "oob_write"}, Case{"spin", "spin"}}) {
+    for (const char* arch : {"sm_80", "sm_90"}) {
+      auto k = h.Load(c.file, arch, c.kernel);
+      ASSERT_NE(k, nullptr);
+      EXPECT_EQ(device::cpu::NativeCodeWhyNot(*k), "") << c.kernel << " " << arch;
+    }
+  }
+  // And a launch runs it.
+  auto k = h.Load("oob_write", "sm_80", "oob_write");
+  auto out = h.Zeros<int>(64);
+  ASSERT_TRUE(h.Run(*k, {1}, {64}, Params(k->signature()).Add(out).Add(64u).Add(0u).Build()).ok());
+  EXPECT_TRUE(device::cpu::LastLaunchWasNative(h.stream()));
+  EXPECT_EQ(h.Download<int>(out, 64)[63], 63);
+}
+
+TEST(NativeCode, a_load_from_one_address_in_every_thread_may_still_differ_per_thread) {
+  // Each thread's local memory is its own: the same address holds each thread's %tid.
+  KernelHarness h(KernelHarness::SharedNativeCpuDevice());
+  const char* ptx =
+      ".version 8.0\n.target sm_80\n.address_size 64\n"
+      ".visible .entry loc(.param .u64 p)\n{\n  .local .align 4 .b8 __local_depot0[16];\n"
+      "  .reg .b64 %SPL;\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<8>;\n"
+      "  mov.u64 %SPL, __local_depot0;\n  mov.u32 %r1, %tid.x;\n  st.local.u32 [%SPL+4], %r1;\n"
+      "  ld.local.u32 %r2, [%SPL+4];\n  add.u32 %r3, %r2, 1;\n  ld.param.u64 %rd2, [p];\n"
+      "  cvta.to.global.u64 %rd3, %rd2;\n  mul.wide.u32 %rd4, %r1, 4;\n  add.s64 %rd5, %rd3, %rd4;\n"
+      "  st.global.u32 [%rd5], %r3;\n  ret;\n}\n";
+  auto m = h.context().LoadModule(ptx);
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto k = *(*m)->GetKernel("loc");
+  auto out = h.Zeros<int>(64);
+  ASSERT_TRUE(h.Run(*k, {1}, {64}, Params(k->signature()).Add(out).Build()).ok());
+  EXPECT_TRUE(device::cpu::LastLaunchWasNative(h.stream())) << device::cpu::NativeCodeWhyNot(*k);
+  auto got = h.Download<int>(out, 64);
+  for (int t = 0; t < 64; ++t) ASSERT_EQ(got[t], t + 1) << t;
+}
+
+TEST(NativeCode, a_kernel_with_warp_shuffles_runs_interpreted_and_says_why) {
+  KernelHarness h(KernelHarness::SharedNativeCpuDevice());
+  auto k = h.Load("warp_reduce", "sm_80", "warp_reduce_sum");
+  ASSERT_NE(k, nullptr);
+  unsigned n = 256;
+  std::vector<int> in(n, 1);
+  auto pin = h.Upload(in), ptotal = h.Zeros<int>(1), pwarp = h.Zeros<int>(n / 32);
+  ASSERT_TRUE(h.Run(*k, {1}, {256}, Params(k->signature()).Add(pin).Add(ptotal).Add(pwarp).Add(n).Build()).ok());
+  EXPECT_FALSE(device::cpu::LastLaunchWasNative(h.stream()));
+  EXPECT_EQ(h.Download<int>(ptotal, 1)[0], 256);
+  const std::string why = device::cpu::NativeCodeWhyNot(*k);
+  EXPECT_EQ(why.rfind("native code: ", 0), 0u) << why;
+  EXPECT_NE(why.find("(PTX line "), std::string::npos) << why;
+}
+
+TEST(NativeCode, a_compiler_that_fails_leaves_the_kernel_interpreted) {
+  // `false` exits 1 whatever it is given: the compile fails, the launch still runs.
+  auto dev = device::cpu::CreateCpuDevice({.native = NativeMode::kAlways, .cc = "false"});
+  KernelHarness h(dev);
+  // A translation no other test compiles (the process shares compiled code by its source).
+  const char* ptx =
+      ".version 8.0\n.target sm_80\n.address_size 64\n"
+      ".visible .entry seven(.param .u64 p)\n{\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n"
+      "  ld.param.u64 %rd1, [p];\n  cvta.to.global.u64 %rd2, %rd1;\n  mov.u32 %r1, 7777;\n"
+      "  st.global.u32 [%rd2], %r1;\n  ret;\n}\n";
+  auto m = h.context().LoadModule(ptx);
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto k = *(*m)->GetKernel("seven");
+  auto out = h.Zeros<int>(1);
+  ASSERT_TRUE(h.Run(*k, {1}, {1}, Params(k->signature()).Add(out).Build()).ok());
+  EXPECT_FALSE(device::cpu::LastLaunchWasNative(h.stream()));
+  EXPECT_EQ(h.Download<int>(out, 1)[0], 7777);
+  EXPECT_NE(device::cpu::NativeCodeWhyNot(*k).find("compiling a kernel's native code failed"), std::string::npos)
+      << device::cpu::NativeCodeWhyNot(*k);
+}
+
+TEST(NativeCode, by_default_a_kernel_is_compiled_in_the_background_once_it_ran_enough) {
+  auto dev = device::cpu::CreateCpuDevice({.native = NativeMode::kAuto, .native_threshold = 5000});
+  KernelHarness h(dev);
+  const char* ptx =  // again a source of its own: no other test compiled it already
+      ".version 8.0\n.target sm_80\n.address_size 64\n"
+      ".visible .entry fill(.param .u64 p)\n{\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<6>;\n"
+      "  ld.param.u64 %rd1, [p];\n  cvta.to.global.u64 %rd2, %rd1;\n  mov.u32 %r1, %tid.x;\n"
+      "  mul.wide.u32 %rd3, %r1, 4;\n  add.s64 %rd4, %rd2, %rd3;\n  add.u32 %r2, %r1, 4242;\n"
+      "  st.global.u32 [%rd4], %r2;\n  ret;\n}\n";
+  auto m = h.context().LoadModule(ptx);
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto k = *(*m)->GetKernel("fill");
+  auto out = h.Zeros<int>(256);
+  // 256 threads x 8 instructions = 2048 per launch: the first three launches are interpreted.
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(h.Run(*k, {1}, {256}, Params(k->signature()).Add(out).Build()).ok());
+    EXPECT_FALSE(device::cpu::LastLaunchWasNative(h.stream())) << i;
+  }
+  bool native = false;
+  for (int i = 0; i < 600 && !native; ++i) {  // the compile takes well under a minute
+    ASSERT_TRUE(h.Run(*k, {1}, {256}, Params(k->signature()).Add(out).Build()).ok());
+    native = device::cpu::LastLaunchWasNative(h.stream());
+    if (!native) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(native) << device::cpu::NativeCodeWhyNot(*k);
+  EXPECT_EQ(h.Download<int>(out, 256)[255], 255 + 4242);
+}
+
+TEST(NativeCode, off_never_compiles) {
+  auto dev = device::cpu::CreateCpuDevice({.native = NativeMode::kOff});
+  KernelHarness h(dev);
+  auto k = h.Load("oob_write", "sm_80", "oob_write");
+  auto out = h.Zeros<int>(64);
+  ASSERT_TRUE(h.Run(*k, {1}, {64}, Params(k->signature()).Add(out).Add(64u).Add(0u).Build()).ok());
+  EXPECT_FALSE(device::cpu::LastLaunchWasNative(h.stream()));
+}
+
+TEST(NativeCode, the_environment_chooses_the_mode_and_a_wrong_value_is_refused) {
+  struct Restore {
+    ~Restore() { unsetenv("GPUWASM_CPU_NATIVE"); }
+  } restore;
+  for (const char* mode : {"off", "always"}) {
+    setenv("GPUWASM_CPU_NATIVE", mode, 1);
+    auto dev = device::OpenDevice("cpu");
+    ASSERT_TRUE(dev.ok()) << dev.status();
+    KernelHarness h(*dev);
+    auto k = h.Load("oob_write", "sm_90", "oob_write");
+    auto out = h.Zeros<int>(32);
+    ASSERT_TRUE(h.Run(*k, {1}, {32}, Params(k->signature()).Add(out).Add(32u).Add(0u).Build()).ok());
+    EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), std::string(mode) == "always") << mode;
+  }
+  setenv("GPUWASM_CPU_NATIVE", "fast", 1);
+  auto dev = device::OpenDevice("cpu");
+  ASSERT_FALSE(dev.ok());
+  EXPECT_EQ(dev.status().message(), "GPUWASM_CPU_NATIVE is 'fast': use off, auto or always");
+}
+
+}  // namespace
+}  // namespace gpuwasm::testing
