@@ -38,6 +38,31 @@ TEST(NativeCode, corpus_kernels_the_translation_covers_run_as_native_code) {
   EXPECT_EQ(h.Download<int>(out, 64)[63], 63);
 }
 
+TEST(NativeCode, counts_the_same_thread_instructions_as_the_interpreter) {
+  // Launch metrics and the benchmark's thread-instructions mean the same with either tier.
+  auto interp = device::cpu::CreateCpuDevice({.native = NativeMode::kOff});
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    uint64_t counted[2] = {0, 0};
+    for (int native = 0; native < 2; ++native) {
+      KernelHarness h(native ? KernelHarness::SharedNativeCpuDevice() : interp);
+      auto reduce = h.Load("block_reduce", arch, "block_reduce_sum");
+      auto diverge = h.Load("divergence", arch, "divergence");
+      ASSERT_TRUE(reduce && diverge);
+      unsigned n = 5 * 256 - 77;  // the last block has threads past n (they return early)
+      std::vector<int> in(n, 3);
+      auto pin = h.Upload(in), pout = h.Zeros<int>(n), porder = h.Zeros<int>(5), psum = h.Zeros<float>(5);
+      ASSERT_TRUE(h.Run(*reduce, {5}, {256}, Params(reduce->signature()).Add(pin).Add(psum).Add(n).Build()).ok());
+      EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), native == 1);
+      counted[native] += device::cpu::LastLaunchInstructions(h.stream());
+      ASSERT_TRUE(h.Run(*diverge, {5}, {256}, Params(diverge->signature()).Add(pin).Add(pout).Add(porder).Add(n).Build()).ok());
+      EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), native == 1);
+      counted[native] += device::cpu::LastLaunchInstructions(h.stream());
+    }
+    EXPECT_GT(counted[0], 0u);
+    EXPECT_EQ(counted[0], counted[1]) << arch;
+  }
+}
+
 TEST(NativeCode, a_load_from_one_address_in_every_thread_may_still_differ_per_thread) {
   // Each thread's local memory is its own: the same address holds each thread's %tid.
   KernelHarness h(KernelHarness::SharedNativeCpuDevice());

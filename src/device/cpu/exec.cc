@@ -241,6 +241,7 @@ class CtaExec {
     c.address = &CtaExec::NativeAddress;
     c.host = this;
     c.threads = threads_;
+    c.flat = cfg_.block.y == 1 && cfg_.block.z == 1;
     uint32_t live = threads_, first = 0;
     uint32_t together = code.entry_block();  // the block every live thread is at, or kApart
     uint32_t steps = 0;

@@ -37,7 +37,7 @@ struct gw_ctx {
   struct gw_region* regions;
   uint8_t* (*address)(struct gw_ctx*, uint32_t, uint32_t, uint64_t, uint32_t, uint32_t, int);
   void* host; uint64_t instructions; uint32_t threads; uint32_t waiting;
-  uint32_t all; uint32_t live; uint32_t first; uint32_t go; uint32_t exited;
+  uint32_t all; uint32_t live; uint32_t first; uint32_t go; uint32_t exited; uint32_t flat;
 };
 /* The slow path of an access (another region, or a fault): out of line, so that the hot loops keep
    their values in registers. */
@@ -432,6 +432,10 @@ class Translator {
     bool any_extra = false; // uniform guarded instructions: `extra` counts those that ran
     uint32_t temp = 0;
     bool per_thread_code = false;
+    std::vector<uint32_t> thread_pcs;  // the per-thread instructions (all mode)
+    std::string setp_bound;            // the last per-thread setp's second operand
+    std::string range, range_inner;    // an if-region whose threads are a range of indices
+    uint32_t range_count = 0;
     std::string term_all, term_thread;  // the terminator: all together; per thread
     for (uint32_t pc = first; pc < end; ++pc) {
       const Inst& in = p_.code[pc];
@@ -484,6 +488,9 @@ class Translator {
           per_thread_code = true;
           code += "      if (" + guard + ") { ++n; } else {\n        n += " + std::to_string(fcount) + ";\n" + inner + "      }\n";
           term_all = "c->go = " + std::to_string(join) + "u;";
+          range = IndexRange(in, thread_pcs, setp_bound);
+          range_inner = inner;
+          range_count = fcount;
         } else {
           term_thread = "if (" + guard + ") { ++n; " + taken_thread + " } else " + Go(fall) + ";";
         }
@@ -505,6 +512,8 @@ class Translator {
         continue;
       }
       per_thread_code = true;
+      thread_pcs.push_back(pc);
+      if (in.op == Op::kSetp && in.s[1] < p_.slot_count) setp_bound = R(in.s[1]);
       GPUWASM_ASSIGN_OR_RETURN(std::string stmt, Compute(in, pc, [&](uint32_t slot) { return R(slot); }));
       if (in.guard == kNoSlot) {
         ++counted;
@@ -560,14 +569,24 @@ class Translator {
     if (all_) {
       out += load + pre;
       const bool together = !term_all.empty();
+      if (!range.empty()) {
+        // The threads that run the if-region are the indices [lo, hi): the others only compare.
+        out += "    if (c->flat && c->live == T) {\n" + range;
+        out += "      n += (uint64_t)(" + per + ") * T + (T - (hi - lo));\n";
+        out += "      for (uint32_t t = lo; t < hi; ++t) {\n";
+        out += "      n += " + std::to_string(range_count) + ";\n";
+        out += decl + range_inner + store;
+        out += "      }\n    } else\n";
+      }
       if (per_thread_code || !together) {
+        out += "    {\n";
         out += "    count[" + std::to_string(b) + "] = 0;\n";
         out += "    for (uint32_t t = 0; t < T; ++t) {\n";
         out += "      if (next[t] == 0x7fffffffu) continue;\n";
         out += "      n += " + per + ";\n";
         out += decl + code + store;
         if (!together) out += "      " + term_thread + "\n";
-        out += "    }\n";
+        out += "    }\n    }\n";
       } else {
         out += "    n += (uint64_t)(" + per + ") * c->live;\n";
       }
@@ -583,6 +602,53 @@ class Translator {
       out += "    }\n";
     }
     return out;
+  }
+
+  // For an if-region whose branch tests only `%tid.x <op> bound` (unsigned, bound alike for every
+  // thread; nothing else in the block is per thread): C code setting lo, hi to the thread indices
+  // that run the region, valid when the block is one-dimensional (then thread t has %tid.x = t).
+  // Empty when the branch is of another form.
+  std::string IndexRange(const Inst& bra, const std::vector<uint32_t>& thread_pcs, const std::string& bound) {
+    if (thread_pcs.size() != 1 || bound.empty()) return "";
+    const Inst& sp = p_.code[thread_pcs[0]];
+    if (sp.op != Op::kSetp || sp.guard != kNoSlot || (sp.flags & (kHasPred3 | kDualDst)) || sp.d[0] != bra.guard) return "";
+    if ((sp.t != Type::kU32 && sp.t != Type::kB32) || !IsTidX(sp.s[0]) || crossing_.count(sp.d[0])) return "";
+    if (sp.s[1] >= p_.slot_count || !(IsConst(sp.s[1]) || IsUniform(sp.s[1]))) return "";
+    // x(t) = t <op> B holds on a prefix [0, e) or a suffix [e, T) of the indices.
+    const std::string B = "(uint64_t)(uint32_t)" + bound;
+    std::string e;
+    bool prefix = true;
+    switch (static_cast<Cmp>(sp.cmp)) {
+      case Cmp::kLt: case Cmp::kLo: e = B; break;
+      case Cmp::kLe: case Cmp::kLs: e = B + " + 1"; break;
+      case Cmp::kGt: case Cmp::kHi: e = B + " + 1", prefix = false; break;
+      case Cmp::kGe: case Cmp::kHs: e = B, prefix = false; break;
+      default: return "";
+    }
+    // The branch is taken where x holds (or where it does not, negated); the region runs elsewhere.
+    const bool region_where_x = bra.guard_negated;
+    std::string c = "      const uint64_t e = " + e + " < T ? " + e + " : T;\n";
+    if (prefix == region_where_x) c += "      const uint32_t lo = 0, hi = (uint32_t)e;\n";
+    else c += "      const uint32_t lo = (uint32_t)e, hi = T;\n";
+    return c;
+  }
+
+  // %tid.x, or a register whose only definition copies it.
+  bool IsTidX(uint32_t slot) const {
+    if (slot == p_.special_base + kTidX) return true;
+    int defs = 0;
+    bool copy = false;
+    std::vector<uint32_t> reads, writes;
+    for (uint32_t pc : seen_) {
+      const Inst& in = p_.code[pc];
+      ReadsWrites(in, reads, writes);
+      for (uint32_t w : writes) {
+        if (w != slot) continue;
+        ++defs;
+        copy = in.op == Op::kMov && in.guard == kNoSlot && in.s[0] == p_.special_base + kTidX;
+      }
+    }
+    return defs == 1 && copy;
   }
 
   // Whether `bra` (ending block b, guarded by a thread-dependent predicate) skips exactly the

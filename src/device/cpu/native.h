@@ -65,6 +65,7 @@ struct NativeCtx {
   uint32_t go;               // set by an `all` call when every thread goes on alike: the next
                              // block, or kNativeExited; else 0xffffffff (next[] was written)
   uint32_t exited;           // threads that exited in the call
+  uint32_t flat;             // the block is one-dimensional: thread t has %tid.x = t
 };
 
 inline constexpr uint32_t kNativeWait = 0x80000000u;
