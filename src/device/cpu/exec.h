@@ -5,7 +5,8 @@
 // the lanes with the lowest pc run together (lanes re-merge when their pcs meet), bar.sync parks
 // lanes until every live thread of the CTA arrives. Every global, shared, local and parameter
 // access is bounds-checked before it happens: the first violation stops the launch with a
-// DeviceFault naming the kernel, PTX line and address.
+// DeviceFault naming the kernel, PTX line and address. A kernel with native code (native.h) runs
+// its compiled blocks instead of the interpreter, under the same checks and scheduling.
 #pragma once
 
 #include <atomic>
