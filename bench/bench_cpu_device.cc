@@ -144,6 +144,20 @@ int main(int argc, char** argv) {
   if (!one_thread) runners.push_back(&all);
   auto slot = [&](Runner* run, Row& r) -> double& { return run == &one ? r.dev1 : run == &all ? r.devn : r.interp; };
   auto ratio = [&](Runner* run, Row& r) -> double& { return run == &one ? r.r1 : run == &all ? r.rn : r.ri; };
+  // Keeps run's figures in r; false when the interpreter counted other thread-instructions than
+  // native code (the one-thread run, measured first).
+  auto record = [&](Runner* run, Row& r, const Paired& t) {
+    slot(run, r) = t.dev;
+    ratio(run, r) = t.ratio;
+    if (run == &one) r.native = t.native;
+    const uint64_t insts = cpu::LastLaunchInstructions(*run->stream);
+    if (run == &interp && r.insts != insts) {
+      std::fprintf(stderr, "%s: native code and interpreter counted different instructions\n", r.name.c_str());
+      return false;
+    }
+    r.insts = insts;
+    return true;
+  };
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1, 1);
   std::vector<Row> rows;
@@ -161,14 +175,7 @@ int main(int argc, char** argv) {
       auto k = run->Load("vector_add", "vector_add");
       DevicePtr pa = run->Upload(a), pb = run->Upload(b), pc = run->Upload(c);
       Paired t = TimePaired(native, [&] { run->Launch(*k, {n / 256}, {256}, Pack(k->signature(), pa, pb, pc, n)); });
-      slot(run, r) = t.dev;
-      ratio(run, r) = t.ratio;
-      if (run == &one) r.native = t.native;
-      if (run == &interp && r.insts != cpu::LastLaunchInstructions(*run->stream)) {
-        std::fprintf(stderr, "%s: native code and interpreter counted different instructions\n", r.name.c_str());
-        return 1;
-      }
-      r.insts = cpu::LastLaunchInstructions(*run->stream);
+      if (!record(run, r, t)) return 1;
     }
     rows.push_back(r);
   }
@@ -191,14 +198,7 @@ int main(int argc, char** argv) {
       auto k = run->Load("matmul", "matmul_tiled");
       DevicePtr pa = run->Upload(a), pb = run->Upload(b), pc = run->Upload(c);
       Paired t = TimePaired(native, [&] { run->Launch(*k, {n / 16, n / 16}, {16, 16}, Pack(k->signature(), pa, pb, pc, n)); });
-      slot(run, r) = t.dev;
-      ratio(run, r) = t.ratio;
-      if (run == &one) r.native = t.native;
-      if (run == &interp && r.insts != cpu::LastLaunchInstructions(*run->stream)) {
-        std::fprintf(stderr, "%s: native code and interpreter counted different instructions\n", r.name.c_str());
-        return 1;
-      }
-      r.insts = cpu::LastLaunchInstructions(*run->stream);
+      if (!record(run, r, t)) return 1;
     }
     rows.push_back(r);
   }
@@ -221,14 +221,7 @@ int main(int argc, char** argv) {
       auto k = run->Load("block_reduce", "block_reduce_sum");
       DevicePtr pin = run->Upload(in), pout = run->Upload(out);
       Paired t = TimePaired(native, [&] { run->Launch(*k, {blocks}, {256}, Pack(k->signature(), pin, pout, n)); });
-      slot(run, r) = t.dev;
-      ratio(run, r) = t.ratio;
-      if (run == &one) r.native = t.native;
-      if (run == &interp && r.insts != cpu::LastLaunchInstructions(*run->stream)) {
-        std::fprintf(stderr, "%s: native code and interpreter counted different instructions\n", r.name.c_str());
-        return 1;
-      }
-      r.insts = cpu::LastLaunchInstructions(*run->stream);
+      if (!record(run, r, t)) return 1;
     }
     rows.push_back(r);
   }

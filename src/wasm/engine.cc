@@ -152,13 +152,7 @@ Result<std::shared_ptr<const Module>> Engine::CompileUncached(std::span<const ui
   fs::path work = options_.cache_dir / ("tmp-" + key.substr(0, 16) + "-" + UniqueSuffix());
   fs::create_directories(work, ec);
   if (ec) return Status::IoError("cannot create " + work.string() + ": " + ec.message());
-  struct Cleanup {
-    fs::path p;
-    ~Cleanup() {
-      std::error_code e;
-      fs::remove_all(p, e);
-    }
-  } cleanup{work};
+  RemoveOnExit cleanup(work);
 
   GPUWASM_RETURN_IF_ERROR(WriteFile(work / "module.c", t.c_source));
   GPUWASM_RETURN_IF_ERROR(WriteFile(work / "module.h", t.header));

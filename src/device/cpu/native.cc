@@ -938,13 +938,7 @@ Result<std::shared_ptr<const NativeCode>> NativeCode::Compile(const NativeSource
   if (ec || !fs::create_directories(work, ec)) {
     return Status::IoError("cannot create a directory for native code: " + ec.message());
   }
-  struct Cleanup {
-    fs::path p;
-    ~Cleanup() {
-      std::error_code e;
-      fs::remove_all(p, e);
-    }
-  } cleanup{work};
+  RemoveOnExit cleanup(work);
   {
     std::ofstream out(work / "kernel.c", std::ios::binary);
     out << src.c;
