@@ -46,6 +46,14 @@ __attribute__((noinline, cold)) static uint8_t* gw_slow(struct gw_ctx* c, uint32
   return c->address(c, pc, space, a, bytes, t, store);
 }
 #define gw_likely(x) __builtin_expect(!!(x), 1)
+/* A value for every thread (a uniform result other blocks read): four registers per store. */
+typedef uint64_t gw_v4 __attribute__((vector_size(32), aligned(8)));
+static inline void gw_fill(uint64_t* p, uint64_t v, uint32_t n) {
+  const gw_v4 x = {v, v, v, v};
+  uint32_t i = 0;
+  for (; i + 4 <= n; i += 4) memcpy(p + i, &x, sizeof x);
+  for (; i < n; ++i) p[i] = v;
+}
 static inline float gw_f(uint64_t v) { uint32_t u = (uint32_t)v; float f; memcpy(&f, &u, 4); return f; }
 static inline uint64_t gw_fb(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static inline double gw_d(uint64_t v) { double d; memcpy(&d, &v, 8); return d; }
@@ -561,7 +569,7 @@ class Translator {
     for (const auto& [slot, name] : uversion_) {
       if (!crossing_.count(slot)) continue;
       ptrs_.insert(slot);
-      fill += "    for (uint32_t t = 0; t < T; ++t) s" + std::to_string(slot) + "[t] = " + name + ";\n";
+      fill += "    gw_fill(s" + std::to_string(slot) + ", " + name + ", T);\n";
     }
     const std::string per = std::to_string(counted) + (any_extra ? " + extra" : "");
     std::string out;
