@@ -377,8 +377,9 @@ class CpuStream final : public Stream {
       spec.deadline = deadline;
       spec.cancel = &cancel_;
       const CpuDeviceOptions& o = ctx_->device().options();
-      const std::shared_ptr<NativeSlot>& slot = hold->native_slot();
-      spec.native = slot->Get(o.native, o.native_threshold, o.cc);
+      // Translated at the kernel's first launch, unless native code is off.
+      NativeSlot* slot = o.native != NativeMode::kOff ? hold->native_slot().get() : nullptr;
+      if (slot != nullptr) spec.native = slot->Get(o.native, o.cc);
       const bool native = spec.native != nullptr;
       auto run = std::make_shared<LaunchRun>(std::move(spec));
       auto started = std::chrono::steady_clock::now();
@@ -388,7 +389,7 @@ class CpuStream final : public Stream {
       kernel_ns_.fetch_add((std::chrono::steady_clock::now() - started).count(), std::memory_order_relaxed);
       last_instructions_.store(run->thread_instructions());
       last_native_.store(native);
-      if (!native) slot->AddInterpreted(run->thread_instructions(), o.native, o.native_threshold, o.cc);
+      if (slot != nullptr && !native) slot->AddInterpreted(run->thread_instructions(), o.native, o.native_threshold, o.cc);
       return run->status();
     }, std::move(options.on_complete));
   }

@@ -222,7 +222,6 @@ class CtaExec {
   // all go next. Otherwise the lowest block some thread waits for runs next, for the threads
   // waiting for it; bar.sync releases when no thread can run.
   bool RunNative(const NativeCode& code) {
-    constexpr uint32_t kApart = 0xffffffffu;
     const auto& blocks = code.blocks();
     const uint32_t nblocks = static_cast<uint32_t>(blocks.size());
     native_next_.assign(threads_, code.entry_block());
@@ -243,13 +242,13 @@ class CtaExec {
     c.threads = threads_;
     c.flat = cfg_.block.y == 1 && cfg_.block.z == 1;
     uint32_t live = threads_, first = 0;
-    uint32_t together = code.entry_block();  // the block every live thread is at, or kApart
+    uint32_t together = code.entry_block();  // the block every live thread is at, or kNativeApart
     uint32_t steps = 0;
     bool ok = true;
     while (live > 0) {
       uint32_t b;
       bool all;
-      if (together != kApart) {
+      if (together != kNativeApart) {
         b = together;
         all = true;
       } else {
@@ -296,7 +295,7 @@ class CtaExec {
       }
       if (all) {
         if (c.go == kNativeExited) break;  // every thread exited
-        together = c.go;                    // kApart: next[] and count[] were written
+        together = c.go;                    // kNativeApart: next[] and count[] were written
       }
     }
     run_.AddInstructions(c.instructions);

@@ -23,6 +23,11 @@ using ptx::Type;
 
 namespace {
 
+// kNativeWait, kNativeExited and kNativeApart as C literals.
+const std::string kWaitC = std::to_string(kNativeWait) + "u";
+const std::string kExitedC = std::to_string(kNativeExited) + "u";
+const std::string kApartC = std::to_string(kNativeApart) + "u";
+
 // Bump with any change to what the translation emits.
 constexpr const char* kNativeVersion = "gpuwasm-native-1";
 
@@ -170,7 +175,7 @@ class Translator {
       while (pc < p_.code.size() && seen.insert(pc).second) {
         if (seen.size() > kMaxInstructions) return Status::Unsupported("native code: kernel too large");
         const Inst& in = p_.code[pc];
-        if (!Translatable(in.op)) return Unsupported(in, std::string("instruction kind ") + std::to_string(static_cast<int>(in.op)));
+        if (!Translatable(in.op)) return Unsupported(in, "an instruction outside the translated set");
         if (in.op == Op::kBra) {
           leaders.insert(in.target);
           work.push_back(in.target);
@@ -192,6 +197,15 @@ class Translator {
     }
     if (starts_.size() > kMaxBlocks) return Status::Unsupported("native code: kernel too large");
     seen_ = std::move(seen);
+    ends_.resize(starts_.size());
+    for (uint32_t b = 0; b < starts_.size(); ++b) {
+      const uint32_t end = b + 1 < starts_.size() ? starts_[b + 1] : static_cast<uint32_t>(p_.code.size());
+      uint32_t pc = starts_[b];
+      while (pc < end && seen_.count(pc)) {
+        if (IsTerminator(p_.code[pc++].op)) break;
+      }
+      ends_[b] = pc;
+    }
     succ_of_.resize(starts_.size());
     for (uint32_t b = 0; b < starts_.size(); ++b) {
       const uint32_t last = BlockEnd(b) - 1;
@@ -212,14 +226,8 @@ class Translator {
     return Status::Ok();
   }
 
-  uint32_t BlockEnd(uint32_t b) const {
-    const uint32_t end = b + 1 < starts_.size() ? starts_[b + 1] : static_cast<uint32_t>(p_.code.size());
-    uint32_t pc = starts_[b];
-    while (pc < end && seen_.count(pc)) {
-      if (IsTerminator(p_.code[pc++].op)) break;
-    }
-    return pc;
-  }
+  // One past the block's last instruction (its terminator, or where the next block starts).
+  uint32_t BlockEnd(uint32_t b) const { return ends_[b]; }
 
   uint32_t BlockOf(uint32_t pc) const {
     return static_cast<uint32_t>(std::lower_bound(starts_.begin(), starts_.end(), pc) - starts_.begin());
@@ -258,6 +266,7 @@ class Translator {
       divergent_[p_.special_base + s] = 1;
     }
     const auto ipdom = ImmediatePostDominators();
+    std::map<uint32_t, std::vector<uint32_t>> region_writes;  // per block branching per thread
     std::vector<uint32_t> reads, writes;
     for (bool changed = true; changed;) {
       changed = false;
@@ -276,12 +285,18 @@ class Translator {
         }
         const Inst& last = p_.code[BlockEnd(b) - 1];
         if (IsTerminator(last.op) && last.guard != kNoSlot && divergent_[last.guard]) {
-          for (uint32_t r : Region(b, ipdom[b])) {
-            for (uint32_t pc = starts_[r]; pc < BlockEnd(r); ++pc) {
-              ReadsWrites(p_.code[pc], reads, writes);
-              for (uint32_t w : writes) mark(w);
+          auto it = region_writes.find(b);
+          if (it == region_writes.end()) {  // the region does not change between passes
+            std::set<uint32_t> slots;
+            for (uint32_t r : Region(b, ipdom[b])) {
+              for (uint32_t pc = starts_[r]; pc < BlockEnd(r); ++pc) {
+                ReadsWrites(p_.code[pc], reads, writes);
+                slots.insert(writes.begin(), writes.end());
+              }
             }
+            it = region_writes.emplace(b, std::vector<uint32_t>(slots.begin(), slots.end())).first;
           }
+          for (uint32_t w : it->second) mark(w);
         }
       }
     }
@@ -403,14 +418,13 @@ class Translator {
       all_ = false;
       GPUWASM_ASSIGN_OR_RETURN(thread_body, Body(b));
     }
-    std::set<uint32_t> ptrs = ptrs_;
     const std::string B = std::to_string(b);
     std::string f = "static int gw_b" + B + "(struct gw_ctx* c) {\n";
     f += "  uint64_t* const R = c->regs; const uint64_t S = c->stride;\n";
     f += "  uint32_t* const next = c->next; uint32_t* const count = c->count;\n";
     f += "  uint8_t* const sh = c->shared; const uint64_t shsz = c->shared_size;\n";
     f += "  (void)sh; (void)shsz; (void)R; (void)S;\n";
-    for (uint32_t s : ptrs) {
+    for (uint32_t s : ptrs_) {
       f += "  uint64_t* restrict s" + std::to_string(s) + " = R + (uint64_t)" + std::to_string(s) + " * S;\n";
     }
     f += "  uint64_t n = 0; uint32_t waiting = 0, exited = 0; const uint32_t T = c->threads;\n";
@@ -422,7 +436,7 @@ class Translator {
     const std::string finish = " c->instructions += n; c->waiting += waiting; c->exited += exited;" + flush;
     f += "#define gw_go(B) { next[t] = (B); ++k##B; }\n";
     f += "#define gw_fault {" + finish + " return 1; }\n";
-    f += "  c->go = 0xffffffffu;\n";
+    f += "  c->go = " + kApartC + ";\n";
     f += "  if (c->all) {\n" + all_body + "  } else {\n" + thread_body + "  }\n";
     f += "#undef gw_go\n#undef gw_fault\n";
     f += " " + finish + "\n  return 0;\n}\n";
@@ -458,10 +472,10 @@ class Translator {
           taken_thread = Go(BlockOf(in.target));
         } else if (in.op == Op::kBar) {
           taken_all = "c->go = " + std::to_string(fall) + "u;";  // everyone arrives at once: released
-          taken_thread = "{ next[t] = " + std::to_string(fall) + "u | 0x80000000u; ++waiting; }";
+          taken_thread = "{ next[t] = " + std::to_string(fall) + "u | " + kWaitC + "; ++waiting; }";
         } else {
-          taken_all = "c->go = 0x7fffffffu;";
-          taken_thread = "{ next[t] = 0x7fffffffu; ++exited; }";
+          taken_all = "c->go = " + kExitedC + ";";
+          taken_thread = "{ next[t] = " + kExitedC + "; ++exited; }";
         }
         if (in.guard == kNoSlot) {
           ++counted;
@@ -590,7 +604,7 @@ class Translator {
         out += "    {\n";
         out += "    count[" + std::to_string(b) + "] = 0;\n";
         out += "    for (uint32_t t = 0; t < T; ++t) {\n";
-        out += "      if (next[t] == 0x7fffffffu) continue;\n";
+        out += "      if (next[t] == " + kExitedC + ") continue;\n";
         out += "      n += " + per + ";\n";
         out += decl + code + store;
         if (!together) out += "      " + term_thread + "\n";
@@ -917,7 +931,7 @@ class Translator {
 
   const Program& p_;
   const KernelEntry& k_;
-  std::vector<uint32_t> starts_;
+  std::vector<uint32_t> starts_, ends_;
   std::set<uint32_t> seen_;
   std::vector<std::vector<uint32_t>> succ_of_;
   std::vector<uint8_t> divergent_;
@@ -1031,7 +1045,7 @@ std::shared_ptr<NativeSlot> NativeSlot::For(Result<NativeSource> source) {
   });
 }
 
-std::shared_ptr<const NativeCode> NativeSlot::Get(NativeMode mode, uint64_t threshold, const std::string& cc) {
+std::shared_ptr<const NativeCode> NativeSlot::Get(NativeMode mode, const std::string& cc) {
   std::unique_lock<std::mutex> lock(mu_);
   if (mode == NativeMode::kOff) return nullptr;
   if (code_ || failed_) return code_;
@@ -1045,7 +1059,6 @@ std::shared_ptr<const NativeCode> NativeSlot::Get(NativeMode mode, uint64_t thre
     cv_.wait(lock, [&] { return !compiling_; });
     return code_;
   }
-  (void)threshold;
   return nullptr;
 }
 

@@ -63,13 +63,14 @@ struct NativeCtx {
   uint32_t live;             // threads not exited
   uint32_t first;            // a live thread
   uint32_t go;               // set by an `all` call when every thread goes on alike: the next
-                             // block, or kNativeExited; else 0xffffffff (next[] was written)
+                             // block, or kNativeExited; else kNativeApart (next[] was written)
   uint32_t exited;           // threads that exited in the call
   uint32_t flat;             // the block is one-dimensional: thread t has %tid.x = t
 };
 
 inline constexpr uint32_t kNativeWait = 0x80000000u;
 inline constexpr uint32_t kNativeExited = 0x7fffffffu;
+inline constexpr uint32_t kNativeApart = 0xffffffffu;  // NativeCtx::go: next[] was written
 
 // A block function: 0, or 1 when an access faulted (the launch has failed).
 using NativeBlockFn = int (*)(NativeCtx*);
@@ -120,7 +121,7 @@ class NativeSlot : public std::enable_shared_from_this<NativeSlot> {
 
   // The code when it is ready. Counts `instructions` the interpreter ran for the kernel, and
   // starts a compile when the mode asks for one (kAlways: compiles now, in this thread).
-  std::shared_ptr<const NativeCode> Get(NativeMode mode, uint64_t threshold, const std::string& cc);
+  std::shared_ptr<const NativeCode> Get(NativeMode mode, const std::string& cc);
   void AddInterpreted(uint64_t instructions, NativeMode mode, uint64_t threshold, const std::string& cc);
   // Why the kernel has no native code ("" while it may still get some).
   std::string why_not() const;
