@@ -127,15 +127,26 @@ struct ContextOptions {
 class Context {
  public:
   virtual ~Context() = default;
-  // Zero-filled device memory of `bytes` bytes (ResourceExhausted beyond the quota).
-  virtual Result<DevicePtr> Allocate(uint64_t bytes) = 0;
+  // Zero-filled device memory of `bytes` bytes (ResourceExhausted beyond the quota). `generation`,
+  // when given, receives the generation of the context's memory the allocation belongs to.
+  virtual Result<DevicePtr> Allocate(uint64_t bytes, uint64_t* generation = nullptr) = 0;
   // Frees a pointer returned by Allocate (InvalidArgument for anything else).
   virtual Status Free(DevicePtr ptr) = 0;
+  // Frees `ptr` if it still belongs to `generation` (from Allocate). When a reset took the
+  // context's memory since, nothing is freed and the result is OK: the same address may already
+  // be another instance's allocation in the rebuilt context.
+  virtual Status FreeIfCurrent(DevicePtr ptr, uint64_t generation) {
+    (void)generation;
+    return Free(ptr);
+  }
   // Parses, validates and loads PTX. Errors name the line and column (InvalidArgument), or the
   // unsupported instruction (Unsupported).
   virtual Result<std::shared_ptr<const Module>> LoadModule(std::string_view ptx) = 0;
   virtual Result<std::unique_ptr<Stream>> CreateStream() = 0;
   virtual uint64_t allocated_bytes() const = 0;  // live allocations (not module globals)
+  // Device memory the context holds from the device: its allocations plus what a memory pool keeps
+  // for reuse (the CUDA device; the CPU device holds exactly its allocations).
+  virtual uint64_t reserved_bytes() const { return allocated_bytes(); }
   // Times the context was rebuilt after a device fault or a kernel that would not stop (the CUDA
   // device; the CPU device contains faults per stream and never needs to).
   virtual uint64_t resets() const { return 0; }
@@ -146,6 +157,11 @@ class Device {
   virtual ~Device() = default;
   virtual const DeviceInfo& info() const = 0;
   virtual Result<std::shared_ptr<Context>> CreateContext(const ContextOptions& options = {}) = 0;
+  // Why this process must be restarted to get the device, or some of its resources, back ("" while
+  // it need not): a process-fatal device error (then every later call fails with DeviceFault), a
+  // kernel no call can stop, or device memory that could not be freed. The CPU device never needs
+  // it. A tenant worker process reports this and exits; its supervisor starts a fresh one.
+  virtual std::string restart_reason() const { return ""; }
 };
 
 // Checks a launch configuration against the device's limits and the kernel (InvalidArgument

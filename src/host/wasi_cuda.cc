@@ -41,7 +41,7 @@ WasiCudaContext::~WasiCudaContext() {
     stream_->Cancel();        // stop queued and running work of this instance
     (void)stream_->Synchronize();
   }
-  buffers_.ForEach([&](int32_t, Buffer& b) { (void)modules_->context().Free(b.ptr); });
+  buffers_.ForEach([&](int32_t, Buffer& b) { (void)modules_->context().FreeIfCurrent(b.ptr, b.generation); });
   buffers_.Clear();
   registry_.Clear();
   device_bytes_.store(0);
@@ -157,11 +157,12 @@ int32_t WasiCudaContext::MemAlloc(int64_t size) {
                                    std::to_string(options_.max_device_bytes) + " device bytes (" + std::to_string(used) +
                                    " in use)");
   }
-  auto p = modules_->context().Allocate(static_cast<uint64_t>(size));
+  uint64_t generation = 0;
+  auto p = modules_->context().Allocate(static_cast<uint64_t>(size), &generation);
   if (!p.ok()) return FromStatus(p.status(), WCU_ERR_QUOTA);
-  int32_t h = buffers_.Add({*p, static_cast<uint64_t>(size)});
+  int32_t h = buffers_.Add({*p, static_cast<uint64_t>(size), generation});
   if (h == 0) {
-    (void)modules_->context().Free(*p);
+    (void)modules_->context().FreeIfCurrent(*p, generation);
     return Fail(WCU_ERR_QUOTA, "too many buffers");
   }
   device_bytes_.fetch_add(static_cast<uint64_t>(size), std::memory_order_relaxed);
@@ -178,7 +179,7 @@ int32_t WasiCudaContext::MemFree(int32_t buffer) {
   }
   Buffer copy = *b;
   buffers_.Remove(buffer);
-  (void)modules_->context().Free(copy.ptr);
+  (void)modules_->context().FreeIfCurrent(copy.ptr, copy.generation);
   device_bytes_.fetch_sub(copy.size, std::memory_order_relaxed);
   return WCU_OK;
 }

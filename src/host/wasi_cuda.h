@@ -136,6 +136,7 @@ class WasiCudaContext {
   struct Buffer {
     device::DevicePtr ptr = 0;
     uint64_t size = 0;
+    uint64_t generation = 0;  // of the context's memory: a reset since means nothing to free
   };
   int32_t FromStatus(const Status& s, int32_t default_code);
   int32_t CheckUsable();

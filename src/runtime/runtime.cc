@@ -63,10 +63,15 @@ struct Runtime::TenantState {
     }
     return modules;
   }
-  std::tuple<uint64_t, size_t, uint64_t> context_usage() {
+  struct Usage {
+    uint64_t bytes = 0, reserved = 0, resets = 0;
+    size_t modules = 0;
+  };
+  Usage context_usage() {
     std::lock_guard<std::mutex> lock(mu);
-    if (!modules) return {0, 0, 0};
-    return {modules->context().allocated_bytes(), modules->live_modules(), modules->context().resets()};
+    if (!modules) return {};
+    device::Context& c = modules->context();
+    return {c.allocated_bytes(), c.reserved_bytes(), c.resets(), modules->live_modules()};
   }
 };
 
@@ -659,7 +664,11 @@ RuntimeStats Runtime::Stats() const {
     ts.totals = t->counters.Read();
     ts.totals.device_bytes_allocated = gauges[t.get()].first;
     ts.totals.bytes_pinned = gauges[t.get()].second;
-    std::tie(ts.context_device_bytes, ts.context_modules, ts.context_resets) = t->context_usage();
+    TenantState::Usage u = t->context_usage();
+    ts.context_device_bytes = u.bytes;
+    ts.context_reserved_bytes = u.reserved;
+    ts.context_modules = u.modules;
+    ts.context_resets = u.resets;
     s.tenants.push_back(std::move(ts));
   }
   for (const auto& [key, f] : functions_) {

@@ -118,6 +118,9 @@ struct TenantStats {
   Totals totals;
   // What the tenant's device context really holds (0 of each once its instances are gone).
   uint64_t context_device_bytes = 0;
+  // What the context holds from the device: its buffers plus what its memory pool keeps for reuse
+  // (given back once the context is idle a while).
+  uint64_t context_reserved_bytes = 0;
   size_t context_modules = 0;
   uint64_t context_resets = 0;  // rebuilt after a device fault or a runaway kernel (CUDA device)
 };

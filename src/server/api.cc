@@ -440,6 +440,10 @@ std::string Api::RenderMetrics() const {
                static_cast<double>(x.bytes_pinned));
     m.SetGauge("gpuwasm_device_context_bytes", "Device bytes held in the tenant's device context.", l,
                static_cast<double>(t.context_device_bytes));
+    m.SetGauge("gpuwasm_device_context_reserved_bytes",
+               "Device bytes the tenant's device context holds from the GPU: its buffers plus what its memory pool "
+               "keeps for reuse (given back when idle).",
+               l, static_cast<double>(t.context_reserved_bytes));
     m.AddCounter("gpuwasm_device_context_resets_total",
                  "Times the tenant's GPU context was rebuilt after a device fault or a kernel past its deadline.", l,
                  static_cast<double>(t.context_resets));

@@ -1,7 +1,8 @@
 // The CUDA device over the fake driver (fake_cuda.cc: the driver API at the dlopen boundary, with
 // kernels executed by the CPU device inside it). What is checked here is the CUDA device's own
-// work: context binding on every thread, pool memory zeroed, quotas, parameter packing, events and
-// GPU time, the JIT log, one module per (context, PTX hash), fault poisoning and context rebuild,
+// work: context binding on every thread, pool memory zeroed and trimmed, quotas, parameter packing,
+// events and GPU time, the JIT log, one module per (context, PTX hash), staging through pinned
+// memory, shared memory opt-in, process-fatal faults, context-fatal faults and context rebuild,
 // deadlines and runaway kernels. The whole corpus also runs on it (ctest device_corpus_on_cuda).
 #include <gtest/gtest.h>
 
@@ -26,7 +27,27 @@ using Clock = std::chrono::steady_clock;
 
 class CudaOnFake : public ::testing::Test {
  protected:
+  // Each test starts like a new process: a process-fatal error of an earlier one is forgotten.
+  void SetUp() override {
+    void* h = dlopen(GPUWASM_FAKE_CUDA, RTLD_NOW);
+    ASSERT_NE(h, nullptr);
+    reinterpret_cast<void (*)()>(dlsym(h, "gpuwasm_fake_cuda_new_process"))();
+  }
   void TearDown() override { unsetenv("FAKE_CUDA_MODE"); }
+
+  // One of the fake's counters.
+  static int FakeCount(const char* name) {
+    void* h = dlopen(GPUWASM_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
+    auto fn = h != nullptr ? reinterpret_cast<int (*)()>(dlsym(h, name)) : nullptr;
+    EXPECT_NE(fn, nullptr) << name;
+    return fn != nullptr ? fn() : -1;
+  }
+  static uint64_t FakeCount64(const char* name) {
+    void* h = dlopen(GPUWASM_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
+    auto fn = h != nullptr ? reinterpret_cast<uint64_t (*)()>(dlsym(h, name)) : nullptr;
+    EXPECT_NE(fn, nullptr) << name;
+    return fn != nullptr ? fn() : 0;
+  }
 
   static std::shared_ptr<CudaDriver> Driver() {
     static std::shared_ptr<CudaDriver> d = [] {
@@ -38,9 +59,12 @@ class CudaOnFake : public ::testing::Test {
     return d;
   }
 
-  static std::shared_ptr<device::Device> Device(milliseconds grace = milliseconds(1000)) {
+  // A device over the fake driver; `fatal`, when given, collects what on_fatal is told.
+  static std::shared_ptr<device::Device> Device(milliseconds grace = milliseconds(1000),
+                                                std::vector<std::string>* fatal = nullptr) {
     CudaDeviceOptions o;
     o.runaway_grace = grace;
+    if (fatal != nullptr) o.on_fatal = [fatal](const std::string& why) { fatal->push_back(why); };
     auto d = CreateCudaDevice(Driver(), 0, o);
     EXPECT_TRUE(d.ok()) << d.status();
     return d.ok() ? *d : nullptr;
@@ -63,7 +87,7 @@ TEST_F(CudaOnFake, device_limits_come_from_the_driver) {
   EXPECT_EQ(d->info().kind, device::DeviceKind::kCuda);
   EXPECT_EQ(d->info().name, "Fake GPU");
   EXPECT_EQ(d->info().sm_count, 132u);
-  EXPECT_EQ(d->info().max_shared_per_block, 49152u);
+  EXPECT_EQ(d->info().max_shared_per_block, 232448u);  // the opt-in limit, not the 48 KiB window
 }
 
 TEST_F(CudaOnFake, vector_add_runs_with_packed_parameters_and_gpu_time) {
@@ -192,8 +216,45 @@ TEST_F(CudaOnFake, block_size_is_checked_against_the_compiled_kernels_limit) {
   EXPECT_TRUE(h.Run(*k, {2}, {128}, Params(k->signature()).Add(p).Add(p).Add(p).Add(256u).Build()).ok());
 }
 
-TEST_F(CudaOnFake, a_fault_poisons_only_its_context_which_is_then_rebuilt) {
-  auto d = Device();
+TEST_F(CudaOnFake, an_illegal_address_makes_the_gpu_unusable_in_the_process_and_says_so) {
+  // cuda.h: after CUDA_ERROR_ILLEGAL_ADDRESS "any further CUDA work will return the same error. To
+  // continue using CUDA, the process must be terminated and relaunched". The fake does exactly that.
+  std::vector<std::string> fatal;
+  auto d = Device(milliseconds(1000), &fatal);
+  KernelHarness a(d), b(d);
+  auto ka = a.Load("oob_write", "sm_80", "oob_write");
+  auto kb = b.Load("vector_add", "sm_80", "vector_add");
+  ASSERT_TRUE(ka && kb);
+  auto out = a.Zeros<int>(100);
+  auto pb = b.Upload(std::vector<float>(64, 2.0f));
+  ASSERT_TRUE(a.stream().Synchronize().ok() && b.stream().Synchronize().ok());
+  int live = LiveContexts();
+  Status s = a.Run(*ka, {8}, {128}, Params(ka->signature()).Add(out).Add(1000u).Add(1u).Build());
+  EXPECT_EQ(s.code(), StatusCode::kDeviceFault) << s;
+  EXPECT_NE(s.message().find("kernel 'oob_write' failed"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << s;
+  // Told once, and asked for a restart.
+  ASSERT_EQ(fatal.size(), 1u);
+  EXPECT_NE(fatal[0].find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << fatal[0];
+  EXPECT_EQ(d->restart_reason(), fatal[0]);
+  // Every other context of the process fails at once, naming the first error, without a driver
+  // call that could hang; nothing is destroyed.
+  Status other = b.Run(*kb, {1}, {64}, Params(kb->signature()).Add(pb).Add(pb).Add(pb).Add(64u).Build());
+  EXPECT_EQ(other.code(), StatusCode::kDeviceFault) << other;
+  auto fresh = d->CreateContext();
+  ASSERT_FALSE(fresh.ok());
+  EXPECT_NE(fresh.status().message().find("the GPU is unusable in this process: "), std::string::npos) << fresh.status();
+  EXPECT_NE(fresh.status().message().find("requires the process to be restarted"), std::string::npos) << fresh.status();
+  EXPECT_EQ(b.context().Allocate(64).status().code(), StatusCode::kDeviceFault);
+  EXPECT_EQ(a.context().resets(), 0u);
+  EXPECT_EQ(LiveContexts(), live);
+  EXPECT_EQ(fatal.size(), 1u);
+}
+
+TEST_F(CudaOnFake, a_device_assert_ends_only_its_context_which_is_then_rebuilt) {
+  setenv("FAKE_CUDA_MODE", "fault_is_assert", 1);  // CUDA_ERROR_ASSERT: the context, not the process
+  std::vector<std::string> fatal;
+  auto d = Device(milliseconds(1000), &fatal);
   int before = LiveContexts();
   KernelHarness a(d), b(d);
   auto ka = a.Load("oob_write", "sm_80", "oob_write");
@@ -205,15 +266,20 @@ TEST_F(CudaOnFake, a_fault_poisons_only_its_context_which_is_then_rebuilt) {
   ASSERT_TRUE(a.stream().Synchronize().ok());  // so the fault is the kernel's, not a copy's
   Status s = a.Run(*ka, {8}, {128}, Params(ka->signature()).Add(out).Add(1000u).Add(1u).Build());
   EXPECT_EQ(s.code(), StatusCode::kDeviceFault) << s;
-  EXPECT_NE(s.message().find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("CUDA_ERROR_ASSERT"), std::string::npos) << s;
   EXPECT_EQ(a.context().resets(), 1u);
-  // Later work on the poisoned stream fails at once; its buffers went with the context.
+  // Later work on the poisoned stream fails at once.
   std::atomic<bool> failed{false};
   device::LaunchOptions o;
   o.on_complete = [&](const Status& r) { failed = r.code() == StatusCode::kDeviceFault; };
   EXPECT_TRUE(a.stream().Launch(*ka, {{1}, {32}}, Params(ka->signature()).Add(out).Add(32u).Add(0u).Build(), o).ok());
   EXPECT_TRUE(failed.load());
-  EXPECT_EQ(a.context().allocated_bytes(), 0u);
+  // The driver refused to free the asserted context's buffer: it stays charged to the tenant (a
+  // faulting tenant cannot leak its quota again and again), and the process is asked to restart.
+  EXPECT_EQ(a.context().allocated_bytes(), 400u);
+  ASSERT_EQ(fatal.size(), 1u);
+  EXPECT_NE(fatal[0].find("400 bytes of device memory of a reset GPU context could not be freed"), std::string::npos)
+      << fatal[0];
   // The other tenant never noticed.
   ASSERT_TRUE(b.Run(*kb, {1}, {64}, Params(kb->signature()).Add(pb).Add(pb).Add(pb).Add(64u).Build()).ok());
   EXPECT_EQ(b.Download<float>(pb, 64), std::vector<float>(64, 4.0f));
@@ -229,22 +295,85 @@ TEST_F(CudaOnFake, a_fault_poisons_only_its_context_which_is_then_rebuilt) {
   ASSERT_TRUE(fresh->MemcpyDtoH(got.data(), buf, 128).ok());
   EXPECT_EQ(got[0], 0);
   // The idle instance's stream belonged to the destroyed context: its work fails, and it does not
-  // touch (or reset) the new one.
+  // touch (or reset, or rebuild) the new one.
+  int created = FakeCount("gpuwasm_fake_cuda_contexts_created");
   EXPECT_TRUE(idle->Memset(buf, 0xff, 128).ok());
   EXPECT_EQ(idle->Synchronize().code(), StatusCode::kDeviceFault);
   EXPECT_EQ(a.context().resets(), 1u);
+  EXPECT_EQ(FakeCount("gpuwasm_fake_cuda_contexts_created"), created);
   ASSERT_TRUE(fresh->MemcpyDtoH(got.data(), buf, 128).ok());
   EXPECT_EQ(got[1], 1);
   EXPECT_EQ(LiveContexts(), before + 2);  // the destroyed one is gone, its replacement is live
 }
 
-TEST_F(CudaOnFake, a_kernel_past_its_deadline_fails_then_is_stopped_by_a_reset) {
-  auto d = Device(milliseconds(300));
-  KernelHarness h(d), other(d);
-  auto k = h.Load("spin", "sm_80", "spin");
-  auto flag = h.Upload(std::vector<int>{1});
-  auto out = h.Zeros<int>(32);
+TEST_F(CudaOnFake, a_free_from_before_a_reset_frees_nothing_of_the_new_context) {
+  setenv("FAKE_CUDA_MODE", "fault_is_assert", 1);
+  KernelHarness h(Device());
+  auto k = h.Load("oob_write", "sm_80", "oob_write");
+  uint64_t old_gen = 0;
+  auto old_buf = h.context().Allocate(128, &old_gen);
+  ASSERT_TRUE(old_buf.ok());
+  auto out = h.Zeros<int>(10);
+  EXPECT_EQ(h.Run(*k, {1}, {128}, Params(k->signature()).Add(out).Add(1000u).Add(1u).Build()).code(),
+            StatusCode::kDeviceFault);
+  unsetenv("FAKE_CUDA_MODE");
+  uint64_t new_gen = 0;
+  auto fresh = *h.context().CreateStream();
+  auto new_buf = h.context().Allocate(128, &new_gen);
+  ASSERT_TRUE(new_buf.ok()) << new_buf.status();
+  EXPECT_NE(new_gen, old_gen);
+  uint64_t charged = h.context().allocated_bytes();
+  // A stale owner frees its old pointer (whatever address the new context gave out): nothing of the
+  // new generation goes.
+  EXPECT_TRUE(h.context().FreeIfCurrent(*old_buf, old_gen).ok());
+  EXPECT_TRUE(h.context().FreeIfCurrent(*new_buf, old_gen).ok());
+  EXPECT_EQ(h.context().allocated_bytes(), charged);
+  std::vector<uint8_t> back(128, 1);
+  EXPECT_TRUE(fresh->MemcpyDtoH(back.data(), *new_buf, 128).ok());
+  EXPECT_TRUE(h.context().FreeIfCurrent(*new_buf, new_gen).ok());
+  EXPECT_EQ(h.context().allocated_bytes(), charged - 128);
+}
+
+TEST_F(CudaOnFake, a_failing_context_creation_is_an_error_not_a_crash) {
+  for (const char* mode : {"exclusive_process", "no_memory"}) {
+    setenv("FAKE_CUDA_MODE", mode, 1);
+    auto ctx = Device()->CreateContext();  // contexts are built on first use
+    ASSERT_TRUE(ctx.ok());
+    auto p = (*ctx)->Allocate(64);
+    ASSERT_FALSE(p.ok()) << mode;
+    EXPECT_EQ(p.status().code(), std::string(mode) == "no_memory" ? StatusCode::kResourceExhausted
+                                                                   : StatusCode::kUnavailable)
+        << p.status();
+    EXPECT_NE(p.status().message().find("cuCtxCreate"), std::string::npos) << p.status();
+    EXPECT_FALSE((*ctx)->CreateStream().ok());
+    EXPECT_FALSE((*ctx)->LoadModule(ReadText(KernelPtxPath("saxpy", "sm_80"))).ok());
+  }
+  // A dead stream (its context asserted) whose tenant cannot get a new context reports its death
+  // without trying to build one.
+  setenv("FAKE_CUDA_MODE", "fault_is_assert", 1);
+  KernelHarness h(Device());
+  auto k = h.Load("oob_write", "sm_80", "oob_write");
+  auto out = h.Zeros<int>(10);
+  EXPECT_EQ(h.Run(*k, {1}, {128}, Params(k->signature()).Add(out).Add(1000u).Add(1u).Build()).code(),
+            StatusCode::kDeviceFault);
+  setenv("FAKE_CUDA_MODE", "no_memory", 1);
+  int created = FakeCount("gpuwasm_fake_cuda_contexts_created");
+  int x = 0;
+  EXPECT_TRUE(h.stream().MemcpyHtoD(out, &x, 4).code() == StatusCode::kOutOfRange ||
+              h.stream().Memset(out, 0, 4).ok());
+  EXPECT_EQ(h.stream().Synchronize().code(), StatusCode::kDeviceFault);
+  EXPECT_EQ(FakeCount("gpuwasm_fake_cuda_contexts_created"), created);
+}
+
+TEST_F(CudaOnFake, a_kernel_past_its_deadline_fails_at_once_and_its_context_is_abandoned_after_the_grace) {
+  std::vector<std::string> fatal;
+  auto d = Device(milliseconds(300), &fatal);
+  KernelHarness other(d);
   auto ok_buf = other.Upload(std::vector<int>{7});
+  auto h = std::make_unique<KernelHarness>(d);
+  auto k = h->Load("spin", "sm_80", "spin");
+  auto flag = h->Upload(std::vector<int>{1});
+  auto out = h->Zeros<int>(32);
   Status seen;
   Clock::time_point seen_at;
   device::LaunchOptions o;
@@ -254,22 +383,38 @@ TEST_F(CudaOnFake, a_kernel_past_its_deadline_fails_then_is_stopped_by_a_reset) 
     seen_at = Clock::now();
   };
   auto t0 = Clock::now();
-  Status s = h.Run(*k, {1}, {32}, Params(k->signature()).Add(flag).Add(out).Build(), 0, std::move(o));
+  Status s = h->Run(*k, {1}, {32}, Params(k->signature()).Add(flag).Add(out).Build(), 0, std::move(o));
   auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - t0).count();
   EXPECT_EQ(seen.code(), StatusCode::kDeadlineExceeded) << seen;
   auto reported = std::chrono::duration_cast<milliseconds>(seen_at - t0).count();
   EXPECT_GE(reported, 140);
-  EXPECT_LT(reported, 1000);  // well before the reset (150 ms + 300 ms grace), with room for slow CI
-  // Synchronize returns once the runaway kernel is gone: the context was reset after the grace.
+  EXPECT_LT(reported, 1000);  // well before the grace ends (150 ms + 300 ms), with room for slow CI
+  // Synchronize returns once the grace is over: the kernel still runs (the fake's never ends, and
+  // its cuCtxDestroy would wait for it for ever), so the context is abandoned, not destroyed.
   EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s;
   EXPECT_GE(took, 400);
-  EXPECT_EQ(h.context().resets(), 1u);
+  EXPECT_EQ(h->context().resets(), 1u);
+  ASSERT_EQ(fatal.size(), 1u);
+  EXPECT_NE(fatal[0].find("kernel 'spin' kept running 300 ms past its deadline"), std::string::npos) << fatal[0];
+  EXPECT_NE(fatal[0].find("only ending the process does"), std::string::npos) << fatal[0];
+  // Its memory is still held on the GPU: still charged. The tenant's next instance gets a new context.
+  EXPECT_EQ(h->context().allocated_bytes(), 4u + 128u);
+  auto fresh = *h->context().CreateStream();
+  auto buf = *h->context().Allocate(64);
+  std::vector<int> back(16, 1);
+  ASSERT_TRUE(fresh->MemcpyDtoH(back.data(), buf, 64).ok());
+  EXPECT_EQ(back, std::vector<int>(16, 0));
   EXPECT_EQ(other.context().resets(), 0u);
   EXPECT_EQ(other.Download<int>(ok_buf, 1), std::vector<int>{7});
+  // Tearing the tenant down does not wait for the kernel (it would hang here if cuCtxDestroy were
+  // called on the abandoned context).
+  fresh.reset();
+  h.reset();
 }
 
-TEST_F(CudaOnFake, cancel_reports_at_once_and_a_kernel_that_keeps_running_is_stopped) {
-  auto d = Device(milliseconds(200));
+TEST_F(CudaOnFake, cancel_reports_at_once_and_a_kernel_that_keeps_running_is_abandoned) {
+  std::vector<std::string> fatal;
+  auto d = Device(milliseconds(200), &fatal);
   KernelHarness h(d);
   auto k = h.Load("spin", "sm_80", "spin");
   auto flag = h.Upload(std::vector<int>{1});
@@ -295,6 +440,86 @@ TEST_F(CudaOnFake, cancel_reports_at_once_and_a_kernel_that_keeps_running_is_sto
   EXPECT_NE(s.message().find("a GPU cannot stop one kernel"), std::string::npos) << s;
   EXPECT_GE(took, 150);
   EXPECT_LT(took, 2000);
+  EXPECT_EQ(fatal.size(), 1u);
+}
+
+TEST_F(CudaOnFake, a_host_copy_behind_a_kernel_that_never_ends_returns_at_once) {
+  // A copy from pageable memory may wait in the driver for the kernel before it (the fake waits):
+  // the CUDA device stages copies through pinned memory, so the caller is never held there.
+  auto d = Device(milliseconds(100));
+  KernelHarness h(d);
+  auto k = h.Load("spin", "sm_80", "spin");
+  auto flag = h.Upload(std::vector<int>{1});
+  auto out = h.Zeros<int>(32);
+  auto dst = h.Zeros<uint8_t>(3 << 20);
+  ASSERT_TRUE(h.stream().Synchronize().ok());
+  int pageable = FakeCount("gpuwasm_fake_cuda_pageable_copies");
+  device::LaunchOptions o;
+  o.deadline = Clock::now() + milliseconds(300);
+  ASSERT_TRUE(h.stream().Launch(*k, {{1}, {32}}, Params(k->signature()).Add(flag).Add(out).Build(), o).ok());
+  std::vector<uint8_t> src(3 << 20, 9);  // six chunks of the staging memory
+  auto t0 = Clock::now();
+  ASSERT_TRUE(h.stream().MemcpyHtoD(dst, src.data(), src.size()).ok());
+  auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - t0).count();
+  EXPECT_LT(took, 150);
+  EXPECT_EQ(FakeCount("gpuwasm_fake_cuda_pageable_copies"), pageable);
+  EXPECT_EQ(h.stream().Synchronize().code(), StatusCode::kDeadlineExceeded);
+}
+
+TEST_F(CudaOnFake, copies_larger_than_the_staging_memory_arrive_whole) {
+  KernelHarness h(Device());
+  std::vector<uint32_t> v((20 << 20) / 4);  // 20 MiB: more chunks than staging slots
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint32_t>(i * 2654435761u);
+  auto p = h.Upload(v);
+  EXPECT_EQ(h.Download<uint32_t>(p, v.size()), v);
+}
+
+TEST_F(CudaOnFake, an_idle_context_gives_its_pool_memory_back_and_teardown_frees_everything) {
+  CudaDeviceOptions o;
+  o.pool_trim_after = milliseconds(50);
+  auto d = *CreateCudaDevice(Driver(), 0, o);
+  uint64_t before = FakeCount64("gpuwasm_fake_cuda_pool_bytes");
+  {
+    auto ctx = *d->CreateContext();
+    auto stream = *ctx->CreateStream();
+    auto p = *ctx->Allocate(8 << 20);
+    ASSERT_TRUE(stream->Memset(p, 1, 8 << 20).ok());
+    ASSERT_TRUE(stream->Synchronize().ok());
+    ASSERT_TRUE(ctx->Free(p).ok());
+    EXPECT_GE(ctx->reserved_bytes(), uint64_t{8} << 20);  // kept for the next allocation
+    EXPECT_EQ(ctx->allocated_bytes(), 0u);
+    auto until = Clock::now() + std::chrono::seconds(5);
+    while (ctx->reserved_bytes() != 0 && Clock::now() < until) std::this_thread::sleep_for(milliseconds(10));
+    EXPECT_EQ(ctx->reserved_bytes(), 0u);
+    // A buffer its owner never freed goes with the context.
+    auto left = *ctx->Allocate(1 << 20);
+    (void)left;
+    EXPECT_EQ(FakeCount64("gpuwasm_fake_cuda_pool_bytes"), before + (1 << 20));
+  }
+  EXPECT_EQ(FakeCount64("gpuwasm_fake_cuda_pool_bytes"), before);
+}
+
+TEST_F(CudaOnFake, shared_memory_beyond_48_kib_is_opted_in_up_to_the_devices_limit) {
+  KernelHarness h(Device());
+  // Each thread writes its id into dynamic shared memory at a stride covering 64 KiB, then reads it.
+  const char* ptx =
+      ".version 8.0\n.target sm_90\n.address_size 64\n"
+      ".extern .shared .align 16 .b8 smem[];\n"
+      ".visible .entry fill(.param .u64 out)\n{\n"
+      "  .reg .b32 %r<6>;\n  .reg .b64 %rd<6>;\n"
+      "  ld.param.u64 %rd1, [out];\n  cvta.to.global.u64 %rd1, %rd1;\n"
+      "  mov.u32 %r1, %tid.x;\n  shl.b32 %r2, %r1, 8;\n  mov.u32 %r3, smem;\n  add.s32 %r4, %r3, %r2;\n"
+      "  st.shared.u32 [%r4], %r1;\n  bar.sync 0;\n  ld.shared.u32 %r5, [%r4];\n"
+      "  mul.wide.u32 %rd2, %r1, 4;\n  add.s64 %rd3, %rd1, %rd2;\n  st.global.u32 [%rd3], %r5;\n  ret;\n}\n";
+  auto m = h.context().LoadModule(ptx);
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto k = *(*m)->GetKernel("fill");
+  auto out = h.Zeros<int>(256);
+  ASSERT_TRUE(h.Run(*k, {1}, {256}, Params(k->signature()).Add(out).Build(), 64 << 10).ok());
+  auto got = h.Download<int>(out, 256);
+  for (int i = 0; i < 256; ++i) ASSERT_EQ(got[i], i) << i;
+  Status too_big = h.Run(*k, {1}, {256}, Params(k->signature()).Add(out).Build(), 232448 + 1);
+  EXPECT_EQ(too_big.code(), StatusCode::kInvalidArgument) << too_big;
 }
 
 TEST_F(CudaOnFake, a_driver_without_the_device_api_is_not_a_cuda_device) {

@@ -89,7 +89,7 @@ TEST_F(FakeCuda, DeviceLimitsAreQueried) {
   EXPECT_EQ(info->max_block_dim[2], 64u);
   EXPECT_EQ(info->max_grid_dim[0], 2147483647u);
   EXPECT_EQ(info->max_grid_dim[1], 65535u);
-  EXPECT_EQ(info->max_shared_per_block, 49152u);
+  EXPECT_EQ(info->max_shared_per_block, 232448u);  // the opt-in limit (227 KiB), above the 48 KiB window
   EXPECT_EQ(info->total_memory, uint64_t{150754820096});
 
   Status bad_ordinal = (*d)->QueryDevice(1).status();

@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
 
 #include "device/cuda/driver.h"
 #include "device/cuda/symbols.h"
@@ -31,6 +35,10 @@ TEST(CudaLayout, constants_match_cuda_h) {
   EXPECT_EQ(kJitErrorLogBuffer, CU_JIT_ERROR_LOG_BUFFER);
   EXPECT_EQ(kJitErrorLogBufferSize, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
   EXPECT_EQ(kPoolAttrReleaseThreshold, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD);
+  EXPECT_EQ(kPoolAttrReservedMemCurrent, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
+  EXPECT_EQ(kPoolAttrUsedMemCurrent, CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
+  EXPECT_EQ(kFuncMaxDynamicSharedBytes, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+  EXPECT_EQ(kMemHostAllocPortable, static_cast<unsigned>(CU_MEMHOSTALLOC_PORTABLE));
   EXPECT_EQ(kMemAllocationTypePinned, CU_MEM_ALLOCATION_TYPE_PINNED);
   EXPECT_EQ(kMemLocationTypeDevice, CU_MEM_LOCATION_TYPE_DEVICE);
   EXPECT_EQ(CUDA_ERROR_NOT_READY, ::CUDA_ERROR_NOT_READY);
@@ -38,13 +46,37 @@ TEST(CudaLayout, constants_match_cuda_h) {
   EXPECT_EQ(CUDA_ERROR_NO_DEVICE, ::CUDA_ERROR_NO_DEVICE);
 }
 
-TEST(CudaLayout, sticky_errors_and_names_match_cuda_h) {
-  for (CUresult r : {CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_ASSERT,
-                     CUDA_ERROR_HARDWARE_STACK_ERROR, CUDA_ERROR_ILLEGAL_INSTRUCTION, CUDA_ERROR_MISALIGNED_ADDRESS,
-                     CUDA_ERROR_INVALID_ADDRESS_SPACE, CUDA_ERROR_INVALID_PC, CUDA_ERROR_LAUNCH_FAILED}) {
-    EXPECT_TRUE(IsStickyError(static_cast<int>(r))) << r;
+// Every error whose documentation in cuda.h says the process must be restarted is process-fatal
+// to gpuwasm: read from the header itself, so a new driver's additions are not missed.
+TEST(CudaLayout, every_error_cuda_h_calls_process_fatal_is) {
+  std::ifstream in(std::string(GPUWASM_CUDA_INCLUDE) + "/cuda.h");
+  ASSERT_TRUE(in) << GPUWASM_CUDA_INCLUDE;
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string h = text.str();
+  size_t begin = h.find("typedef enum cudaError_enum");
+  size_t end = h.find("} CUresult;", begin);
+  ASSERT_NE(begin, std::string::npos);
+  std::string e = h.substr(begin, end - begin);
+  std::regex entry(R"(/\*\*((?:[^*]|\*[^/])*)\*/\s*(CUDA_ERROR_\w+)\s*=\s*(\d+))");
+  int fatal = 0;
+  for (auto it = std::sregex_iterator(e.begin(), e.end(), entry); it != std::sregex_iterator(); ++it) {
+    std::string doc = (*it)[1], name = (*it)[2];
+    int code = std::stoi((*it)[3]);
+    if (doc.find("terminated") != std::string::npos && doc.find("relaunched") != std::string::npos) {
+      ++fatal;
+      EXPECT_TRUE(IsProcessFatalError(code)) << name << " (" << code << ")";
+      EXPECT_STREQ(CuResultName(code), name.c_str());
+    }
   }
-  EXPECT_FALSE(IsStickyError(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES));
+  EXPECT_GE(fatal, 8);  // 700, 702, 714-719, 226, ... in CUDA 13.0
+  for (CUresult r : {CUDA_ERROR_ECC_UNCORRECTABLE, CUDA_ERROR_UNKNOWN, CUDA_ERROR_CONTAINED}) {
+    EXPECT_TRUE(IsProcessFatalError(static_cast<int>(r))) << r;
+  }
+  EXPECT_TRUE(IsContextFatalError(CUDA_ERROR_ASSERT));
+  EXPECT_FALSE(IsProcessFatalError(CUDA_ERROR_ASSERT));
+  EXPECT_FALSE(IsProcessFatalError(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES));
+  EXPECT_FALSE(IsContextFatalError(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES));
   EXPECT_STREQ(CuResultName(CUDA_ERROR_INVALID_PTX), "CUDA_ERROR_INVALID_PTX");
   EXPECT_STREQ(CuResultName(CUDA_ERROR_MISALIGNED_ADDRESS), "CUDA_ERROR_MISALIGNED_ADDRESS");
   EXPECT_STREQ(CuResultName(CUDA_ERROR_CONTEXT_IS_DESTROYED), "CUDA_ERROR_CONTEXT_IS_DESTROYED");

@@ -9,6 +9,9 @@
 //   bad_attribute cuDeviceGetAttribute(MULTIPROCESSOR_COUNT) -> CUDA_ERROR_INVALID_VALUE
 //   jit_reject    cuModuleLoadDataEx -> CUDA_ERROR_INVALID_PTX with a JIT error log
 //   few_registers cuFuncGetAttribute(MAX_THREADS_PER_BLOCK) -> 128
+//   fault_is_assert  a kernel's fault is CUDA_ERROR_ASSERT (710, its context only), not 700
+//   exclusive_process  cuCtxCreate -> CUDA_ERROR_DEVICE_UNAVAILABLE (another process has the GPU)
+//   no_memory     cuCtxCreate -> CUDA_ERROR_OUT_OF_MEMORY
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -62,6 +65,7 @@ int cuDeviceGetAttribute(int* v, int attr, int dev) {
       *v = 132;
       return 0;
     case 75: *v = 9; return 0;
+    case 97: *v = 232448; return 0;  // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: 227 KiB
     case 76: *v = 0; return 0;
     default: return 1;
   }
@@ -83,6 +87,7 @@ constexpr KnownError kErrors[] = {
     {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
     {218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
     {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {710, "CUDA_ERROR_ASSERT", "device-side assert triggered"},
 };
 // Like the driver, for the codes it knows; others are left to gpuwasm's own table.
 static int Describe(int r, const char** s, bool text) {

@@ -89,6 +89,9 @@ class KernelHarness {
     return d;
   }
 
+  // Whether the test device is the CPU device (no $GPUWASM_TEST_DEVICE, or one naming it).
+  static bool TestDeviceIsCpu() { return SharedTestDevice()->info().kind == device::DeviceKind::kCpu; }
+
   std::shared_ptr<const device::Kernel> Load(const std::string& file, const std::string& arch, const std::string& kernel) {
     auto m = ctx_->LoadModule(ReadText(KernelPtxPath(file, arch)));
     EXPECT_TRUE(m.ok()) << file << "." << arch << ": " << m.status();

@@ -1,11 +1,13 @@
 // The runtime on the CUDA device, over the fake driver (tests/device/fake_cuda.cc): guests'
-// kernels go through the driver API path. A device fault poisons only its tenant's context (that
-// tenant's next invocation gets a rebuilt one), a kernel that never ends is reported at the
-// invocation's deadline and stopped by a context reset, and nothing is left behind.
+// kernels go through the driver API path, in one process: a device fault is process-fatal (every
+// tenant then gets a clear error), a kernel that never ends is reported at the invocation's
+// deadline and its context abandoned, and nothing else is left behind.
 #include <gtest/gtest.h>
 
 #include "../common/guests.h"
 #include "../common/temp_dir.h"
+
+#include <dlfcn.h>
 
 #include <chrono>
 
@@ -37,6 +39,9 @@ std::shared_ptr<device::Device> FakeGpu() {
 class CudaRuntime : public ::testing::Test {
  protected:
   void SetUp() override {
+    void* h = dlopen(GPUWASM_FAKE_CUDA, RTLD_NOW);
+    ASSERT_NE(h, nullptr);
+    reinterpret_cast<void (*)()>(dlsym(h, "gpuwasm_fake_cuda_new_process"))();
     RuntimeConfig c;
     c.store_dir = dir_.path();
     c.workers = 4;
@@ -46,7 +51,8 @@ class CudaRuntime : public ::testing::Test {
       c.tenants.push_back(t);
     }
     RuntimeOptions o;
-    o.device = FakeGpu();
+    device_ = FakeGpu();
+    o.device = device_;
     o.engine.cache_dir = GPUWASM_RUNTIME_TEST_CACHE;
     auto rt = Runtime::Create(std::move(c), std::move(o));
     ASSERT_TRUE(rt.ok()) << rt.status();
@@ -79,12 +85,14 @@ class CudaRuntime : public ::testing::Test {
   }
 
   TempDir dir_;
+  std::shared_ptr<device::Device> device_;
   std::unique_ptr<Runtime> rt_;
 };
 
-TEST_F(CudaRuntime, examples_run_and_a_fault_stays_in_its_tenant) {
+TEST_F(CudaRuntime, in_one_process_a_fault_loses_the_gpu_for_every_tenant_and_says_so) {
+  // What the CUDA driver documents, and what the fake does: after an illegal address no CUDA work
+  // of the process succeeds. In one process (isolation off) every tenant loses the GPU, clearly.
   std::string life = Deploy("acme", "life", Lifecycle(), "echo");
-  std::string acme_add = Deploy("acme", "vector_add", Example("vector_add"));
   std::string beta_add = Deploy("beta", "vector_add", Example("vector_add"));
 
   InvokeResult ok = Invoke("beta", beta_add);
@@ -97,16 +105,13 @@ TEST_F(CudaRuntime, examples_run_and_a_fault_stays_in_its_tenant) {
   InvokeResult r = Invoke("acme", life, fault);
   EXPECT_EQ(r.status, InvocationStatus::kExitError);
   EXPECT_EQ(r.exit_status, 3);  // the guest saw WCU_ERR_DEVICE
-  ExpectNothingLeft();
-  for (const TenantStats& t : rt_->Stats().tenants) EXPECT_EQ(t.context_resets, t.tenant == "acme" ? 1u : 0u) << t.tenant;
+  EXPECT_NE(device_->restart_reason().find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos)
+      << device_->restart_reason();
 
-  // The other tenant never noticed; the faulting tenant's next invocation runs on a new context.
-  for (const auto& [tenant, fn] : {std::pair{"beta", beta_add}, std::pair{"acme", acme_add}}) {
-    InvokeResult again = Invoke(tenant, fn);
-    EXPECT_EQ(again.status, InvocationStatus::kOk) << tenant << ": " << again.stderr_text;
-    EXPECT_NE(again.stdout_text.find(" OK"), std::string::npos) << again.stdout_text;
-  }
-  ExpectNothingLeft();
+  InvokeResult lost = Invoke("beta", beta_add);
+  EXPECT_NE(lost.status, InvocationStatus::kOk);
+  EXPECT_NE(lost.stderr_text.find("the GPU is unusable in this process"), std::string::npos) << lost.stderr_text;
+  EXPECT_TRUE(rt_->Instances().empty());
 }
 
 TEST_F(CudaRuntime, a_block_too_large_for_the_compiled_kernel_is_a_dimension_error) {
@@ -123,7 +128,7 @@ TEST_F(CudaRuntime, a_block_too_large_for_the_compiled_kernel_is_a_dimension_err
   ExpectNothingLeft();
 }
 
-TEST_F(CudaRuntime, a_kernel_that_never_ends_is_reported_at_the_deadline_and_stopped) {
+TEST_F(CudaRuntime, a_kernel_that_never_ends_is_reported_at_the_deadline_and_left_behind) {
   std::string life = Deploy("acme", "life", Lifecycle(), "echo");
   std::string beta_add = Deploy("beta", "vector_add", Example("vector_add"));
   InvokeRequest forever;
@@ -138,14 +143,24 @@ TEST_F(CudaRuntime, a_kernel_that_never_ends_is_reported_at_the_deadline_and_sto
   trap.entry = "trap_mid_launch";
   r = Invoke("acme", life, trap);
   EXPECT_EQ(r.status, InvocationStatus::kTrap);
-  EXPECT_LT(r.duration, milliseconds(4000));  // the 5 s kernel was stopped, not waited for
-  ExpectNothingLeft();
+  EXPECT_LT(r.duration, milliseconds(4000));  // the 5 s kernel was not waited for
+
+  // Both kernels were left running in abandoned contexts, whose memory stays charged to acme
+  // until the process ends (a worker process would be restarted); the process must be restarted.
+  EXPECT_NE(device_->restart_reason().find("only ending the process does"), std::string::npos)
+      << device_->restart_reason();
+  for (const TenantStats& t : rt_->Stats().tenants) {
+    EXPECT_EQ(t.totals.running, 0u) << t.tenant;
+    if (t.tenant == "acme") {
+      EXPECT_GT(t.context_device_bytes, 0u);
+    }
+  }
 
   EXPECT_EQ(Invoke("beta", beta_add).status, InvocationStatus::kOk);
   InvokeRequest echo;
   echo.input = "still here";
   EXPECT_EQ(Invoke("acme", life, echo).output, "still here");
-  ExpectNothingLeft();
+  EXPECT_TRUE(rt_->Instances().empty());
 }
 
 }  // namespace

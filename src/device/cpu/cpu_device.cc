@@ -148,8 +148,9 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
   CpuContext(std::shared_ptr<CpuDevice> device, uint64_t base, ContextOptions options)
       : device_(std::move(device)), next_addr_(base), options_(options) {}
 
-  Result<DevicePtr> Allocate(uint64_t bytes) override {
+  Result<DevicePtr> Allocate(uint64_t bytes, uint64_t* generation = nullptr) override {
     if (bytes == 0) return Status::InvalidArgument("cannot allocate 0 bytes");
+    if (generation != nullptr) *generation = 0;  // the CPU device never resets a context
     std::lock_guard<std::mutex> lock(mu_);
     if (bytes > options_.max_bytes || allocated_ > options_.max_bytes - bytes) {
       return Status::ResourceExhausted("allocating " + std::to_string(bytes) + " bytes would exceed the context's quota of " +

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -36,13 +37,72 @@ class CudaDevice;
 class CudaContext;
 class CudaStream;
 
-// One CUDA context with its memory pool and the utility stream allocations are zeroed on. A fault
-// replaces the whole core; `id` is unique in the process, so stale users notice.
+// Pinned host memory that host-to-device copies are staged through. A copy from pageable memory
+// may block inside the driver until the stream's earlier work is done (behind a kernel that never
+// ends: for ever), holding whatever the caller holds; a copy from pinned memory is asynchronous.
+// Fixed slots: each chunk of a copy takes one and gives it back when that chunk's copy completed.
+// Thread-safe.
+class StagingRing {
+ public:
+  StagingRing(uint8_t* base, size_t slot_bytes, uint32_t slots) : base_(base), slot_bytes_(slot_bytes) {
+    for (uint32_t i = slots; i > 0; --i) free_.push_back(i - 1);
+  }
+
+  // A free slot, waiting while `keep_waiting()` says so (asked outside the ring's lock); none once
+  // the ring is closed (its context went) or the caller gave up.
+  std::optional<uint32_t> Take(const std::function<bool()>& keep_waiting) {
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        if (closed_) return std::nullopt;
+        if (!free_.empty()) {
+          uint32_t s = free_.back();
+          free_.pop_back();
+          return s;
+        }
+        cv_.wait_for(lock, std::chrono::milliseconds(10), [&] { return closed_ || !free_.empty(); });
+        if (closed_) return std::nullopt;
+        if (!free_.empty()) continue;
+      }
+      if (!keep_waiting()) return std::nullopt;
+    }
+  }
+  void Give(uint32_t slot) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      free_.push_back(slot);
+    }
+    cv_.notify_one();
+  }
+  void Close() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closed_ = true;
+    }
+    cv_.notify_all();
+  }
+  uint8_t* At(uint32_t slot) const { return base_ + size_t{slot} * slot_bytes_; }
+  size_t slot_bytes() const { return slot_bytes_; }
+
+ private:
+  uint8_t* const base_;
+  const size_t slot_bytes_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<uint32_t> free_;
+  bool closed_ = false;
+};
+
+// One CUDA context with its memory pool, the utility stream allocations are zeroed on, and its
+// pinned staging memory. A reset replaces the whole core; `id` is unique in the process, so stale
+// users notice, and it is the generation of the memory allocated in it.
 struct Core {
   uint64_t id = 0;
   void* ctx = nullptr;
   void* pool = nullptr;
   void* util = nullptr;
+  void* pinned = nullptr;
+  std::shared_ptr<StagingRing> staging;
   std::vector<void*> spare_events;  // guarded by CudaContext::events_mu_
 };
 
@@ -64,7 +124,21 @@ class CudaKernel final : public Kernel {
 // What a kernel is in one core: its function and the limits the JIT gave it.
 struct Compiled {
   void* function = nullptr;
-  uint32_t max_threads = 0;  // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK (registers decide)
+  uint32_t max_threads = 0;     // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK (registers decide)
+  uint32_t dynamic_optin = 0;   // dynamic shared bytes opted in with cuFuncSetAttribute
+};
+
+// What the watcher does for a stream outside every stream lock (cuCtxDestroy is never called
+// while streams_mu_ or a stream's lock is held): reset or abandon a core, then complete the
+// operation that called for it.
+struct Deferred {
+  enum Kind { kComplete, kReset, kAbandon };
+  CudaStream* stream = nullptr;
+  Kind kind = kComplete;
+  uint64_t core_id = 0;
+  std::string why;
+  Completion done;
+  Status result;
 };
 
 class CudaContext final : public Context, public std::enable_shared_from_this<CudaContext> {
@@ -72,31 +146,37 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
   CudaContext(std::shared_ptr<CudaDevice> device, ContextOptions options);
   ~CudaContext() override;
 
-  Result<DevicePtr> Allocate(uint64_t bytes) override;
+  Result<DevicePtr> Allocate(uint64_t bytes, uint64_t* generation = nullptr) override;
   Status Free(DevicePtr ptr) override;
+  Status FreeIfCurrent(DevicePtr ptr, uint64_t generation) override;
   Result<std::shared_ptr<const Module>> LoadModule(std::string_view ptx) override;
   Result<std::unique_ptr<Stream>> CreateStream() override;
   uint64_t allocated_bytes() const override {
     std::lock_guard<std::mutex> lock(mu_);
     return allocated_;
   }
+  uint64_t reserved_bytes() const override;
 
   // The current core, bound to this thread, with `lock` holding it (shared). Builds a fresh core
-  // when there is none (first use, or after a reset).
+  // when there is none (first use, or after a reset). DeviceFault once the GPU is lost.
   Result<Core*> Acquire(std::shared_lock<std::shared_mutex>& lock);
-  // Core `id`, bound to this thread, if it is still the current one (nullptr otherwise); never
-  // builds one.
+  // Core `id`, bound to this thread, if it is still the current one (nullptr otherwise, and once
+  // the GPU is lost); never builds one.
   Core* Current(std::shared_lock<std::shared_mutex>& lock, uint64_t id);
   // Makes `core` current on this thread (the caller holds it).
   Status Bind(const Core& core);
-  // Destroys core `id` (if it is still the current one) because of `why`; later users of it fail
-  // with DeviceFault naming `why`.
-  void Reset(uint64_t id, const std::string& why);
+  // Ends core `id` (if it is still the current one) because of `why`: destroys it after freeing
+  // its memory, or, when `abandon` (a kernel in it would not stop, and cuCtxDestroy is not
+  // documented to stop one), leaves it to the end of the process. Later users of the core fail
+  // naming `why`; memory that could not be freed stays charged to the context's quota.
+  void Reset(uint64_t id, const std::string& why, bool abandon = false);
   std::string reset_reason() const {
     std::lock_guard<std::mutex> lock(mu_);
     return reset_reason_;
   }
   uint64_t resets() const override { return resets_.load(); }
+  // What work on a core that is gone reports: the GPU's loss, or the reset.
+  Status GoneStatus(const std::string& what) const;
 
   Result<void*> TakeEvent(Core& core);
   void ReturnEvent(uint64_t core_id, void* event);
@@ -104,6 +184,8 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
   Status WaitEvent(uint64_t core_id, void* event, const char* what);
   // Checked range of one live allocation (OutOfRange otherwise), like the CPU device.
   Status CheckRange(DevicePtr ptr, uint64_t bytes) const;
+  // The staging memory of core `id`, or nullptr when that core is gone.
+  std::shared_ptr<StagingRing> StagingOf(uint64_t id);
 
   void Register(CudaStream* s);
   void Unregister(CudaStream* s);
@@ -111,26 +193,28 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
 
   CudaDevice& device() { return *device_; }
   const DriverSymbols& sym() const;
+  // The driver's verdict as a Status; a process-fatal error also marks the GPU lost.
   Status Check(CUresult r, const char* call) const;
 
  private:
-  struct Allocation {
-    uint64_t size = 0;
-  };
   Status BuildCore();  // with core_mu_ held exclusively
+  // Gives a core's memory back and destroys it (no lock held that the watcher or a stream needs).
   void DestroyCore(Core& core);
   void Watch();
+  void TrimPool();
 
   std::shared_ptr<CudaDevice> device_;
   ContextOptions options_;
 
   mutable std::shared_mutex core_mu_;
   std::unique_ptr<Core> core_;
+  std::vector<std::unique_ptr<Core>> abandoned_;  // guarded by core_mu_; never destroyed
   std::atomic<uint64_t> resets_{0};
 
-  mutable std::mutex mu_;  // allocations, modules, reset_reason_
-  std::map<DevicePtr, Allocation> allocs_;
-  uint64_t allocated_ = 0;
+  mutable std::mutex mu_;  // allocs_, allocated_, leaked_, modules_, reset_reason_
+  std::map<DevicePtr, uint64_t> allocs_;  // live allocations of the current core: size
+  uint64_t allocated_ = 0;                // live allocations + leaked_
+  uint64_t leaked_ = 0;                   // of ended cores, never freed: held until the process ends
   std::map<std::string, std::weak_ptr<const CudaModule>> modules_;
   std::string reset_reason_;
 
@@ -147,25 +231,76 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
 
 class CudaDevice final : public Device, public std::enable_shared_from_this<CudaDevice> {
  public:
-  CudaDevice(std::shared_ptr<CudaDriver> driver, int handle, DeviceInfo info, CudaDeviceOptions options)
-      : driver_(std::move(driver)), handle_(handle), info_(std::move(info)), options_(options) {}
+  CudaDevice(std::shared_ptr<CudaDriver> driver, int handle, DeviceInfo info, uint32_t default_shared,
+             CudaDeviceOptions options)
+      : driver_(std::move(driver)),
+        handle_(handle),
+        info_(std::move(info)),
+        default_shared_(default_shared),
+        options_(std::move(options)) {}
   const DeviceInfo& info() const override { return info_; }
   Result<std::shared_ptr<Context>> CreateContext(const ContextOptions& options) override {
+    if (lost()) return LostStatus();
     return std::shared_ptr<Context>(std::make_shared<CudaContext>(shared_from_this(), options));
+  }
+  std::string restart_reason() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return restart_reason_;
   }
   const CudaDriver& driver() const { return *driver_; }
   int handle() const { return handle_; }
   const CudaDeviceOptions& options() const { return options_; }
+  // Shared memory a launch may use without opting in (the 48 KiB window).
+  uint32_t default_shared() const { return default_shared_; }
+
+  // Whether a process-fatal error was seen: every later call fails with LostStatus().
+  bool lost() const { return lost_.load(std::memory_order_acquire); }
+  Status LostStatus() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return Status::DeviceFault("the GPU is unusable in this process: " + lost_reason_ +
+                               " (the CUDA driver requires the process to be restarted)");
+  }
+  // Records that the process must be restarted (and, when `lost`, that the GPU is unusable in it);
+  // the first time, tells options().on_fatal.
+  void NeedRestart(const std::string& why, bool lost) {
+    bool first = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (restart_reason_.empty()) {
+        restart_reason_ = why;
+        first = true;
+      }
+      if (lost && !lost_.load()) {
+        lost_reason_ = why;
+        lost_.store(true, std::memory_order_release);
+      }
+    }
+    if (first && options_.on_fatal) options_.on_fatal(why);
+  }
 
  private:
   std::shared_ptr<CudaDriver> driver_;
   int handle_;
   DeviceInfo info_;
+  uint32_t default_shared_;
   CudaDeviceOptions options_;
+  mutable std::mutex mu_;
+  std::atomic<bool> lost_{false};
+  std::string lost_reason_, restart_reason_;
 };
 
 const DriverSymbols& CudaContext::sym() const { return device_->driver().sym(); }
-Status CudaContext::Check(CUresult r, const char* call) const { return device_->driver().Check(r, call); }
+
+Status CudaContext::Check(CUresult r, const char* call) const {
+  Status s = device_->driver().Check(r, call);
+  if (IsProcessFatalError(r)) device_->NeedRestart(s.message(), /*lost=*/true);
+  return s;
+}
+
+Status CudaContext::GoneStatus(const std::string& what) const {
+  if (device_->lost()) return device_->LostStatus();
+  return Status::DeviceFault(what + ": the GPU context was reset: " + reset_reason());
+}
 
 // PTX text, its kernels' signatures, and the module compiled in the context's current core
 // (compiled again, from the retained text, after a reset).
@@ -241,6 +376,23 @@ class CudaModule final : public Module, public std::enable_shared_from_this<Cuda
     return it->second;
   }
 
+  // Lets kernel `name` (compiled in `core`, which the caller holds) use `bytes` of dynamic shared
+  // memory beyond the default window: CUDA refuses such a launch until the kernel opts in.
+  Status OptInShared(const Core& core, const std::string& name, uint32_t bytes) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = functions_.find(name);
+    if (core_id_ != core.id || it == functions_.end()) return Status::Internal("kernel '" + name + "' is not compiled here");
+    if (it->second.dynamic_optin >= bytes) return Status::Ok();
+    if (ctx_->sym().cuFuncSetAttribute == nullptr) {
+      return Status::Unsupported("the CUDA driver has no cuFuncSetAttribute: no dynamic shared memory beyond the default");
+    }
+    GPUWASM_RETURN_IF_ERROR(ctx_->Check(ctx_->sym().cuFuncSetAttribute(it->second.function, kFuncMaxDynamicSharedBytes,
+                                                                       static_cast<int>(bytes)),
+                                        "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"));
+    it->second.dynamic_optin = bytes;
+    return Status::Ok();
+  }
+
  private:
   std::shared_ptr<CudaContext> ctx_;
   std::string ptx_;
@@ -259,9 +411,9 @@ struct Pending {
   Completion done;
   std::string what;                           // "kernel 'vadd'", "copy to the device", ...
   std::optional<Clock::time_point> deadline;  // launches with a deadline
-  std::optional<Clock::time_point> stop_by;   // reset the context if still running then
+  std::optional<Clock::time_point> stop_by;   // abandon the core if still running then
   bool reported = false;                      // done() already called (deadline, cancel)
-  std::shared_ptr<const void> keep;           // staging bytes, the kernel
+  std::shared_ptr<const void> keep;           // a staging slot, the kernel
 };
 
 class CudaStream final : public Stream {
@@ -280,12 +432,24 @@ class CudaStream final : public Stream {
 
   Status MemcpyHtoD(DevicePtr dst, const void* src, uint64_t bytes) override {
     GPUWASM_RETURN_IF_ERROR(ctx_->CheckRange(dst, bytes));
-    auto staging = std::make_shared<std::vector<uint8_t>>(static_cast<const uint8_t*>(src),
-                                                          static_cast<const uint8_t*>(src) + bytes);
-    const uint8_t* data = staging->data();
-    return Submit("copy to the device", false, {}, std::move(staging), {}, [&](const Core&) {
-      return ctx_->Check(ctx_->sym().cuMemcpyHtoDAsync_v2(dst, data, bytes, stream_), "cuMemcpyHtoDAsync");
-    });
+    const auto* from = static_cast<const uint8_t*>(src);
+    std::shared_ptr<StagingRing> ring = ctx_->StagingOf(core_id_);
+    for (uint64_t off = 0; off < bytes;) {
+      uint64_t n = std::min<uint64_t>(bytes - off, ring != nullptr ? ring->slot_bytes() : bytes);
+      std::optional<uint32_t> slot;
+      if (ring != nullptr) slot = ring->Take([&] { return sticky().ok(); });
+      if (!slot) return Dead();  // the core went, or the stream failed: sticky, like any execution error
+      std::memcpy(ring->At(*slot), from + off, n);
+      const uint8_t* staged = ring->At(*slot);
+      // The slot is given back when this chunk's copy completed (or was never issued).
+      std::shared_ptr<const void> keep(ring.get(), [ring, s = *slot](const void*) { ring->Give(s); });
+      const DevicePtr to = dst + off;
+      GPUWASM_RETURN_IF_ERROR(Submit("copy to the device", false, {}, std::move(keep), {}, [&](const Core&) {
+        return ctx_->Check(ctx_->sym().cuMemcpyHtoDAsync_v2(to, staged, n, stream_), "cuMemcpyHtoDAsync");
+      }));
+      off += n;
+    }
+    return Status::Ok();
   }
 
   Status MemcpyDtoH(void* dst, DevicePtr src, uint64_t bytes) override {
@@ -294,8 +458,8 @@ class CudaStream final : public Stream {
     void* event = nullptr;
     {
       std::shared_lock<std::shared_mutex> lock;
-      GPUWASM_ASSIGN_OR_RETURN(Core * core, ctx_->Acquire(lock));
-      GPUWASM_RETURN_IF_ERROR(CheckCore(*core));
+      Core* core = ctx_->Current(lock, core_id_);
+      if (core == nullptr) return ctx_->GoneStatus("copy to the host");
       GPUWASM_ASSIGN_OR_RETURN(event, ctx_->TakeEvent(*core));
       Status s = ctx_->Check(ctx_->sym().cuMemcpyDtoHAsync_v2(dst, src, bytes, stream_), "cuMemcpyDtoHAsync");
       if (s.ok()) s = ctx_->Check(ctx_->sym().cuEventRecord(event, stream_), "cuEventRecord");
@@ -338,6 +502,7 @@ class CudaStream final : public Stream {
     std::vector<void*> args(sig.params.size());
     for (size_t i = 0; i < sig.params.size(); ++i) args[i] = params.data() + sig.params[i].offset;
     std::shared_ptr<const void> keep(k->module_ptr(), k);  // the module outlives the launch
+    const bool optin = uint64_t{sig.static_shared_bytes} + config.shared_bytes > ctx_->device().default_shared();
     return Submit("kernel '" + sig.name + "'", true, options.deadline, std::move(keep), std::move(options.on_complete),
                   [&](const Core& core) -> Status {
                     GPUWASM_ASSIGN_OR_RETURN(Compiled fn, k->module().Function(core, sig.name));
@@ -347,6 +512,7 @@ class CudaStream final : public Stream {
                           "block of " + std::to_string(threads) + " threads exceeds what kernel '" + sig.name +
                           "' allows on this GPU (" + std::to_string(fn.max_threads) + ", limited by its registers)");
                     }
+                    if (optin) GPUWASM_RETURN_IF_ERROR(k->module().OptInShared(core, sig.name, config.shared_bytes));
                     return ctx_->Check(ctx_->sym().cuLaunchKernel(fn.function, config.grid.x, config.grid.y,
                                                                   config.grid.z, config.block.x, config.block.y,
                                                                   config.block.z, config.shared_bytes, stream_,
@@ -381,17 +547,33 @@ class CudaStream final : public Stream {
     return std::chrono::nanoseconds(kernel_ns_.load(std::memory_order_relaxed));
   }
 
-  // Called by the context's watcher: completes finished work in order, reports deadlines, resets
-  // the context after a fault or a runaway kernel. Returns whether work is still pending.
-  bool Poll(bool* progress);
-
- private:
-  Status CheckCore(const Core& core) const {
-    if (core.id == core_id_) return Status::Ok();
-    return Status::DeviceFault("the GPU context of this stream was reset: " + ctx_->reset_reason());
+  // Called by the context's watcher (with streams_mu_ held): completes finished work in order and
+  // reports deadlines. A fault that needs the core reset, or a kernel past its deadline and grace,
+  // is handed back in `deferred` for the watcher to deal with outside the locks. Returns whether
+  // work is still pending.
+  bool Poll(bool* progress, std::vector<Deferred>* deferred);
+  // The end of a completion the watcher called for a Deferred of this stream.
+  void EndCompletion() {
+    std::lock_guard<std::mutex> lock(mu_);
+    --completing_;
+    if (pending_.empty() && completing_ == 0) idle_cv_.notify_all();
   }
 
-  // A failed driver call: sticky faults reset the context; the stream keeps the first error.
+ private:
+  Status sticky() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return sticky_;
+  }
+
+  // Work for a stream whose core is gone: the stream fails for good (sticky), and so does this.
+  Status Dead() {
+    Status dead = ctx_->GoneStatus("this stream's work was lost");
+    std::lock_guard<std::mutex> lock(mu_);
+    if (sticky_.ok()) sticky_ = dead;
+    return Status::Ok();  // like an execution error: through Synchronize
+  }
+
+  // A failed driver call: device faults end the core; the stream keeps the first error.
   Status Fail(Status s, uint64_t core_id) {
     if (s.code() == StatusCode::kDeviceFault) {
       ctx_->Reset(core_id, s.message());
@@ -422,13 +604,13 @@ class CudaStream final : public Stream {
     p.keep = std::move(keep);
     p.done = std::move(done);
     {
+      // Only this stream's own core: a stream of a core that is gone is dead, and a new core (built
+      // for the tenant's next instance) is not this stream's to touch, nor to build.
       std::shared_lock<std::shared_mutex> lock;
-      Result<Core*> core = ctx_->Acquire(lock);
-      if (core.ok() && (*core)->id != core_id_) {
-        // The context was reset since this stream was made: the stream is dead, the new context is
-        // not this stream's to touch.
-        lock.unlock();
-        Status dead = CheckCore(**core);
+      Core* core = ctx_->Current(lock, core_id_);
+      if (core == nullptr) {
+        lock = {};
+        Status dead = ctx_->GoneStatus("the GPU context of this stream is gone");
         {
           std::lock_guard<std::mutex> l(mu_);
           if (sticky_.ok()) sticky_ = dead;
@@ -436,18 +618,18 @@ class CudaStream final : public Stream {
         if (p.done) p.done(dead);
         return Status::Ok();
       }
-      Status s = core.status();
-      if (s.ok() && timed) {
-        Result<void*> e = ctx_->TakeEvent(**core);
+      Status s;
+      if (timed) {
+        Result<void*> e = ctx_->TakeEvent(*core);
         s = e.status();
         if (e.ok()) {
           p.start = *e;
           s = ctx_->Check(ctx_->sym().cuEventRecord(p.start, stream_), "cuEventRecord");
         }
       }
-      if (s.ok()) s = issue(**core);
+      if (s.ok()) s = issue(*core);
       if (s.ok()) {
-        Result<void*> e = ctx_->TakeEvent(**core);
+        Result<void*> e = ctx_->TakeEvent(*core);
         s = e.status();
         if (e.ok()) {
           p.end = *e;
@@ -456,7 +638,7 @@ class CudaStream final : public Stream {
       }
       if (!s.ok()) {
         uint64_t id = core_id_;
-        lock.unlock();  // ReturnEvent and Reset take the core lock themselves
+        if (lock.owns_lock()) lock.unlock();  // ReturnEvent and Reset take the core lock themselves
         if (p.start != nullptr) ctx_->ReturnEvent(id, p.start);
         if (p.end != nullptr) ctx_->ReturnEvent(id, p.end);
         if (s.code() == StatusCode::kDeviceFault) {
@@ -468,7 +650,7 @@ class CudaStream final : public Stream {
         }
         return s;
       }
-      p.core_id = (*core)->id;
+      p.core_id = core->id;
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -489,7 +671,7 @@ class CudaStream final : public Stream {
   std::atomic<int64_t> kernel_ns_{0};
 };
 
-bool CudaStream::Poll(bool* progress) {
+bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
   for (;;) {
     void* start = nullptr;
     void* end = nullptr;
@@ -525,7 +707,7 @@ bool CudaStream::Poll(bool* progress) {
     }
     Completion done;
     Status result;
-    std::optional<std::string> reset;  // why the context must go
+    std::optional<Deferred> action;  // a reset or an abandonment, for the watcher
     {
       std::lock_guard<std::mutex> lock(mu_);
       Pending& p = pending_.front();
@@ -538,8 +720,11 @@ bool CudaStream::Poll(bool* progress) {
           if (sticky_.ok()) sticky_ = result;
         }
         if (p.stop_by && now >= *p.stop_by) {
-          reset = p.what + " kept running " + std::to_string(ctx_->device().options().runaway_grace.count()) +
-                  " ms past its deadline or cancellation, and a GPU cannot stop one kernel";
+          action = Deferred{this, Deferred::kAbandon, core_id,
+                            p.what + " kept running " + std::to_string(ctx_->device().options().runaway_grace.count()) +
+                                " ms past its deadline or cancellation; a GPU cannot stop one kernel, only ending the "
+                                "process does",
+                            {}, {}};
         }
       } else {
         if (state == kDone) {
@@ -548,32 +733,40 @@ bool CudaStream::Poll(bool* progress) {
           result = failure.code() == StatusCode::kDeviceFault
                        ? Status::DeviceFault(p.what + " failed: " + failure.message())
                        : failure;
-          if (failure.code() == StatusCode::kDeviceFault) reset = result.message();
+          // A context-level fault ends the core; after a process-fatal one nothing is destroyed.
+          if (failure.code() == StatusCode::kDeviceFault && !ctx_->device().lost()) {
+            action = Deferred{this, Deferred::kReset, core_id, result.message(), {}, {}};
+          }
         } else {
-          result = Status::DeviceFault(p.what + " was lost: the GPU context was reset: " + ctx_->reset_reason());
+          result = ctx_->GoneStatus(p.what + " was lost");
         }
         if (!result.ok() && sticky_.ok()) sticky_ = result;
         if (!p.reported) done = std::move(p.done);
-        pending_.pop_front();  // drops staging bytes and the kernel's hold here, under the lock
+        pending_.pop_front();  // drops the staging slot and the kernel's hold here, under the lock
         *progress = true;
       }
       // Synchronize() waits for this too: the reset and the completion happen before it returns.
-      if (done || reset || state == kDone) ++completing_;
+      if (done || action || state == kDone) ++completing_;
     }
-    const bool counted = done || reset || state == kDone;
     if (state == kDone) {  // outside mu_: the core lock is never taken under a stream's lock
       ctx_->ReturnEvent(core_id, end);
       if (start != nullptr) ctx_->ReturnEvent(core_id, start);
     }
-    // The context goes before anyone waiting on this stream hears of the failure.
-    if (reset) ctx_->Reset(core_id, *reset);
+    if (action) {
+      // The core goes before anyone waiting on this stream hears of the failure: the watcher does
+      // both, outside the locks.
+      action->done = std::move(done);
+      action->result = result;
+      deferred->push_back(std::move(*action));
+      return true;
+    }
     if (done) done(result);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (counted) --completing_;
+      if (done || state == kDone) --completing_;
       if (pending_.empty() && completing_ == 0) idle_cv_.notify_all();
     }
-    if (state == kRunning && !reset) return true;  // later work waits for this one
+    if (state == kRunning) return true;  // later work waits for this one
   }
 }
 
@@ -588,10 +781,23 @@ CudaContext::~CudaContext() {
   watch_cv_.notify_all();
   watcher_.join();
   std::unique_lock<std::shared_mutex> lock(core_mu_);
-  if (core_) DestroyCore(*core_);
+  if (core_ && !device_->lost()) {
+    // Pool memory outlives the context: buffers still live (their owners went without freeing
+    // them) are freed first, so destroying the context gives every byte back.
+    if (sym().cuCtxSetCurrent(core_->ctx) == CUDA_SUCCESS) {
+      t_bound_core = core_->id;
+      std::lock_guard<std::mutex> l(mu_);
+      for (const auto& [ptr, size] : allocs_) (void)sym().cuMemFreeAsync(ptr, core_->util);
+      allocs_.clear();
+    }
+    DestroyCore(*core_);
+  }
+  // abandoned_ keeps its cores' driver objects: a kernel still runs in each (the process's end
+  // stops it). The Core records themselves are freed.
 }
 
 Status CudaContext::BuildCore() {
+  if (device_->lost()) return device_->LostStatus();
   const DriverSymbols& s = sym();
   auto core = std::make_unique<Core>();
   core->id = g_next_core.fetch_add(1);
@@ -605,34 +811,57 @@ Status CudaContext::BuildCore() {
   props.location_id = device_->handle();
   Status st = Check(s.cuMemPoolCreate(&core->pool, &props), "cuMemPoolCreate");
   if (st.ok() && s.cuMemPoolSetAttribute != nullptr) {
-    // Freed memory stays in the pool for the next allocation instead of going back to the driver.
+    // Freed memory stays in the pool for the next allocation instead of going back to the driver
+    // at every synchronisation; the watcher trims an idle context's pool (TrimPool).
     uint64_t keep_all = UINT64_MAX;
     (void)s.cuMemPoolSetAttribute(core->pool, kPoolAttrReleaseThreshold, &keep_all);
   }
   if (st.ok()) st = Check(s.cuStreamCreate(&core->util, kStreamNonBlocking), "cuStreamCreate");
+  const CudaDeviceOptions& o = device_->options();
+  const uint32_t slots = std::max<uint32_t>(1, o.staging_slots);
+  const size_t slot_bytes = std::max<size_t>(4096, o.staging_slot_bytes);
+  if (st.ok()) {
+    if (s.cuMemHostAlloc == nullptr || s.cuMemFreeHost == nullptr) {
+      st = Status::Unavailable("the CUDA driver lacks cuMemHostAlloc/cuMemFreeHost (pinned staging memory)");
+    } else {
+      st = Check(s.cuMemHostAlloc(&core->pinned, slot_bytes * slots, kMemHostAllocPortable), "cuMemHostAlloc");
+    }
+  }
   if (!st.ok()) {
     DestroyCore(*core);
     t_bound_core = 0;
     return st;
   }
+  core->staging = std::make_shared<StagingRing>(static_cast<uint8_t*>(core->pinned), slot_bytes, slots);
   core_ = std::move(core);
   return Status::Ok();
 }
 
 void CudaContext::DestroyCore(Core& core) {
   const DriverSymbols& s = sym();
+  if (core.ctx != nullptr && s.cuCtxSetCurrent(core.ctx) == CUDA_SUCCESS) t_bound_core = core.id;
+  if (core.staging) core.staging->Close();
   {
     std::lock_guard<std::mutex> lock(events_mu_);
     for (void* e : core.spare_events) (void)s.cuEventDestroy_v2(e);  // the rest go with the context
     core.spare_events.clear();
   }
-  if (core.pool != nullptr) (void)s.cuMemPoolDestroy(core.pool);
-  if (core.ctx != nullptr) (void)s.cuCtxDestroy_v2(core.ctx);  // its streams, events, modules and memory
-  core.ctx = core.pool = core.util = nullptr;
+  if (core.pool != nullptr) {
+    // Pool memory is not tied to the context: cuCtxDestroy leaves it, and cuMemPoolDestroy defers
+    // while pointers live. Everything was freed by now (Reset frees what it can first); give the
+    // pool's reserve back before destroying it.
+    if (s.cuMemPoolTrimTo != nullptr) (void)s.cuMemPoolTrimTo(core.pool, 0);
+    (void)s.cuMemPoolDestroy(core.pool);
+  }
+  if (core.pinned != nullptr) (void)s.cuMemFreeHost(core.pinned);
+  if (core.ctx != nullptr) (void)s.cuCtxDestroy_v2(core.ctx);  // its streams, events and modules
+  if (t_bound_core == core.id) t_bound_core = 0;
+  core.ctx = core.pool = core.util = core.pinned = nullptr;
 }
 
 Result<Core*> CudaContext::Acquire(std::shared_lock<std::shared_mutex>& lock) {
   for (;;) {
+    if (device_->lost()) return device_->LostStatus();
     lock = std::shared_lock<std::shared_mutex>(core_mu_);
     if (core_) {
       GPUWASM_RETURN_IF_ERROR(Bind(*core_));
@@ -658,21 +887,49 @@ Status CudaContext::Bind(const Core& core) {
 }
 
 Core* CudaContext::Current(std::shared_lock<std::shared_mutex>& lock, uint64_t id) {
+  if (device_->lost()) return nullptr;
   lock = std::shared_lock<std::shared_mutex>(core_mu_);
   if (!core_ || core_->id != id) return nullptr;
   return Bind(*core_).ok() ? core_.get() : nullptr;
 }
 
-void CudaContext::Reset(uint64_t id, const std::string& why) {
-  std::unique_lock<std::shared_mutex> lock(core_mu_);
-  if (!core_ || core_->id != id) return;
-  DestroyCore(*core_);
-  core_.reset();
-  resets_.fetch_add(1);
-  std::lock_guard<std::mutex> l(mu_);  // order: core_mu_, then mu_
-  reset_reason_ = why;
-  allocs_.clear();  // the context's memory went with it
-  allocated_ = 0;
+void CudaContext::Reset(uint64_t id, const std::string& why, bool abandon) {
+  if (device_->lost()) return;  // nothing can be destroyed or freed any more; the process must end
+  std::unique_ptr<Core> gone;
+  uint64_t unfreed = 0;
+  {
+    std::unique_lock<std::shared_mutex> lock(core_mu_);
+    if (!core_ || core_->id != id) return;
+    gone = std::move(core_);
+    resets_.fetch_add(1);
+    if (gone->staging) gone->staging->Close();  // waiting copies give up
+    std::lock_guard<std::mutex> l(mu_);         // order: core_mu_, then mu_
+    reset_reason_ = why;
+    if (!abandon && sym().cuCtxSetCurrent(gone->ctx) == CUDA_SUCCESS) {
+      t_bound_core = gone->id;
+      // Pool memory outlives the context: free every live buffer first. A fault may make the driver
+      // refuse; what it refuses stays charged to the quota until the process ends.
+      for (const auto& [ptr, size] : allocs_) {
+        if (sym().cuMemFreeAsync(ptr, gone->util) != CUDA_SUCCESS) unfreed += size;
+      }
+    } else {
+      for (const auto& [ptr, size] : allocs_) unfreed += size;
+    }
+    allocs_.clear();
+    leaked_ += unfreed;
+    allocated_ = leaked_;
+    if (abandon) abandoned_.push_back(std::move(gone));
+  }
+  if (abandon) {
+    device_->NeedRestart(why, /*lost=*/false);
+    return;
+  }
+  DestroyCore(*gone);
+  if (unfreed > 0) {
+    device_->NeedRestart(std::to_string(unfreed) + " bytes of device memory of a reset GPU context could not be freed (" +
+                             why + ")",
+                         /*lost=*/false);
+  }
 }
 
 Result<void*> CudaContext::TakeEvent(Core& core) {
@@ -701,9 +958,7 @@ Status CudaContext::WaitEvent(uint64_t core_id, void* event, const char* what) {
   for (;;) {
     {
       std::shared_lock<std::shared_mutex> lock;
-      if (Current(lock, core_id) == nullptr) {
-        return Status::DeviceFault(std::string(what) + " was lost: the GPU context was reset: " + reset_reason());
-      }
+      if (Current(lock, core_id) == nullptr) return GoneStatus(std::string(what) + " was lost");
       CUresult r = sym().cuEventQuery(event);
       if (r == CUDA_SUCCESS) return Status::Ok();
       if (r != CUDA_ERROR_NOT_READY) {
@@ -724,21 +979,41 @@ Status CudaContext::CheckRange(DevicePtr ptr, uint64_t bytes) const {
   if (it != allocs_.begin()) {
     --it;
     uint64_t off = ptr - it->first;
-    if (off <= it->second.size && bytes <= it->second.size - off) return Status::Ok();
+    if (off <= it->second && bytes <= it->second - off) return Status::Ok();
   }
   return Status::OutOfRange("device range [" + Hex(ptr) + ", +" + std::to_string(bytes) +
                             ") is not inside one live allocation");
 }
 
-Result<DevicePtr> CudaContext::Allocate(uint64_t bytes) {
+std::shared_ptr<StagingRing> CudaContext::StagingOf(uint64_t id) {
+  std::shared_lock<std::shared_mutex> lock(core_mu_);
+  if (!core_ || core_->id != id || device_->lost()) return nullptr;
+  return core_->staging;
+}
+
+uint64_t CudaContext::reserved_bytes() const {
+  uint64_t reserved = 0;
+  {
+    std::shared_lock<std::shared_mutex> lock(core_mu_);
+    if (core_ && !device_->lost() && sym().cuMemPoolGetAttribute != nullptr) {
+      uint64_t v = 0;
+      if (sym().cuMemPoolGetAttribute(core_->pool, kPoolAttrReservedMemCurrent, &v) == CUDA_SUCCESS) reserved = v;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::max(reserved + leaked_, allocated_);
+}
+
+Result<DevicePtr> CudaContext::Allocate(uint64_t bytes, uint64_t* generation) {
   if (bytes == 0) return Status::InvalidArgument("cannot allocate 0 bytes");
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (bytes > options_.max_bytes || allocated_ > options_.max_bytes - bytes) {
+      std::string held = leaked_ == 0 ? "" : ", " + std::to_string(leaked_) + " of them held by a reset context";
       return Status::ResourceExhausted("allocating " + std::to_string(bytes) +
                                        " bytes would exceed the context's quota of " +
                                        std::to_string(options_.max_bytes) + " bytes (" + std::to_string(allocated_) +
-                                       " in use)");
+                                       " in use" + held + ")");
     }
     allocated_ += bytes;  // reserved; given back below on failure
   }
@@ -785,29 +1060,54 @@ Result<DevicePtr> CudaContext::Allocate(uint64_t bytes) {
     return s;
   }
   ReturnEvent(core_id, event);
+  std::shared_lock<std::shared_mutex> core_lock(core_mu_);
   std::lock_guard<std::mutex> lock(mu_);
-  allocs_[p] = {bytes};
+  if (!core_ || core_->id != core_id) {
+    // Reset while the buffer was being zeroed: it went with its core (and was counted there).
+    allocated_ -= std::min(allocated_ - leaked_, bytes);
+    return GoneStatus("a new buffer");
+  }
+  allocs_[p] = bytes;
+  if (generation != nullptr) *generation = core_id;
   return p;
 }
 
 Status CudaContext::Free(DevicePtr ptr) {
+  uint64_t current = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::shared_lock<std::shared_mutex> lock(core_mu_);
+    current = core_ ? core_->id : 0;
+  }
+  return FreeIfCurrent(ptr, current);
+}
+
+Status CudaContext::FreeIfCurrent(DevicePtr ptr, uint64_t generation) {
+  std::shared_lock<std::shared_mutex> lock;
+  Core* core = Current(lock, generation);
+  if (core == nullptr) {
+    // The memory went with a reset (or with the GPU): nothing of this generation is left to free.
+    if (device_->lost() || generation != 0) return Status::Ok();
+    return Status::InvalidArgument("free of " + Hex(ptr) + ", which is not a live allocation");
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
     auto it = allocs_.find(ptr);
     if (it == allocs_.end()) return Status::InvalidArgument("free of " + Hex(ptr) + ", which is not a live allocation");
-    allocated_ -= it->second.size;
+    allocated_ -= it->second;
     allocs_.erase(it);
   }
-  std::shared_lock<std::shared_mutex> lock;
-  GPUWASM_ASSIGN_OR_RETURN(Core * core, Acquire(lock));
   // Stream-ordered on the utility stream; callers free only after the buffer's users finished.
   return Check(sym().cuMemFreeAsync(ptr, core->util), "cuMemFreeAsync");
 }
 
 Result<std::shared_ptr<const Module>> CudaContext::LoadModule(std::string_view ptx) {
+  if (device_->lost()) return device_->LostStatus();
   std::string key = Sha256Hex(ptx);
   {
     std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = modules_.begin(); it != modules_.end();) {  // entries of released modules go
+      it = it->second.expired() ? modules_.erase(it) : std::next(it);
+    }
     if (auto it = modules_.find(key); it != modules_.end()) {
       if (auto m = it->second.lock()) return std::shared_ptr<const Module>(m);
     }
@@ -887,24 +1187,51 @@ void CudaContext::Wake() {
   watch_cv_.notify_one();
 }
 
+void CudaContext::TrimPool() {
+  std::shared_lock<std::shared_mutex> lock(core_mu_);
+  if (!core_ || device_->lost() || sym().cuMemPoolTrimTo == nullptr) return;
+  if (!Bind(*core_).ok()) return;
+  (void)sym().cuMemPoolTrimTo(core_->pool, 0);  // only memory no allocation uses goes back
+}
+
 void CudaContext::Watch() {
   auto delay = std::chrono::microseconds(2);
+  bool trimmed = true;  // nothing to give back before the first work
   for (;;) {
     bool busy = false, progress = false;
+    std::vector<Deferred> deferred;
     {
       std::lock_guard<std::mutex> lock(streams_mu_);
-      for (CudaStream* s : streams_) busy |= s->Poll(&progress);
+      for (CudaStream* s : streams_) busy |= s->Poll(&progress, &deferred);
     }
+    // Outside streams_mu_ and every stream's lock: end cores, then tell those waiting.
+    for (const Deferred& d : deferred) Reset(d.core_id, d.why, d.kind == Deferred::kAbandon);
+    for (Deferred& d : deferred) {
+      if (d.done) d.done(d.result);
+      d.stream->EndCompletion();
+    }
+    if (!deferred.empty()) continue;
     std::unique_lock<std::mutex> lock(watch_mu_);
     if (stop_) return;
     if (!busy && !work_posted_) {
-      watch_cv_.wait(lock, [&] { return stop_ || work_posted_; });
+      if (!trimmed) {
+        // Idle: after a while the pool gives back what its freed buffers left reserved.
+        if (!watch_cv_.wait_for(lock, device_->options().pool_trim_after, [&] { return stop_ || work_posted_; })) {
+          lock.unlock();
+          TrimPool();
+          trimmed = true;
+          continue;
+        }
+      } else {
+        watch_cv_.wait(lock, [&] { return stop_ || work_posted_; });
+      }
       delay = std::chrono::microseconds(2);
     } else if (!work_posted_) {
       // Work is on the GPU: look again soon, less often the longer it runs.
       delay = progress ? std::chrono::microseconds(2) : std::min(delay * 2, std::chrono::microseconds(500));
       watch_cv_.wait_for(lock, delay, [&] { return stop_ || work_posted_; });
     }
+    if (work_posted_) trimmed = false;
     work_posted_ = false;
     if (stop_) return;
   }
@@ -929,6 +1256,8 @@ Result<std::shared_ptr<Device>> CreateCudaDevice(std::shared_ptr<CudaDriver> dri
       {"cuMemPoolDestroy", s.cuMemPoolDestroy != nullptr},
       {"cuMemAllocFromPoolAsync", s.cuMemAllocFromPoolAsync != nullptr},
       {"cuMemFreeAsync", s.cuMemFreeAsync != nullptr},
+      {"cuMemHostAlloc", s.cuMemHostAlloc != nullptr},
+      {"cuMemFreeHost", s.cuMemFreeHost != nullptr},
       {"cuMemcpyHtoDAsync_v2", s.cuMemcpyHtoDAsync_v2 != nullptr},
       {"cuMemcpyDtoHAsync_v2", s.cuMemcpyDtoHAsync_v2 != nullptr},
       {"cuMemcpyDtoDAsync_v2", s.cuMemcpyDtoDAsync_v2 != nullptr},
@@ -947,7 +1276,12 @@ Result<std::shared_ptr<Device>> CreateCudaDevice(std::shared_ptr<CudaDriver> dri
   GPUWASM_ASSIGN_OR_RETURN(DeviceInfo info, driver->QueryDevice(ordinal));
   int handle = 0;
   GPUWASM_RETURN_IF_ERROR(driver->Check(s.cuDeviceGet(&handle, ordinal), "cuDeviceGet"));
-  return std::shared_ptr<Device>(std::make_shared<CudaDevice>(std::move(driver), handle, std::move(info), options));
+  int default_shared = 0;
+  GPUWASM_RETURN_IF_ERROR(driver->Check(s.cuDeviceGetAttribute(&default_shared, 8, handle),
+                                        "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK)"));
+  return std::shared_ptr<Device>(std::make_shared<CudaDevice>(std::move(driver), handle, std::move(info),
+                                                              static_cast<uint32_t>(std::max(default_shared, 0)),
+                                                              options));
 }
 
 }  // namespace gpuwasm::device::cuda

@@ -24,12 +24,18 @@ const char* CuResultName(CUresult r) {
       return "CUDA_ERROR_STUB_LIBRARY";
     case 35:
       return "CUDA_ERROR_INSUFFICIENT_DRIVER";
+    case 46:
+      return "CUDA_ERROR_DEVICE_UNAVAILABLE";
     case 100:
       return "CUDA_ERROR_NO_DEVICE";
     case 101:
       return "CUDA_ERROR_INVALID_DEVICE";
     case 200:
       return "CUDA_ERROR_INVALID_IMAGE";
+    case 214:
+      return "CUDA_ERROR_ECC_UNCORRECTABLE";
+    case 226:
+      return "CUDA_ERROR_CONTAINED";
     case 201:
       return "CUDA_ERROR_INVALID_CONTEXT";
     case 209:
@@ -66,6 +72,12 @@ const char* CuResultName(CUresult r) {
       return "CUDA_ERROR_INVALID_PC";
     case 719:
       return "CUDA_ERROR_LAUNCH_FAILED";
+    case 721:
+      return "CUDA_ERROR_TENSOR_MEMORY_LEAK";
+    case 810:
+      return "CUDA_ERROR_MPS_CLIENT_TERMINATED";
+    case 911:
+      return "CUDA_ERROR_EXTERNAL_DEVICE";
     case 999:
       return "CUDA_ERROR_UNKNOWN";
     default:
@@ -93,10 +105,6 @@ Result<std::shared_ptr<CudaDriver>> CudaDriver::Load(std::string path) {
   if (d->sym_->cuInit == nullptr)
     return Status::Unavailable("no CUDA driver: " + path + " has no cuInit");
   return d;
-}
-
-CudaDriver::~CudaDriver() {
-  if (handle_ != nullptr) dlclose(handle_);
 }
 
 int CudaDriver::wanted_symbols() {
@@ -135,6 +143,7 @@ Status CudaDriver::Check(CUresult r, const char* call) const {
       break;
     case 34:
     case 35:
+    case 46:   // exclusive-process compute mode: another process holds the GPU
     case 100:
     case 3:
     case 4:
@@ -153,29 +162,35 @@ Status CudaDriver::Check(CUresult r, const char* call) const {
       code = StatusCode::kResourceExhausted;
       break;
     default:
-      if (IsStickyError(r)) code = StatusCode::kDeviceFault;
+      if (IsProcessFatalError(r) || IsContextFatalError(r)) code = StatusCode::kDeviceFault;
       break;
   }
   return Status(code, msg);
 }
 
-bool IsStickyError(CUresult r) {
+bool IsProcessFatalError(CUresult r) {
   switch (r) {
-    case 700:
-    case 702:
-    case 709:
-    case 710:
-    case 714:
-    case 715:
-    case 716:
-    case 717:
-    case 718:
-    case 719:
+    case 214:  // CUDA_ERROR_ECC_UNCORRECTABLE
+    case 226:  // CUDA_ERROR_CONTAINED
+    case 700:  // CUDA_ERROR_ILLEGAL_ADDRESS
+    case 702:  // CUDA_ERROR_LAUNCH_TIMEOUT
+    case 714:  // CUDA_ERROR_HARDWARE_STACK_ERROR
+    case 715:  // CUDA_ERROR_ILLEGAL_INSTRUCTION
+    case 716:  // CUDA_ERROR_MISALIGNED_ADDRESS
+    case 717:  // CUDA_ERROR_INVALID_ADDRESS_SPACE
+    case 718:  // CUDA_ERROR_INVALID_PC
+    case 719:  // CUDA_ERROR_LAUNCH_FAILED
+    case 721:  // CUDA_ERROR_TENSOR_MEMORY_LEAK
+    case 810:  // CUDA_ERROR_MPS_CLIENT_TERMINATED
+    case 911:  // CUDA_ERROR_EXTERNAL_DEVICE
+    case 999:  // CUDA_ERROR_UNKNOWN
       return true;
     default:
       return false;
   }
 }
+
+bool IsContextFatalError(CUresult r) { return r == 709 || r == 710; }
 
 Result<GpuProbe> CudaDriver::Probe() {
   CUresult r = sym_->cuInit(0);
@@ -224,7 +239,7 @@ Result<DeviceInfo> CudaDriver::QueryDevice(int ordinal) const {
   // CUdevice_attribute values from cuda.h.
   enum : int {
     kMaxThreadsPerBlock = 1, kMaxBlockDimX = 2, kMaxGridDimX = 5, kMaxSharedPerBlock = 8, kWarpSize = 10,
-    kSmCount = 16, kCcMajor = 75, kCcMinor = 76,
+    kSmCount = 16, kCcMajor = 75, kCcMinor = 76, kMaxSharedPerBlockOptin = 97,
   };
   auto attr = [&](int a, const char* what) -> Result<uint32_t> {
     int v = 0;
@@ -251,6 +266,13 @@ Result<DeviceInfo> CudaDriver::QueryDevice(int ordinal) const {
     GPUWASM_ASSIGN_OR_RETURN(info.max_grid_dim[i], attr(kMaxGridDimX + i, "cuDeviceGetAttribute(MAX_GRID_DIM)"));
   }
   GPUWASM_ASSIGN_OR_RETURN(info.max_shared_per_block, attr(kMaxSharedPerBlock, "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK)"));
+  // Above the default window (48 KiB) a kernel opts in (cuFuncSetAttribute), up to this limit
+  // (227 KiB on an H100/H200); the CUDA device does so for launches that need it.
+  int optin = 0;
+  if (sym_->cuDeviceGetAttribute(&optin, kMaxSharedPerBlockOptin, dev) == CUDA_SUCCESS &&
+      static_cast<int64_t>(optin) > static_cast<int64_t>(info.max_shared_per_block)) {
+    info.max_shared_per_block = static_cast<uint32_t>(optin);
+  }
   size_t total = 0;
   GPUWASM_RETURN_IF_ERROR(Check(sym_->cuDeviceTotalMem_v2(&total, dev), "cuDeviceTotalMem_v2"));
   info.total_memory = total;

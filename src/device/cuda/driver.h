@@ -30,9 +30,15 @@ inline constexpr int kMinDriverVersion =
 // "CUDA_ERROR_NO_DEVICE" for the codes gpuwasm meets (the driver's own names when it can say).
 const char* CuResultName(CUresult r);
 
-// Errors after which the context is unusable until destroyed (illegal address, launch failure,
-// assert, ...): every later call in it returns the same error.
-bool IsStickyError(CUresult r);
+// Errors cuda.h documents as leaving the *process* in an inconsistent state ("any further CUDA
+// work will return the same error. To continue using CUDA, the process must be terminated and
+// relaunched"): illegal address (700), launch failure (719), invalid PC (718), contained (226),
+// ... plus uncorrectable ECC (214) and unknown (999), which no process should trust either.
+bool IsProcessFatalError(CUresult r);
+// Errors after which one context is unusable until destroyed while the process is not: a device
+// assert (710: "the context cannot be used anymore, and must be destroyed") and a destroyed
+// context (709).
+bool IsContextFatalError(CUresult r);
 
 struct DriverSymbols;
 
@@ -52,7 +58,9 @@ class CudaDriver {
   // Loads the library (path, else $GPUWASM_CUDA_LIBRARY, else libcuda.so.1). Unavailable when it
   // cannot be loaded or lacks cuInit.
   static Result<std::shared_ptr<CudaDriver>> Load(std::string path = "");
-  ~CudaDriver();
+  // Never unloads the library: dlclose(libcuda) while the driver's threads or atexit handlers
+  // live is a known crash source, and a process loads it once.
+  ~CudaDriver() = default;
   CudaDriver(const CudaDriver&) = delete;
   CudaDriver& operator=(const CudaDriver&) = delete;
 
@@ -62,7 +70,8 @@ class CudaDriver {
 
   // Device `ordinal`'s limits and identity from cuDeviceGetAttribute/cuDeviceTotalMem (queried,
   // never assumed): compute capability, SMs, warp size, block/grid limits, shared memory per block
-  // (the default 48 KiB window, not the opt-in maximum), total memory. Needs a successful Probe().
+  // (the opt-in maximum where the driver reports one, else the default 48 KiB window), total
+  // memory. Needs a successful Probe().
   Result<DeviceInfo> QueryDevice(int ordinal) const;
 
   // Status for a driver call's result: "<call> failed: <NAME> (<code>): <text>".

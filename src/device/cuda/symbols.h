@@ -17,7 +17,11 @@ inline constexpr int kFuncMaxThreadsPerBlock = 0;               // CU_FUNC_ATTRI
 inline constexpr int kFuncSharedSizeBytes = 1;                  // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
 inline constexpr int kJitErrorLogBuffer = 5;                    // CU_JIT_ERROR_LOG_BUFFER
 inline constexpr int kJitErrorLogBufferSize = 6;                // CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+inline constexpr int kFuncMaxDynamicSharedBytes = 8;            // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 inline constexpr int kPoolAttrReleaseThreshold = 4;             // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+inline constexpr int kPoolAttrReservedMemCurrent = 5;           // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+inline constexpr int kPoolAttrUsedMemCurrent = 7;               // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+inline constexpr unsigned kMemHostAllocPortable = 0x01;         // CU_MEMHOSTALLOC_PORTABLE
 inline constexpr int kMemAllocationTypePinned = 1;              // CU_MEM_ALLOCATION_TYPE_PINNED
 inline constexpr int kMemLocationTypeDevice = 1;                // CU_MEM_LOCATION_TYPE_DEVICE
 
@@ -60,9 +64,14 @@ struct DriverSymbols {
   X(cuModuleUnload, CUresult (*)(void*))                                                  \
   X(cuModuleGetFunction, CUresult (*)(void**, void*, const char*))                        \
   X(cuFuncGetAttribute, CUresult (*)(int*, int, void*))                                   \
+  X(cuFuncSetAttribute, CUresult (*)(void*, int, int))                                    \
   X(cuMemPoolCreate, CUresult (*)(void**, const void*))                                   \
   X(cuMemPoolSetAttribute, CUresult (*)(void*, int, void*))                               \
   X(cuMemPoolDestroy, CUresult (*)(void*))                                                \
+  X(cuMemPoolTrimTo, CUresult (*)(void*, size_t))                                         \
+  X(cuMemPoolGetAttribute, CUresult (*)(void*, int, void*))                               \
+  X(cuMemHostAlloc, CUresult (*)(void**, size_t, unsigned int))                           \
+  X(cuMemFreeHost, CUresult (*)(void*))                                                   \
   X(cuMemAllocFromPoolAsync, CUresult (*)(uint64_t*, size_t, void*, void*))               \
   X(cuMemFreeAsync, CUresult (*)(uint64_t, void*))                                        \
   X(cuMemcpyHtoDAsync_v2, CUresult (*)(uint64_t, const void*, size_t, void*))             \
