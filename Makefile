@@ -7,7 +7,7 @@ JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 
-.PHONY: all build configure test demo bench asan tsan fuzz deps ptx-update format clean help
+.PHONY: all build configure test demo bench asan tsan fuzz deps ptx-update format clean help gpu-bundle
 
 all: build
 
@@ -21,6 +21,7 @@ help:
 	@echo "make fuzz       build the libFuzzer targets (clang) and run each for FUZZ_SECONDS (60)"
 	@echo "make deps       install the Debian packages the build needs (scripts/install-deps.sh)"
 	@echo "make ptx-update refresh committed .ptx fixtures from nvcc (needs the CUDA toolkit)"
+	@echo "make gpu-bundle the GPU check, self-contained, in $(BUILD)/gpu-bundle (docs/development.md)"
 	@echo "make format     clang-format every C/C++ source"
 
 $(BUILD)/CMakeCache.txt:
@@ -45,6 +46,9 @@ demo:
 
 bench: build
 	scripts/bench.sh $(BUILD)
+
+gpu-bundle: build
+	scripts/gpu-bundle.sh $(BUILD) $(BUILD)/gpu-bundle
 
 # The concurrency tests under ThreadSanitizer. Guest memory traps (SIGSEGV on guard pages) cannot
 # run under TSan, which takes over that signal: the one test built on them is left out.

@@ -60,6 +60,7 @@ int cuDeviceGetAttribute(int* v, int attr, int dev) {
     case 7: *v = 65535; return 0;
     case 8: *v = 49152; return 0;
     case 10: *v = 32; return 0;
+    case 13: *v = 1000000; return 0;  // CLOCK_RATE in kHz: 1 GHz, so %clock64 (ns on the CPU device) is cycles
     case 16:
       if (Mode() == "bad_attribute") return 1;
       *v = 132;

@@ -70,6 +70,7 @@ TEST_P(Faults, pointer_of_another_context_faults) {
   KernelHarness tenant_a{Dev()}, tenant_b{Dev()};
   auto k = tenant_a.Load("oob_write", "sm_80", "oob_write");
   auto foreign = tenant_b.Zeros<int>(100);
+  ASSERT_TRUE(tenant_b.stream().Synchronize().ok());  // B's upload is done before A's kernel runs
   Status s = tenant_a.Run(*k, {1}, {32}, Params(k->signature()).Add(foreign).Add(32u).Add(0u).Build());
   EXPECT_EQ(s.code(), StatusCode::kDeviceFault) << s;
   if (OnGpu()) {

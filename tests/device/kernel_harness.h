@@ -21,7 +21,9 @@
 namespace gpuwasm::testing {
 
 inline std::string KernelPtxPath(const std::string& name, const std::string& arch) {
-  return std::string(GPUWASM_KERNEL_PTX_DIR) + "/" + name + "." + arch + ".ptx";
+  // $GPUWASM_KERNEL_PTX_DIR: the corpus carried elsewhere (the GPU check's bundle).
+  const char* dir = std::getenv("GPUWASM_KERNEL_PTX_DIR");
+  return std::string(dir != nullptr && *dir != '\0' ? dir : GPUWASM_KERNEL_PTX_DIR) + "/" + name + "." + arch + ".ptx";
 }
 
 inline std::string ReadText(const std::string& path) {
