@@ -303,7 +303,41 @@ TEST_F(CudaOnFake, a_device_assert_ends_only_its_context_which_is_then_rebuilt) 
   EXPECT_EQ(FakeCount("gpuwasm_fake_cuda_contexts_created"), created);
   ASSERT_TRUE(fresh->MemcpyDtoH(got.data(), buf, 128).ok());
   EXPECT_EQ(got[1], 1);
-  EXPECT_EQ(LiveContexts(), before + 2);  // the destroyed one is gone, its replacement is live
+  // The destroyed one goes (on a thread of its own), its replacement is live.
+  auto until = Clock::now() + std::chrono::seconds(5);
+  while (LiveContexts() != before + 2 && Clock::now() < until) std::this_thread::sleep_for(milliseconds(5));
+  EXPECT_EQ(LiveContexts(), before + 2);
+}
+
+TEST_F(CudaOnFake, a_reset_waiting_in_cuCtxDestroy_holds_up_none_of_the_tenants_other_streams) {
+  // The fake's cuCtxDestroy waits for the context's running kernels (here a 600 ms one on another
+  // stream). The watcher resets outside its stream list's lock, so the tenant's next stream is
+  // made, and runs, meanwhile.
+  setenv("FAKE_CUDA_MODE", "fault_is_assert", 1);
+  KernelHarness h(Device());
+  auto slow = h.Load("delay", "sm_80", "delay");
+  auto bad = h.Load("oob_write", "sm_80", "oob_write");
+  auto out = h.Zeros<int>(10);
+  ASSERT_TRUE(h.stream().Synchronize().ok());
+  auto other = *h.context().CreateStream();
+  ASSERT_TRUE(other->Launch(*slow, {{1}, {1}}, Params(slow->signature()).Add(int64_t{600'000'000}).Build()).ok());
+  std::this_thread::sleep_for(milliseconds(50));  // the slow kernel runs
+  ASSERT_TRUE(h.stream().Launch(*bad, {{1}, {128}}, Params(bad->signature()).Add(out).Add(1000u).Add(1u).Build()).ok());
+  std::this_thread::sleep_for(milliseconds(150));
+  // The reset is now in cuCtxDestroy, behind the slow kernel (until ~600 ms).
+  auto t0 = Clock::now();
+  auto next = h.context().CreateStream();
+  ASSERT_TRUE(next.ok()) << next.status();
+  auto buf = h.context().Allocate(64);
+  ASSERT_TRUE(buf.ok()) << buf.status();
+  std::vector<int> v(16, 3);
+  ASSERT_TRUE((*next)->MemcpyHtoD(*buf, v.data(), 64).ok());
+  ASSERT_TRUE((*next)->Synchronize().ok());
+  auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - t0).count();
+  EXPECT_LT(took, 300) << "the new stream waited for the old context's destruction";
+  EXPECT_EQ(h.stream().Synchronize().code(), StatusCode::kDeviceFault);
+  EXPECT_EQ(h.context().resets(), 1u);
+  (void)other->Synchronize();
 }
 
 TEST_F(CudaOnFake, a_free_from_before_a_reset_frees_nothing_of_the_new_context) {

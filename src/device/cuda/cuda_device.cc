@@ -198,8 +198,8 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
 
  private:
   Status BuildCore();  // with core_mu_ held exclusively
-  // Gives a core's memory back and destroys it (no lock held that the watcher or a stream needs).
-  void DestroyCore(Core& core);
+  // Destroys a core no one else can reach any more (its memory was freed).
+  static void DestroyCore(const DriverSymbols& s, Core& core);
   void Watch();
   void TrimPool();
 
@@ -790,7 +790,8 @@ CudaContext::~CudaContext() {
       for (const auto& [ptr, size] : allocs_) (void)sym().cuMemFreeAsync(ptr, core_->util);
       allocs_.clear();
     }
-    DestroyCore(*core_);
+    std::lock_guard<std::mutex> l(events_mu_);
+    DestroyCore(sym(), *core_);
   }
   // abandoned_ keeps its cores' driver objects: a kernel still runs in each (the process's end
   // stops it). The Core records themselves are freed.
@@ -828,7 +829,7 @@ Status CudaContext::BuildCore() {
     }
   }
   if (!st.ok()) {
-    DestroyCore(*core);
+    DestroyCore(s, *core);
     t_bound_core = 0;
     return st;
   }
@@ -837,15 +838,11 @@ Status CudaContext::BuildCore() {
   return Status::Ok();
 }
 
-void CudaContext::DestroyCore(Core& core) {
-  const DriverSymbols& s = sym();
+void CudaContext::DestroyCore(const DriverSymbols& s, Core& core) {
   if (core.ctx != nullptr && s.cuCtxSetCurrent(core.ctx) == CUDA_SUCCESS) t_bound_core = core.id;
   if (core.staging) core.staging->Close();
-  {
-    std::lock_guard<std::mutex> lock(events_mu_);
-    for (void* e : core.spare_events) (void)s.cuEventDestroy_v2(e);  // the rest go with the context
-    core.spare_events.clear();
-  }
+  for (void* e : core.spare_events) (void)s.cuEventDestroy_v2(e);  // the rest go with the context
+  core.spare_events.clear();
   if (core.pool != nullptr) {
     // Pool memory is not tied to the context: cuCtxDestroy leaves it, and cuMemPoolDestroy defers
     // while pointers live. Everything was freed by now (Reset frees what it can first); give the
@@ -924,7 +921,9 @@ void CudaContext::Reset(uint64_t id, const std::string& why, bool abandon) {
     device_->NeedRestart(why, /*lost=*/false);
     return;
   }
-  DestroyCore(*gone);
+  // cuCtxDestroy may wait for the core's kernels still running on other streams: on a thread of
+  // its own, so this context's watcher keeps completing the tenant's other work meanwhile.
+  std::thread([device = device_, core = std::move(gone)] { DestroyCore(device->driver().sym(), *core); }).detach();
   if (unfreed > 0) {
     device_->NeedRestart(std::to_string(unfreed) + " bytes of device memory of a reset GPU context could not be freed (" +
                              why + ")",
