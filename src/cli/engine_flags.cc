@@ -23,6 +23,8 @@ Result<wasm::EngineOptions> EngineOptionsFrom(const EngineFlags& flags) {
   o.cc = flags.cc;
   GPUWASM_ASSIGN_OR_RETURN(o.compile_limits.wall, ParseDuration(flags.compile_timeout));
   o.imports = host::GuestImports();
+  // This very program translates modules in a child process (`gpuwasm __translate`).
+  o.translator = "/proc/self/exe";
   return o;
 }
 

@@ -1,12 +1,16 @@
 // gpuwasm: the command-line front door. Each subcommand lives in its own file under src/cli/.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/version.h"
+#include "wasm/translate.h"
 
 int main(int argc, char** argv) {
+  // Internal entry points of the children gpuwasm starts from itself, not listed in --help.
+  if (argc >= 2 && std::strcmp(argv[1], "__translate") == 0) return gpuwasm::wasm::TranslatorMain(argc, argv);
   CLI::App app{
       "gpuwasm: a multi-tenant serverless WebAssembly runtime whose guests launch GPU kernels.\n"
       "Guests are wasm32 modules that reach the GPU (or the CPU device) through wasi_cuda.",

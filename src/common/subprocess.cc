@@ -33,7 +33,7 @@ Result<ProcessResult> RunLimited(const std::vector<std::string>& argv, const Pro
   if (pid == 0) {
     ::setpgid(0, 0);
     ::setrlimit(RLIMIT_CPU, &cpu);
-    ::setrlimit(RLIMIT_AS, &as);
+    if (as.rlim_cur != 0) ::setrlimit(RLIMIT_AS, &as);
     ::dup2(pipefd[1], 1);
     ::dup2(pipefd[1], 2);
     int devnull = ::open("/dev/null", O_RDONLY);

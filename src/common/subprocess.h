@@ -15,7 +15,7 @@ namespace gpuwasm {
 
 struct ProcessLimits {
   uint64_t cpu_seconds = 60;                      // RLIMIT_CPU
-  uint64_t address_space_bytes = 4ull << 30;      // RLIMIT_AS
+  uint64_t address_space_bytes = 4ull << 30;      // RLIMIT_AS; 0: none
   std::chrono::milliseconds wall{120'000};        // killed (SIGKILL to the group) after this
   uint64_t max_output_bytes = 64 << 10;           // stdout+stderr kept (the tail is dropped)
 };

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <string_view>
 
 #include "common/sha256.h"
@@ -92,24 +94,65 @@ Status Engine::Validate(std::span<const uint8_t> wasm) const {
   return wasm::Validate(wasm, options_.imports);
 }
 
-Result<std::shared_ptr<const Module>> Engine::Compile(std::span<const uint8_t> wasm) {
-  std::string_view bytes(reinterpret_cast<const char*>(wasm.data()), wasm.size());
-  std::string sha = Sha256Hex(bytes);
+const ExportInfo* Artifact::FindExport(std::string_view name) const {
+  for (const ExportInfo& e : exports) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+std::string Engine::KeyOf(std::string_view bytes) const {
   std::string abi;
   for (const ImportSpec& s : options_.imports) abi += s.module + "." + s.name + ":" + s.params + ">" + s.results + ";";
   std::string compiler = options_.cc;
   for (const std::string& f : options_.cc_flags) compiler += " " + f;
   std::string_view parts[] = {bytes, kEngineVersion, options_.abi_tag, abi, compiler,
                               options_.interrupt_checks ? "checks" : "no-checks"};
-  std::string key = Sha256Hex(parts);
+  return Sha256Hex(parts);
+}
 
+namespace {
+
+// <key>.exports: one "<kind> <name>" line per export (written before <key>.so, whose presence
+// makes an artifact a cache hit).
+std::string FormatExports(const std::vector<ExportInfo>& exports) {
+  std::string s;
+  for (const ExportInfo& e : exports) s += std::to_string(static_cast<int>(e.kind)) + " " + e.name + "\n";
+  return s;
+}
+
+std::optional<std::vector<ExportInfo>> ParseExports(const std::string& text) {
+  std::vector<ExportInfo> out;
+  size_t p = 0;
+  while (p < text.size()) {
+    size_t nl = text.find('\n', p);
+    if (nl == std::string::npos) return std::nullopt;
+    std::string line = text.substr(p, nl - p);
+    p = nl + 1;
+    if (line.size() < 3 || line[1] != ' ' || line[0] < '0' || line[0] > '2') return std::nullopt;
+    out.push_back({line.substr(2), static_cast<ExportKind>(line[0] - '0')});
+  }
+  return out;
+}
+
+std::optional<std::string> ReadSmallFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return std::nullopt;
+  return data;
+}
+
+}  // namespace
+
+Result<Artifact> Engine::Build(std::span<const uint8_t> wasm) {
+  std::string_view bytes(reinterpret_cast<const char*>(wasm.data()), wasm.size());
+  std::string key = KeyOf(bytes);
   // One compile per key at a time, in this process; other keys proceed in parallel.
   std::shared_ptr<std::mutex> key_mu;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = loaded_.find(key); it != loaded_.end()) {
-      if (auto m = it->second.lock()) return std::shared_ptr<const Module>(m);
-    }
+    if (auto it = built_.find(key); it != built_.end()) return it->second;
     auto& slot = in_flight_[key];
     if (!slot) slot = std::make_shared<std::mutex>();
     key_mu = slot;
@@ -117,34 +160,129 @@ Result<std::shared_ptr<const Module>> Engine::Compile(std::span<const uint8_t> w
   std::lock_guard<std::mutex> compile_lock(*key_mu);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = loaded_.find(key); it != loaded_.end()) {
-      if (auto m = it->second.lock()) return std::shared_ptr<const Module>(m);
-    }
+    if (auto it = built_.find(key); it != built_.end()) return it->second;
   }
-  Result<std::shared_ptr<const Module>> result = Status::Internal("unset");
+  std::string sha = Sha256Hex(bytes);
+  Result<Artifact> result = Status::Internal("unset");
   fs::path so = options_.cache_dir / (key + ".so");
   std::error_code ec;
   if (fs::exists(so, ec)) {
-    result = Load(so, key, sha, /*from_cache=*/true);
-    // A damaged cache entry is rebuilt rather than failing the deploy.
-    if (!result.ok()) fs::remove(so, ec);
+    std::optional<std::string> text = ReadSmallFile(options_.cache_dir / (key + ".exports"));
+    std::optional<std::vector<ExportInfo>> exports = text ? ParseExports(*text) : std::nullopt;
+    if (exports) {
+      result = Artifact{key, sha, std::move(*exports), /*from_cache=*/true};
+      cache_loads_.fetch_add(1, std::memory_order_relaxed);
+    }
   }
-  if (result.ok()) {
-    cache_loads_.fetch_add(1, std::memory_order_relaxed);
-  } else {
+  if (!result.ok()) {
     result = CompileUncached(wasm, key, sha);
     if (result.ok()) compiles_.fetch_add(1, std::memory_order_relaxed);
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (result.ok()) loaded_[key] = *result;
+  if (result.ok()) built_[key] = *result;
   in_flight_.erase(key);
   return result;
 }
 
-Result<std::shared_ptr<const Module>> Engine::CompileUncached(std::span<const uint8_t> wasm,
-                                                              const std::string& key,
-                                                              const std::string& sha) {
-  GPUWASM_ASSIGN_OR_RETURN(Translation t, Translate(wasm, options_.imports, options_.interrupt_checks));
+Result<std::shared_ptr<const Module>> Engine::Load(const Artifact& a) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = loaded_.find(a.key); it != loaded_.end()) {
+      if (auto m = it->second.lock()) return std::shared_ptr<const Module>(m);
+    }
+  }
+  fs::path so = options_.cache_dir / (a.key + ".so");
+  std::error_code ec;
+  if (!fs::exists(so, ec)) return Status::NotFound("compiled module " + a.key + " is not in " + options_.cache_dir.string());
+  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const Module> m, LoadSo(so, a.key, a.sha256, a.from_cache));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& slot = loaded_[a.key];
+  if (auto other = slot.lock()) return std::shared_ptr<const Module>(other);  // loaded meanwhile
+  slot = m;
+  return m;
+}
+
+Result<std::shared_ptr<const Module>> Engine::Compile(std::span<const uint8_t> wasm) {
+  std::string key = KeyOf(std::string_view(reinterpret_cast<const char*>(wasm.data()), wasm.size()));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = loaded_.find(key); it != loaded_.end()) {
+      if (auto m = it->second.lock()) return std::shared_ptr<const Module>(m);
+    }
+  }
+  GPUWASM_ASSIGN_OR_RETURN(Artifact a, Build(wasm));
+  Result<std::shared_ptr<const Module>> m = Load(a);
+  if (m.ok() || !a.from_cache) return m;
+  // A damaged cache entry is rebuilt rather than failing the deploy.
+  std::error_code ec;
+  fs::remove(options_.cache_dir / (key + ".so"), ec);
+  fs::remove(options_.cache_dir / (key + ".exports"), ec);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    built_.erase(key);
+  }
+  GPUWASM_ASSIGN_OR_RETURN(a, Build(wasm));
+  return Load(a);
+}
+
+Result<Translation> Engine::TranslateInChild(std::span<const uint8_t> wasm, const fs::path& work) {
+  GPUWASM_RETURN_IF_ERROR(WriteFile(work / "module.wasm",
+                                    std::string_view(reinterpret_cast<const char*>(wasm.data()), wasm.size())));
+  std::vector<std::string> argv = {options_.translator, "__translate", work.string(), EncodeImports(options_.imports),
+                                   options_.interrupt_checks ? "1" : "0"};
+  ProcessLimits l = options_.compile_limits;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  l.address_space_bytes = 0;  // a sanitized translator reserves terabytes of shadow memory at start
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  l.address_space_bytes = 0;
+#endif
+#endif
+  GPUWASM_ASSIGN_OR_RETURN(ProcessResult pr, RunLimited(argv, l));
+  if (pr.timed_out) {
+    return Status::ResourceExhausted("translating the module exceeded the wall-clock limit of " +
+                                     std::to_string(l.wall.count()) + " ms");
+  }
+  if (pr.cpu_limit || pr.output.find("CPU time limit exceeded") != std::string::npos) {
+    return Status::ResourceExhausted("translating the module exceeded the CPU limit of " + std::to_string(l.cpu_seconds) + " s");
+  }
+  if (pr.output.find("bad_alloc") != std::string::npos || pr.output.find("Cannot allocate memory") != std::string::npos) {
+    return Status::ResourceExhausted("translating the module exceeded the memory limit of " +
+                                     std::to_string(l.address_space_bytes >> 20) + " MiB");
+  }
+  if (!pr.signaled && pr.exit_code == 65) {
+    std::optional<std::string> e = ReadSmallFile(work / "error.txt");
+    if (!e || e->find('\n') == std::string::npos) return Status::Internal("the translator child failed without saying why");
+    std::string code = e->substr(0, e->find('\n')), message = e->substr(e->find('\n') + 1);
+    for (int c = 1; c <= static_cast<int>(StatusCode::kInternal); ++c) {
+      if (StatusCodeName(static_cast<StatusCode>(c)) == code) return Status(static_cast<StatusCode>(c), message);
+    }
+    return Status::Internal(message);
+  }
+  if (pr.signaled) {
+    // libwabt asserts on some malformed input (the reader child's reason): the module's fault.
+    return Status::InvalidArgument("malformed wasm module: translating it failed (signal " + std::to_string(pr.signal) +
+                                   ")");
+  }
+  if (pr.exit_code != 0) {
+    if (pr.exit_code == 127 && pr.output.find("exec failed") != std::string::npos) {
+      return Status::Unavailable("the translator '" + options_.translator + "' could not be started");
+    }
+    return Status::Internal("the translator child failed (exit " + std::to_string(pr.exit_code) + "): " +
+                            Tail(pr.output, 2000));
+  }
+  Translation t;
+  std::optional<std::string> c = ReadSmallFile(work / "module.c"), h = ReadSmallFile(work / "module.h"),
+                             ex = ReadSmallFile(work / "exports.txt");
+  std::optional<std::vector<ExportInfo>> exports = ex ? ParseExports(*ex) : std::nullopt;
+  if (!c || !h || !exports) return Status::Internal("the translator child left no complete translation in " + work.string());
+  t.c_source = std::move(*c);
+  t.header = std::move(*h);
+  t.exports = std::move(*exports);
+  return t;
+}
+
+Result<Artifact> Engine::CompileUncached(std::span<const uint8_t> wasm, const std::string& key, const std::string& sha) {
   std::error_code ec;
   fs::create_directories(options_.cache_dir, ec);
   if (ec) return Status::IoError("cannot create cache directory " + options_.cache_dir.string() + ": " + ec.message());
@@ -153,6 +291,11 @@ Result<std::shared_ptr<const Module>> Engine::CompileUncached(std::span<const ui
   fs::create_directories(work, ec);
   if (ec) return Status::IoError("cannot create " + work.string() + ": " + ec.message());
   RemoveOnExit cleanup(work);
+  Result<Translation> translated = options_.translator.empty()
+                                       ? Translate(wasm, options_.imports, options_.interrupt_checks)
+                                       : TranslateInChild(wasm, work);
+  GPUWASM_RETURN_IF_ERROR(translated.status());
+  Translation& t = *translated;
 
   GPUWASM_RETURN_IF_ERROR(WriteFile(work / "module.c", t.c_source));
   GPUWASM_RETURN_IF_ERROR(WriteFile(work / "module.h", t.header));
@@ -193,14 +336,19 @@ Result<std::shared_ptr<const Module>> Engine::CompileUncached(std::span<const ui
                                          : "exit " + std::to_string(pr.exit_code)) +
                             "): " + Tail(pr.output, 2000));
   }
+  // The exports first, then the artifact (atomic renames): a reader that sees the .so sees both.
+  fs::path exports_tmp = work / "module.exports";
+  GPUWASM_RETURN_IF_ERROR(WriteFile(exports_tmp, FormatExports(t.exports)));
+  fs::rename(exports_tmp, options_.cache_dir / (key + ".exports"), ec);
+  if (ec) return Status::IoError("cannot store " + key + ".exports: " + ec.message());
   fs::path so = options_.cache_dir / (key + ".so");
   fs::rename(out, so, ec);  // atomic: readers see no half-written artifact
   if (ec) return Status::IoError("cannot store " + so.string() + ": " + ec.message());
-  return Load(so, key, sha, /*from_cache=*/false);
+  return Artifact{key, sha, std::move(t.exports), /*from_cache=*/false};
 }
 
-Result<std::shared_ptr<const Module>> Engine::Load(const fs::path& so, const std::string& key,
-                                                   const std::string& sha, bool from_cache) {
+Result<std::shared_ptr<const Module>> Engine::LoadSo(const fs::path& so, const std::string& key,
+                                                     const std::string& sha, bool from_cache) {
   void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (h == nullptr) {
     const char* e = dlerror();

@@ -47,6 +47,21 @@ struct EngineOptions {
   // Insert interrupt checks (deadlines). Off only to measure their cost: without them a guest
   // loop cannot be stopped.
   bool interrupt_checks = true;
+  // A gpuwasm executable that validates and translates modules in a child process
+  // (`gpuwasm __translate`) under compile_limits, like the C compiler: a module that makes libwabt
+  // or wasm2c use memory or time without bound costs that child, not this process. "" does it in
+  // this process (tools and tests of the engine itself).
+  std::string translator;
+};
+
+// What compiling a module produced, without loading it: the artifact's content address and what
+// it exports. A supervisor builds artifacts; the worker process that runs them loads them.
+struct Artifact {
+  std::string key;     // <cache_dir>/<key>.so
+  std::string sha256;  // of the .wasm bytes
+  std::vector<ExportInfo> exports;
+  bool from_cache = false;  // found already compiled
+  const ExportInfo* FindExport(std::string_view name) const;
 };
 
 // $GPUWASM_CACHE_DIR, else $XDG_CACHE_HOME/gpuwasm/modules, else ~/.cache/gpuwasm/modules.
@@ -62,6 +77,12 @@ class Engine {
 
   // Compiles (or loads from the cache) and returns the loaded module.
   Result<std::shared_ptr<const Module>> Compile(std::span<const uint8_t> wasm);
+
+  // Compiles the module unless its artifact is in the cache; never loads it into this process.
+  Result<Artifact> Build(std::span<const uint8_t> wasm);
+  // Loads an artifact of this engine's cache (once per process while someone holds it). NotFound
+  // when it is not there (another node's cache, or removed).
+  Result<std::shared_ptr<const Module>> Load(const Artifact& artifact);
 
   // Validation only: the checks Compile applies before translating.
   Status Validate(std::span<const uint8_t> wasm) const;
@@ -79,15 +100,16 @@ class Engine {
   size_t RemoveStaleWorkDirs();
 
  private:
-  Result<std::shared_ptr<const Module>> CompileUncached(std::span<const uint8_t> wasm,
-                                                        const std::string& key,
-                                                        const std::string& sha);
-  Result<std::shared_ptr<const Module>> Load(const std::filesystem::path& so, const std::string& key,
-                                             const std::string& sha, bool from_cache);
+  std::string KeyOf(std::string_view bytes) const;
+  Result<Artifact> CompileUncached(std::span<const uint8_t> wasm, const std::string& key, const std::string& sha);
+  Result<struct Translation> TranslateInChild(std::span<const uint8_t> wasm, const std::filesystem::path& work);
+  Result<std::shared_ptr<const Module>> LoadSo(const std::filesystem::path& so, const std::string& key,
+                                               const std::string& sha, bool from_cache);
 
   EngineOptions options_;
-  std::mutex mu_;  // guards loaded_ and in_flight_
+  std::mutex mu_;  // guards loaded_, built_ and in_flight_
   std::map<std::string, std::weak_ptr<const Module>> loaded_;
+  std::map<std::string, Artifact> built_;  // by key: artifacts known in this process
   std::map<std::string, std::shared_ptr<std::mutex>> in_flight_;
   std::atomic<uint64_t> compiles_{0}, cache_loads_{0};
 };

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <regex>
@@ -78,14 +79,61 @@ std::string FormatErrors(const wabt::Errors& errors) {
   return out.str();
 }
 
-// Reads and validates with `features`; true on success.
+}  // namespace
+
+Status CheckExpansionLimits(const wabt::Module& module) {
+  const TranslateLimits l;
+  auto over = [](const std::string& what, uint64_t n, uint64_t max, const char* name) {
+    return Status::ResourceExhausted("module rejected: " + what + " " + std::to_string(n) + "; gpuwasm allows at most " +
+                                     std::to_string(max) + " (" + name + ")");
+  };
+  if (module.funcs.size() > l.max_functions) {
+    return over("it has functions:", module.funcs.size(), l.max_functions, "max_functions");
+  }
+  uint64_t all_locals = 0;
+  for (size_t i = 0; i < module.funcs.size(); ++i) {
+    uint64_t locals = 0;
+    for (const auto& [type, count] : module.funcs[i]->local_types.decls()) locals += count;
+    if (locals > l.max_locals_per_function) {
+      return over("function " + std::to_string(i) + " declares locals:", locals, l.max_locals_per_function,
+                  "max_locals_per_function");
+    }
+    all_locals += locals;
+  }
+  if (all_locals > l.max_locals) return over("its functions declare locals:", all_locals, l.max_locals, "max_locals");
+  for (const wabt::Table* t : module.tables) {
+    if (t->elem_limits.initial > l.max_table_entries) {
+      return over("a table starts with entries:", t->elem_limits.initial, l.max_table_entries, "max_table_entries");
+    }
+  }
+  if (module.globals.size() > l.max_globals) return over("it has globals:", module.globals.size(), l.max_globals, "max_globals");
+  if (module.data_segments.size() > l.max_data_segments) {
+    return over("it has data segments:", module.data_segments.size(), l.max_data_segments, "max_data_segments");
+  }
+  if (module.elem_segments.size() > l.max_elem_segments) {
+    return over("it has element segments:", module.elem_segments.size(), l.max_elem_segments, "max_elem_segments");
+  }
+  uint64_t elems = 0;
+  for (const wabt::ElemSegment* e : module.elem_segments) elems += e->elem_exprs.size();
+  if (elems > l.max_table_entries) return over("its element segments hold entries:", elems, l.max_table_entries, "max_table_entries");
+  return Status::Ok();
+}
+
+namespace {
+
+// Reads and validates with `features`; true on success. With `limits`, a module over the
+// expansion limits stops after reading, its error in *limits.
 bool ReadAndValidate(std::span<const uint8_t> wasm, const wabt::Features& features,
-                     wabt::Module* module, wabt::Errors* errors, bool validate = true) {
+                     wabt::Module* module, wabt::Errors* errors, bool validate = true, Status* limits = nullptr) {
   wabt::ReadBinaryOptions options(features, nullptr, /*read_debug_names=*/false,
                                   /*stop_on_first_error=*/true,
                                   /*fail_on_custom_section_error=*/false);
   if (wabt::Failed(wabt::ReadBinaryIr("guest.wasm", wasm.data(), wasm.size(), options, errors, module))) {
     return false;
+  }
+  if (limits != nullptr) {
+    *limits = CheckExpansionLimits(*module);
+    if (!limits->ok()) return false;
   }
   if (!validate) return true;
   wabt::ValidateOptions vopts(features);
@@ -234,9 +282,13 @@ int ReadInChild(std::span<const uint8_t> wasm) {
   return status;
 }
 
+// Set in the translator child (TranslatorMain): it is the separate process already.
+bool g_translator_process = false;
+
 Status ParseChecked(std::span<const uint8_t> wasm, const std::vector<ImportSpec>& imports,
                     wabt::Module* module) {
   if (wasm.size() < 8) return Status::InvalidArgument("not a wasm module: shorter than its header");
+  if (g_translator_process) return ParseCheckedInProcess(wasm, imports, module);
   int status = ReadInChild(wasm);
   if (status != -1 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
     return Status::InvalidArgument(
@@ -249,7 +301,9 @@ Status ParseChecked(std::span<const uint8_t> wasm, const std::vector<ImportSpec>
 Status ParseCheckedInProcess(std::span<const uint8_t> wasm, const std::vector<ImportSpec>& imports,
                              wabt::Module* module) {
   wabt::Errors errors;
-  if (!ReadAndValidate(wasm, SupportedFeatures(), module, &errors)) {
+  Status limits;
+  if (!ReadAndValidate(wasm, SupportedFeatures(), module, &errors, /*validate=*/true, &limits)) {
+    if (!limits.ok()) return limits;
     // Name the feature when enabling exactly one unsupported feature makes the module valid.
     for (const UnsupportedFeature& uf : kUnsupported) {
       wabt::Features f = SupportedFeatures();
@@ -404,10 +458,73 @@ Result<Translation> Translate(std::span<const uint8_t> wasm, const std::vector<I
   std::string c(cbuf.begin(), cbuf.end());
   t.header.assign(hbuf.begin(), hbuf.end());
   GPUWASM_ASSIGN_OR_RETURN(HeaderFacts facts, ParseHeader(t.header, module_name));
+  for (const HeaderFacts::Fn& fn : facts.exports) {
+    ExportKind kind = ExportKind::kUnsupported;
+    if (fn.no_args && fn.ret == "void") kind = ExportKind::kVoid;
+    if (fn.no_args && fn.ret == "u32") kind = ExportKind::kI32;
+    t.exports.push_back({fn.name, kind});
+  }
   t.c_source = std::string(kPrelude) +
                (interrupt_checks ? InsertInterruptChecks(c, &t.functions, &t.interrupt_checks) : c) +
                Glue(facts);
   return t;
+}
+
+std::string EncodeImports(const std::vector<ImportSpec>& imports) {
+  std::string s;
+  for (const ImportSpec& i : imports) s += i.module + ":" + i.name + ":" + i.params + ":" + i.results + ",";
+  return s;
+}
+
+std::vector<ImportSpec> DecodeImports(std::string_view s) {
+  std::vector<ImportSpec> out;
+  while (!s.empty()) {
+    size_t end = s.find(',');
+    std::string_view one = s.substr(0, end);
+    std::string f[4];
+    for (int k = 0; k < 4; ++k) {
+      size_t c = k < 3 ? one.find(':') : one.size();
+      f[k] = std::string(one.substr(0, c));
+      one = c < one.size() ? one.substr(c + 1) : std::string_view();
+    }
+    out.push_back({f[0], f[1], f[2], f[3]});
+    s = end == std::string_view::npos ? std::string_view() : s.substr(end + 1);
+  }
+  return out;
+}
+
+int TranslatorMain(int argc, char** argv) {
+  if (argc != 5) {
+    std::fprintf(stderr, "usage: gpuwasm __translate DIR IMPORTS CHECKS (internal: the engine's translator child)\n");
+    return 64;
+  }
+  g_translator_process = true;
+  for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
+  std::string dir = argv[2];
+  auto write = [&](const std::string& name, const std::string& data) {
+    std::FILE* f = std::fopen((dir + "/" + name).c_str(), "wb");
+    bool ok = f != nullptr && std::fwrite(data.data(), 1, data.size(), f) == data.size();
+    if (f != nullptr) ok = std::fclose(f) == 0 && ok;
+    return ok;
+  };
+  std::string bytes;
+  {
+    std::FILE* f = std::fopen((dir + "/module.wasm").c_str(), "rb");
+    if (f == nullptr) return 66;
+    char buf[1 << 16];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) bytes.append(buf, n);
+    std::fclose(f);
+  }
+  Result<Translation> t = Translate(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+                                    DecodeImports(argv[3]), std::string_view(argv[4]) == "1");
+  if (!t.ok()) {
+    write("error.txt", std::string(StatusCodeName(t.status().code())) + "\n" + t.status().message());
+    return 65;
+  }
+  std::string exports;
+  for (const ExportInfo& e : t->exports) exports += std::to_string(static_cast<int>(e.kind)) + " " + e.name + "\n";
+  if (!write("module.c", t->c_source) || !write("module.h", t->header) || !write("exports.txt", exports)) return 73;
+  return 0;
 }
 
 namespace {
