@@ -16,7 +16,7 @@ packages=(
   wabt
   # libraries
   libboost-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libsqlite3-dev libssl-dev
-  libtomlplusplus-dev libpq-dev
+  libtomlplusplus-dev libpq-dev libseccomp-dev
   # tests and benchmarks (postgresql: a private server for the store tests; python3-yaml: the
   # Kubernetes manifests check)
   libgtest-dev libgmock-dev libbenchmark-dev wrk python3 python3-yaml postgresql

@@ -6,11 +6,13 @@
 
 #include "cli/commands.h"
 #include "cli/version.h"
+#include "runtime/worker_main.h"
 #include "wasm/translate.h"
 
 int main(int argc, char** argv) {
   // Internal entry points of the children gpuwasm starts from itself, not listed in --help.
   if (argc >= 2 && std::strcmp(argv[1], "__translate") == 0) return gpuwasm::wasm::TranslatorMain(argc, argv);
+  if (argc >= 2 && std::strcmp(argv[1], "__worker") == 0) return gpuwasm::runtime::WorkerMain(argc, argv);
   CLI::App app{
       "gpuwasm: a multi-tenant serverless WebAssembly runtime whose guests launch GPU kernels.\n"
       "Guests are wasm32 modules that reach the GPU (or the CPU device) through wasi_cuda.",

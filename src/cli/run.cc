@@ -33,6 +33,7 @@ struct RunFlags {
   std::string config;  // "" = the default single-tenant configuration
   std::string tenant;  // "" = the configuration's first tenant
   bool no_gpu = false;
+  std::string isolation;  // "" = the configuration's, else none
 };
 
 int ExitFor(const Status& s) {
@@ -87,8 +88,14 @@ int Run(const RunFlags& f) {
   if (f.max_memory_pages != 0) tenant->max_memory = uint64_t{f.max_memory_pages} * 65536;
   if (f.no_gpu) tenant->gpu = false;
   if (f.device != "auto" || f.config.empty()) config->device = f.device;
+  if (f.isolation == "process") {
+    config->isolation = runtime::Isolation::kProcess;
+  } else if (f.isolation == "none") {
+    config->isolation = runtime::Isolation::kNone;
+  }
   runtime::RuntimeOptions options;
   options.use_store = false;
+  options.worker_program = "/proc/self/exe";
   auto engine = EngineOptionsFrom(f.engine);
   if (!engine.ok()) return fail(engine.status());
   options.engine = std::move(*engine);
@@ -158,6 +165,10 @@ void RegisterRun(CLI::App& app) {
                   "Configuration file (TOML): run as one of its tenants, under its quotas (docs/operator-guide.md)");
   cmd->add_option("--tenant", flags->tenant, "Tenant of the configuration to run as (default: its first)");
   cmd->add_flag("--no-gpu", flags->no_gpu, "Deny GPU access: every wasi_cuda call returns WCU_ERR_NOT_PERMITTED");
+  cmd->add_option("--isolation", flags->isolation,
+                  "Where the instance runs: none (in this process, the default) or process (in a tenant worker process, "
+                  "as gpuwasm serve runs every invocation)")
+      ->check(CLI::IsMember({"none", "process"}));
   AddEngineFlags(cmd, &flags->engine);
   cmd->callback([flags] {
     if (!flags->report_file.empty() && flags->report.empty()) flags->report = "json";

@@ -46,7 +46,10 @@ int Serve(const ServeFlags& f) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  // A supervisor with a worker process per tenant, unless the configuration says otherwise.
+  if (!config->isolation) config->isolation = runtime::Isolation::kProcess;
   runtime::RuntimeOptions options;
+  options.worker_program = "/proc/self/exe";
   auto engine = EngineOptionsFrom(f.engine);
   if (!engine.ok()) return fail(engine.status());
   options.engine = std::move(*engine);
@@ -88,9 +91,9 @@ int Serve(const ServeFlags& f) {
   if (!server.ok()) return fail(server.status());
   std::string listen = (*rt)->config().server.listen;
   std::string host = listen.substr(0, listen.rfind(':'));
-  std::printf("gpuwasm serve: listening on http://%s:%u (device: %s; store: %s; %zu tenant(s))\n", host.c_str(),
-              (*server)->port(), (*rt)->device_info().name.c_str(), (*rt)->store()->description().c_str(),
-              (*rt)->config().tenants.size());
+  std::printf("gpuwasm serve: listening on http://%s:%u (device: %s; store: %s; %zu tenant(s); isolation: %s)\n",
+              host.c_str(), (*server)->port(), (*rt)->device_info().name.c_str(), (*rt)->store()->description().c_str(),
+              (*rt)->config().tenants.size(), std::string(runtime::IsolationName((*rt)->isolation())).c_str());
   std::fflush(stdout);
 
   int sig = 0;

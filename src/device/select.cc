@@ -37,12 +37,19 @@ Result<std::shared_ptr<Device>> OpenCpu() {
 }  // namespace
 
 Result<std::shared_ptr<Device>> OpenDevice(std::string_view spec, std::string* why_cpu) {
+  return OpenDevice(spec, why_cpu, OpenOptions{});
+}
+
+Result<std::shared_ptr<Device>> OpenDevice(std::string_view spec, std::string* why_cpu, const OpenOptions& options) {
+  cuda::CudaDeviceOptions co;
+  co.runaway_grace = options.runaway_grace;
+  co.on_fatal = options.on_fatal;
   if (spec == "cpu") return OpenCpu();
   if (spec == "auto") {
     auto gpu = LoadGpu();
     std::string why;
     if (gpu.ok()) {
-      auto dev = cuda::CreateCudaDevice(gpu->first, 0);
+      auto dev = cuda::CreateCudaDevice(gpu->first, 0, co);
       if (dev.ok()) return dev;
       why = "a GPU is usable (" + Describe(gpu->second) + ") but the CUDA device did not start: " +
             dev.status().message() + ": using the CPU device";
@@ -67,7 +74,7 @@ Result<std::shared_ptr<Device>> OpenDevice(std::string_view spec, std::string* w
       return Status::InvalidArgument("device '" + name + "' does not exist: the CUDA driver reports " +
                                      std::to_string(gpu->second.device_count) + " device(s)");
     }
-    auto dev = cuda::CreateCudaDevice(gpu->first, ordinal);
+    auto dev = cuda::CreateCudaDevice(gpu->first, ordinal, co);
     if (!dev.ok()) return Status::Unavailable("device '" + name + "' is not available: " + dev.status().message());
     return dev;
   }

@@ -135,6 +135,12 @@ bool ValidDigest(std::string_view s) {
   return true;
 }
 
+}  // namespace
+
+std::string_view IsolationName(Isolation i) { return i == Isolation::kProcess ? "process" : "none"; }
+
+namespace {
+
 Status ReadTenant(TableReader& r, TenantConfig* t) {
   GPUWASM_RETURN_IF_ERROR(r.String("name", &t->name));
   std::vector<std::string> tokens;
@@ -158,6 +164,9 @@ Status ReadTenant(TableReader& r, TenantConfig* t) {
   GPUWASM_RETURN_IF_ERROR(r.Size("max_memory", &t->max_memory));
   GPUWASM_RETURN_IF_ERROR(r.Rate("rate_limit", &t->rate_limit));
   GPUWASM_RETURN_IF_ERROR(r.Count("rate_burst", &t->rate_burst, 0));
+  GPUWASM_RETURN_IF_ERROR(r.Size("worker_memory", &t->worker_memory));
+  GPUWASM_RETURN_IF_ERROR(r.Size("worker_cpu_seconds", &t->worker_cpu_seconds));
+  GPUWASM_RETURN_IF_ERROR(r.Count("worker_open_files", &t->worker_open_files, 64));
   return r.Unknown();
 }
 
@@ -286,6 +295,19 @@ Result<RuntimeConfig> ParseConfig(std::string_view text, std::string_view source
     GPUWASM_RETURN_IF_ERROR(r.Duration("default_deadline", &c.default_deadline));
     GPUWASM_RETURN_IF_ERROR(r.Duration("shutdown_grace", &c.shutdown_grace));
     GPUWASM_RETURN_IF_ERROR(r.Count("loaded_modules", &c.loaded_modules, 1));
+    std::string isolation;
+    GPUWASM_RETURN_IF_ERROR(r.String("isolation", &isolation));
+    if (isolation == "process") {
+      c.isolation = Isolation::kProcess;
+    } else if (isolation == "none") {
+      c.isolation = Isolation::kNone;
+    } else if (!isolation.empty()) {
+      return r.Error(*r.Get("isolation"), "[runtime] isolation is '" + isolation + "': use \"process\" or \"none\"");
+    }
+    GPUWASM_RETURN_IF_ERROR(r.Duration("worker_idle_timeout", &c.worker_idle_timeout));
+    GPUWASM_RETURN_IF_ERROR(r.Count("max_workers", &c.max_workers, 1));
+    GPUWASM_RETURN_IF_ERROR(r.Duration("worker_heartbeat_timeout", &c.worker_heartbeat_timeout));
+    GPUWASM_RETURN_IF_ERROR(r.Duration("runaway_grace", &c.runaway_grace));
     GPUWASM_RETURN_IF_ERROR(r.Unknown());
   }
   if (const toml::node* n = top.Get("server")) {

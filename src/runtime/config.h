@@ -33,7 +33,20 @@ struct TenantConfig {
   uint64_t max_memory = 1ull << 30;        // guest linear memory
   double rate_limit = 0;                   // requests per second per token (server); 0 = unlimited
   uint32_t rate_burst = 0;                 // requests allowed at once above the rate; 0 = rate_limit, at least 1
+  // The tenant's worker process (isolation = "process"): its memory (resident bytes; beyond it the
+  // worker is ended and its invocations fail with worker_lost), CPU seconds over its life (then it
+  // is replaced between invocations; 0 = no limit) and open files.
+  uint64_t worker_memory = 4ull << 30;
+  uint64_t worker_cpu_seconds = 0;
+  uint32_t worker_open_files = 1024;
 };
+
+// Where instances run. kNone: in the runtime's own process (one user, one guest: `gpuwasm run`).
+// kProcess: each tenant's instances and device context in a worker process of its own, started
+// on demand and supervised (`gpuwasm serve`): a process-fatal device error, a kernel that cannot
+// be stopped, a crash or a memory bomb ends only that tenant's worker.
+enum class Isolation : uint8_t { kNone, kProcess };
+std::string_view IsolationName(Isolation i);
 
 struct ServerConfig {
   std::string listen = "127.0.0.1:8080";
@@ -57,6 +70,17 @@ struct RuntimeConfig {
   // Compiled functions kept loaded (mapped code) for the next invocation; beyond it the least
   // recently used is dropped and loaded again from the artifact cache when invoked.
   uint32_t loaded_modules = 256;
+  // Where instances run; unset: the command's default (serve: process, run: none).
+  std::optional<Isolation> isolation;
+  // Tenant workers: stopped after this long without an invocation; at most max_workers live at once
+  // (the least recently used idle one is stopped first).
+  std::chrono::milliseconds worker_idle_timeout{60'000};
+  uint32_t max_workers = 64;
+  // A worker that has not refreshed its heartbeat for this long is ended (worker_lost).
+  std::chrono::milliseconds worker_heartbeat_timeout{5'000};
+  // A kernel still running this long after its deadline (or cancellation) cannot be stopped on a
+  // GPU: its context is abandoned and its worker replaced.
+  std::chrono::milliseconds runaway_grace{1000};
   ServerConfig server;                    // for `gpuwasm serve`
   std::vector<TenantConfig> tenants;
 

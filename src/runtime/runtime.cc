@@ -8,6 +8,8 @@
 #include "host/guest_io.h"
 #include "host/host_env.h"
 #include "host/kernel_registry.h"
+#include "runtime/instance_runner.h"
+#include "runtime/tenant_worker.h"
 #include "wasm/instance.h"
 
 namespace gpuwasm::runtime {
@@ -49,30 +51,7 @@ struct Runtime::TenantState {
   TenantConfig config;
   Counters counters;
   std::atomic<uint32_t> admitted{0};  // running + queued, against concurrent_invocations
-  std::mutex mu;                      // guards modules
-  std::shared_ptr<host::ModuleCache> modules;  // the tenant's device context and its module cache
-
-  // The tenant's device context, created on first use with its byte quota.
-  Result<std::shared_ptr<host::ModuleCache>> Modules(device::Device& device) {
-    std::lock_guard<std::mutex> lock(mu);
-    if (!modules) {
-      device::ContextOptions o;
-      o.max_bytes = config.device_bytes;
-      GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<device::Context> ctx, device.CreateContext(o));
-      modules = std::make_shared<host::ModuleCache>(std::move(ctx));
-    }
-    return modules;
-  }
-  struct Usage {
-    uint64_t bytes = 0, reserved = 0, resets = 0;
-    size_t modules = 0;
-  };
-  Usage context_usage() {
-    std::lock_guard<std::mutex> lock(mu);
-    if (!modules) return {};
-    device::Context& c = modules->context();
-    return {c.allocated_bytes(), c.reserved_bytes(), c.resets(), modules->live_modules()};
-  }
+  std::unique_ptr<TenantDevice> device;  // the tenant's device context (in this process: isolation none)
 };
 
 struct Runtime::FunctionState {
@@ -86,45 +65,27 @@ struct Runtime::Live {
   TenantState* tenant = nullptr;
   FunctionState* function = nullptr;
   Clock::time_point started;
+  // Where its live counters are: its environment here, or its slot in its worker's shared memory.
   const host::HostEnv* env = nullptr;
   wasm::Instance* instance = nullptr;
-};
+  std::atomic<const worker::SlotMetrics*> slot{nullptr};
 
-std::string_view InvocationStatusName(InvocationStatus s) {
-  switch (s) {
-    case InvocationStatus::kOk: return "ok";
-    case InvocationStatus::kExitError: return "exit_error";
-    case InvocationStatus::kTrap: return "trap";
-    case InvocationStatus::kDeadline: return "deadline";
-    case InvocationStatus::kError: return "error";
+  host::InstanceMetricsSnapshot metrics() const {
+    if (env != nullptr) return env->metrics();
+    const worker::SlotMetrics* s = slot.load(std::memory_order_acquire);
+    return s != nullptr ? s->Read() : host::InstanceMetricsSnapshot{};
   }
-  return "unknown";
-}
+  std::chrono::nanoseconds gpu_time() const {
+    if (env != nullptr) return env->cuda ? env->cuda->gpu_time() : std::chrono::nanoseconds{0};
+    const worker::SlotMetrics* s = slot.load(std::memory_order_acquire);
+    return std::chrono::nanoseconds(s != nullptr ? s->gpu_time_ns.load(std::memory_order_relaxed) : 0);
+  }
+};
 
 uint64_t Totals::invocations_total() const {
   uint64_t n = 0;
   for (uint64_t v : invocations) n += v;
   return n;
-}
-
-void to_json(nlohmann::json& j, const InvokeResult& r) {
-  auto opt = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
-  j = {{"tenant", r.tenant},
-       {"function_id", opt(r.function_id)},
-       {"function", r.function_name},
-       {"version", r.version},
-       {"status", InvocationStatusName(r.status)},
-       {"exit_status", r.exit_status},
-       {"trap", opt(r.trap)},
-       {"error", opt(r.error)},
-       {"duration_ms", static_cast<double>(r.duration.count()) / 1e3},
-       {"deadline_ms", r.deadline.count()},
-       {"gpu_time_ms", static_cast<double>(r.gpu_time.count()) / 1e6},
-       {"device", r.device},
-       {"output_bytes", r.output.size()},
-       {"stdout_truncated", r.stdout_truncated},
-       {"stderr_truncated", r.stderr_truncated},
-       {"metrics", r.metrics}};
 }
 
 void to_json(nlohmann::json& j, const Totals& t) {
@@ -181,9 +142,15 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(RuntimeConfig config, RuntimeOp
   if (config.tenants.empty()) config.tenants = DefaultConfig().tenants;
   std::unique_ptr<Runtime> rt(new Runtime(std::move(config)));
   const RuntimeConfig& c = rt->config_;
+  rt->isolation_ = c.isolation.value_or(Isolation::kNone);
+  if (rt->isolation_ == Isolation::kProcess && options.worker_program.empty()) {
+    return Status::InvalidArgument("isolation \"process\" needs a gpuwasm executable for the tenant workers");
+  }
   if (options.device) {
     rt->device_ = std::move(options.device);
   } else {
+    // With worker processes this one only says which device the workers will open (no context
+    // is ever made here).
     GPUWASM_ASSIGN_OR_RETURN(rt->device_, device::OpenDevice(c.device, &rt->device_note_));
   }
   if (options.use_store) {
@@ -194,12 +161,24 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(RuntimeConfig config, RuntimeOp
   wasm::EngineOptions eo = std::move(options.engine);
   if (eo.cache_dir.empty()) eo.cache_dir = rt->store_ ? rt->store_->artifacts_dir() : wasm::DefaultCacheDir();
   if (eo.imports.empty()) eo.imports = host::GuestImports();
+  // A supervisor never translates a module itself.
+  if (rt->isolation_ == Isolation::kProcess && eo.translator.empty()) eo.translator = options.worker_program;
+  WorkerSettings ws;
+  ws.program = options.worker_program;
+  ws.device = c.device;
+  ws.cache_dir = eo.cache_dir;
+  ws.runaway_grace = c.runaway_grace;
+  ws.idle_timeout = c.worker_idle_timeout;
+  ws.max_workers = c.max_workers;
+  ws.heartbeat_timeout = c.worker_heartbeat_timeout;
   rt->engine_ = std::make_unique<wasm::Engine>(std::move(eo));
   for (const TenantConfig& t : c.tenants) {
     auto state = std::make_unique<TenantState>();
     state->config = t;
+    state->device = std::make_unique<TenantDevice>(rt->device_, t.device_bytes);
     rt->tenants_.emplace(t.name, std::move(state));
   }
+  if (rt->isolation_ == Isolation::kProcess) rt->workers_ = std::make_unique<TenantWorkers>(std::move(ws));
   uint32_t workers = c.workers != 0 ? c.workers : DefaultWorkers();
   // With several tenants, none may hold every worker: one stays reachable for the others.
   uint32_t per_tenant = c.tenants.size() > 1 ? std::max(1u, workers - 1) : workers;
@@ -295,15 +274,16 @@ void Runtime::CompileDeployed(const store::FunctionRecord& f) {
   }
   Result<std::string> bytes = store_->blobs().Get(f.sha256);
   if (!bytes.ok()) return finish(store::DeployStatus::kFailed, bytes.status().ToString());
-  auto module = engine_->Compile(std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()));
+  auto module = CompileModule(std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()));
   if (!module.ok()) return finish(store::DeployStatus::kFailed, module.status().ToString());
   std::string entry = f.entry;
+  const wasm::Artifact& a = (*module)->artifact;
   if (entry.empty()) {
-    if ((*module)->FindExport("_start") == nullptr && (*module)->FindExport("run") == nullptr) {
+    if (a.FindExport("_start") == nullptr && a.FindExport("run") == nullptr) {
       return finish(store::DeployStatus::kFailed,
                     "the module exports neither _start nor run: deploy it with an entry point");
     }
-  } else if ((*module)->FindExport(entry) == nullptr) {
+  } else if (a.FindExport(entry) == nullptr) {
     return finish(store::DeployStatus::kFailed, "the module has no export named '" + entry + "'");
   }
   {
@@ -391,7 +371,17 @@ Result<store::FunctionRecord> Runtime::ResolveReady(TenantState& t, std::string_
   return unusable(versions.front());
 }
 
-Result<std::shared_ptr<const wasm::Module>> Runtime::LoadedModule(const store::FunctionRecord& f) {
+Result<std::shared_ptr<const Runtime::Compiled>> Runtime::CompileModule(std::span<const uint8_t> wasm) {
+  auto c = std::make_shared<Compiled>();
+  GPUWASM_ASSIGN_OR_RETURN(c->artifact, engine_->Build(wasm));
+  // Loaded here only when instances run here; a supervisor never maps a module.
+  if (isolation_ == Isolation::kNone) {
+    GPUWASM_ASSIGN_OR_RETURN(c->module, engine_->Compile(wasm));
+  }
+  return std::shared_ptr<const Compiled>(std::move(c));
+}
+
+Result<std::shared_ptr<const Runtime::Compiled>> Runtime::LoadedModule(const store::FunctionRecord& f) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = loaded_.find(f.id);
@@ -405,14 +395,14 @@ Result<std::shared_ptr<const wasm::Module>> Runtime::LoadedModule(const store::F
   // among the nodes sharing the store.
   GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<store::StoreLock> held, store_->metadata().Lock(CompileLockName(f)));
   GPUWASM_ASSIGN_OR_RETURN(std::string bytes, store_->blobs().Get(f.sha256));
-  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const wasm::Module> m,
-                           engine_->Compile(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size())));
+  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const Compiled> m,
+                           CompileModule(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size())));
   std::lock_guard<std::mutex> lock(mu_);
   RememberLoaded(f.id, m);
   return m;
 }
 
-void Runtime::RememberLoaded(const std::string& id, std::shared_ptr<const wasm::Module> module) {
+void Runtime::RememberLoaded(const std::string& id, std::shared_ptr<const Compiled> module) {
   loaded_[id] = Loaded{std::move(module), ++use_clock_};
   // Over the cap: drop the least recently used (a linear scan; the cap is hundreds). Running
   // invocations hold their own reference; the next invocation loads it from the artifact cache.
@@ -449,7 +439,7 @@ Result<InvokeResult> Runtime::Invoke(std::string_view tenant, std::string_view i
   if (!store_) return Status::Unsupported("this runtime has no function store");
   GPUWASM_ASSIGN_OR_RETURN(TenantState * t, Tenant(tenant));
   GPUWASM_ASSIGN_OR_RETURN(store::FunctionRecord rec, ResolveReady(*t, id_or_name));
-  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const wasm::Module> module, LoadedModule(rec));
+  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const Compiled> module, LoadedModule(rec));
   std::string entry = request.entry.empty() ? rec.entry : request.entry;
   return Run(*t, *StateOf(rec, rec.name), std::move(module), std::move(entry), std::move(request));
 }
@@ -459,14 +449,14 @@ Result<InvokeResult> Runtime::InvokeModule(std::string_view tenant, std::span<co
   if (!accepting_) return Status::Unavailable("gpuwasm is shutting down");
   GPUWASM_ASSIGN_OR_RETURN(TenantState * t, Tenant(tenant));
   GPUWASM_RETURN_IF_ERROR(CheckModuleSize(t->config, wasm.size()));
-  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const wasm::Module> module, engine_->Compile(wasm));
+  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const Compiled> module, CompileModule(wasm));
   store::FunctionRecord rec;
   rec.tenant = std::string(tenant);
   std::string entry = request.entry;
   return Run(*t, *StateOf(rec, name), std::move(module), std::move(entry), std::move(request));
 }
 
-Result<InvokeResult> Runtime::Run(TenantState& t, FunctionState& f, std::shared_ptr<const wasm::Module> module,
+Result<InvokeResult> Runtime::Run(TenantState& t, FunctionState& f, std::shared_ptr<const Compiled> module,
                                   std::string entry, InvokeRequest request) {
   if (request.input.size() > t.config.max_input_size) {
     return Status::ResourceExhausted("input of " + Bytes(request.input.size()) + " exceeds tenant '" + t.config.name +
@@ -506,7 +496,7 @@ Result<InvokeResult> Runtime::Run(TenantState& t, FunctionState& f, std::shared_
 
   auto limit = std::min(request.deadline.value_or(config_.default_deadline), t.config.max_deadline);
   auto deadline = started + limit;
-  if (entry.empty()) entry = module->FindExport("_start") != nullptr ? "_start" : "run";
+  if (entry.empty()) entry = module->artifact.FindExport("_start") != nullptr ? "_start" : "run";
 
   std::promise<InvokeResult> promise;
   std::future<InvokeResult> done = promise.get_future();
@@ -531,98 +521,82 @@ Result<InvokeResult> Runtime::Run(TenantState& t, FunctionState& f, std::shared_
   return r;
 }
 
-InvokeResult Runtime::RunInstance(TenantState& t, FunctionState& f, const std::shared_ptr<const wasm::Module>& module,
+// The live view of an instance running in this process.
+class Runtime::LiveObserver : public InstanceObserver {
+ public:
+  LiveObserver(Runtime& rt, Live& live) : rt_(rt), live_(live) {}
+  void Started(const host::HostEnv& env, wasm::Instance& instance) override {
+    std::lock_guard<std::mutex> lock(rt_.mu_);
+    live_.env = &env;
+    live_.instance = &instance;
+    live_.started = Clock::now();
+    live_.id = rt_.next_live_id_++;
+    rt_.live_[live_.id] = &live_;
+  }
+  void Finished() override {
+    std::lock_guard<std::mutex> lock(rt_.mu_);
+    rt_.live_.erase(live_.id);
+  }
+
+ private:
+  Runtime& rt_;
+  Live& live_;
+};
+
+InvokeResult Runtime::RunInstance(TenantState& t, FunctionState& f, const std::shared_ptr<const Compiled>& module,
                                   const std::string& entry, const InvokeRequest& request, Clock::time_point deadline) {
-  InvokeResult r;
+  Live live;
+  live.tenant = &t;
+  live.function = &f;
+  if (isolation_ == Isolation::kNone) {
+    InstanceSpec spec;
+    spec.tenant = &t.config;
+    spec.function_id = f.id;
+    spec.function_name = f.name;
+    spec.version = f.version;
+    spec.module = module->module;
+    spec.entry = entry;
+    spec.input = request.input;
+    spec.args = request.args;
+    spec.deadline = deadline;
+    LiveObserver observer(*this, live);
+    return runtime::RunInstance(*t.device, spec, interrupting_, &observer);
+  }
+  WorkerRun run;
+  run.key = module->artifact.key;
+  run.sha256 = module->artifact.sha256;
+  run.function_id = f.id;
+  run.function_name = f.name;
+  run.version = f.version;
+  run.entry = entry;
+  run.input = request.input;
+  run.args = request.args;
+  run.deadline = deadline;
+  if (interrupting_) {
+    InvokeResult r;
+    r.tenant = t.config.name;
+    r.status = InvocationStatus::kError;
+    r.exit_status = 70;
+    r.error = "gpuwasm is shutting down: the invocation was not started";
+    return r;
+  }
+  InvokeResult r = workers_->Run(t.config, std::move(run), [&](const worker::SlotMetrics* slot) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (slot != nullptr) {
+      live.slot.store(slot, std::memory_order_release);
+      live.started = Clock::now();
+      live.id = next_live_id_++;
+      live_[live.id] = &live;
+    } else {
+      live_.erase(live.id);
+      live.slot.store(nullptr, std::memory_order_release);
+    }
+  });
   r.tenant = t.config.name;
   r.function_id = f.id;
   r.function_name = f.name;
   r.version = f.version;
-  r.device = device_->info().name;
-  auto error = [&r](std::string why) {
-    r.status = InvocationStatus::kError;
-    r.exit_status = 70;
-    r.error = std::move(why);
-    return r;
-  };
-  auto deadline_passed = [&r](std::string why) {
-    r.status = InvocationStatus::kDeadline;
-    r.exit_status = 124;
-    r.trap = std::string(wasm::TrapKindName(wasm::TrapKind::kDeadlineExceeded));
-    r.error = std::move(why);
-    return r;
-  };
-  if (interrupting_) return error("gpuwasm is shutting down: the invocation was not started");
-  if (Clock::now() >= deadline) return deadline_passed("the deadline passed while the invocation was queued");
-
-  host::WasiCudaOptions o;
-  o.gpu_enabled = t.config.gpu;  // off: every call is WCU_ERR_NOT_PERMITTED, with the reason
-  o.max_device_bytes = t.config.device_bytes;
-  o.max_inflight_launches = t.config.inflight_launches;
-  o.deadline = deadline;
-  std::shared_ptr<host::ModuleCache> modules;  // no device context for a tenant without GPU access
-  if (t.config.gpu) {
-    Result<std::shared_ptr<host::ModuleCache>> m = t.Modules(*device_);
-    if (!m.ok()) return error("the device is unavailable: " + m.status().ToString());
-    modules = std::move(*m);
-  }
-  auto cuda = std::make_unique<host::WasiCudaContext>(device_, std::move(modules), o);
-  host::GuestIoOptions io;
-  io.input = request.input;
-  io.args.push_back(f.name);
-  io.args.insert(io.args.end(), request.args.begin(), request.args.end());
-  io.max_stdout = io.max_stderr = io.max_output = t.config.max_output_size;
-  auto env = std::make_unique<host::HostEnv>(std::move(io), std::move(cuda), deadline);
-  wasm::InstanceLimits limits;
-  limits.max_memory_pages = static_cast<uint32_t>(std::clamp<uint64_t>(t.config.max_memory / 65536, 1, 65536));
-  auto instance = wasm::Instance::Create(module, env.get(), limits, deadline);
-  if (!instance.ok()) {
-    if (instance.status().code() == StatusCode::kDeadlineExceeded) return deadline_passed(instance.status().message());
-    return error("cannot instantiate the module: " + instance.status().ToString());
-  }
-  env->io.Attach(instance->get());
-
-  Live live;
-  live.tenant = &t;
-  live.function = &f;
-  live.started = Clock::now();
-  live.env = env.get();
-  live.instance = instance->get();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    live.id = next_live_id_++;
-    live_[live.id] = &live;
-  }
-  if (interrupting_) (*instance)->Interrupt();  // shutdown swept the live set before we joined it
-  Result<wasm::CallOutcome> outcome = (*instance)->Call(entry, deadline);
-  r.metrics = env->metrics();
-  r.gpu_time = env->cuda ? env->cuda->gpu_time() : std::chrono::nanoseconds{0};
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    live_.erase(live.id);
-  }
-  r.output = env->io.output();
-  r.stdout_text = env->io.stdout_text();
-  r.stderr_text = env->io.stderr_text();
-  r.stdout_truncated = env->io.stdout_truncated();
-  r.stderr_truncated = env->io.stderr_truncated();
-  // Teardown: the instance, then its wasi_cuda context (stops its device work, frees every
-  // buffer and module).
-  instance->reset();
-  env.reset();
-  if (!outcome.ok()) return error(outcome.status().ToString());
-  if (!outcome->ok()) {
-    if (outcome->trap == wasm::TrapKind::kDeadlineExceeded) return deadline_passed("");
-    r.trap = std::string(wasm::TrapKindName(outcome->trap));
-    if (outcome->trap == wasm::TrapKind::kInterrupted) {
-      return error("interrupted: gpuwasm is shutting down");
-    }
-    r.status = InvocationStatus::kTrap;
-    r.exit_status = 134;
-    return r;
-  }
-  r.exit_status = outcome->exit_code & 0xff;
-  r.status = r.exit_status == 0 ? InvocationStatus::kOk : InvocationStatus::kExitError;
+  if (r.device.empty()) r.device = device_->info().name;
   return r;
 }
 
@@ -638,8 +612,8 @@ std::vector<LiveInstance> Runtime::Instances(std::optional<std::string_view> ten
     i.function_id = l->function->id;
     i.function_name = l->function->name;
     i.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - l->started);
-    i.metrics = l->env->metrics();
-    i.gpu_time = l->env->cuda ? l->env->cuda->gpu_time() : std::chrono::nanoseconds{0};
+    i.metrics = l->metrics();
+    i.gpu_time = l->gpu_time();
     out.push_back(std::move(i));
   }
   return out;
@@ -649,10 +623,19 @@ RuntimeStats Runtime::Stats() const {
   RuntimeStats s;
   s.module_compiles = engine_->compiles();
   s.module_cache_loads = engine_->cache_loads();
+  if (workers_) {
+    for (const TenantWorkers::Info& w : workers_->Workers()) {
+      s.workers.push_back({w.tenant, static_cast<int>(w.pid), w.running, w.resident_bytes, w.age});
+    }
+    TenantWorkers::Counters c = workers_->counters();
+    s.workers_started = c.started;
+    s.workers_lost = c.lost;
+    s.workers_idle_stopped = c.idle_stopped;
+  }
   std::map<const void*, std::pair<uint64_t, uint64_t>> gauges;  // state -> (device bytes, pinned)
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [id, l] : live_) {
-    host::InstanceMetricsSnapshot m = l->env->metrics();
+    host::InstanceMetricsSnapshot m = l->metrics();
     for (const void* key : {static_cast<const void*>(l->tenant), static_cast<const void*>(l->function)}) {
       gauges[key].first += m.device_bytes_allocated;
       gauges[key].second += m.bytes_pinned;
@@ -664,7 +647,7 @@ RuntimeStats Runtime::Stats() const {
     ts.totals = t->counters.Read();
     ts.totals.device_bytes_allocated = gauges[t.get()].first;
     ts.totals.bytes_pinned = gauges[t.get()].second;
-    TenantState::Usage u = t->context_usage();
+    TenantDevice::Usage u = workers_ ? workers_->ContextUsage(name) : t->device->usage();
     ts.context_device_bytes = u.bytes;
     ts.context_reserved_bytes = u.reserved;
     ts.context_modules = u.modules;
@@ -693,8 +676,11 @@ void Runtime::Shutdown(std::chrono::milliseconds grace) {
   }
   if (admitted_.load() != 0) {
     interrupting_ = true;
+    if (workers_) workers_->InterruptAll();
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [id, l] : live_) l->instance->Interrupt();
+    for (const auto& [id, l] : live_) {
+      if (l->instance != nullptr) l->instance->Interrupt();
+    }
   }
   // Interrupted guests stop at their next function entry or loop header; one blocked in a
   // device wait stops at its deadline at the latest.
@@ -704,6 +690,7 @@ void Runtime::Shutdown(std::chrono::milliseconds grace) {
   }
   if (compile_pool_) compile_pool_->Stop();
   if (pool_) pool_->Stop();
+  if (workers_) workers_->Stop();
 }
 
 }  // namespace gpuwasm::runtime

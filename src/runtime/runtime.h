@@ -39,51 +39,12 @@
 #include "device/device.h"
 #include "host/metrics.h"
 #include "runtime/config.h"
+#include "runtime/invocation.h"
 #include "runtime/worker_pool.h"
 #include "store/local_store.h"
 #include "wasm/engine.h"
 
 namespace gpuwasm::runtime {
-
-// How an invocation ended. Requests refused before running (overloaded, not found, too large)
-// are errors of Invoke() instead, counted as `rejected` in the totals.
-enum class InvocationStatus : uint8_t {
-  kOk = 0,         // the entry returned or exited with status 0
-  kExitError = 1,  // exited with a non-zero status
-  kTrap = 2,       // the guest trapped
-  kDeadline = 3,   // the deadline passed (exit status 124)
-  kError = 4,      // the instance could not run (instantiation failed, device unavailable, shutdown)
-};
-inline constexpr size_t kInvocationStatusCount = 5;
-// "ok", "exit_error", "trap", "deadline", "error".
-std::string_view InvocationStatusName(InvocationStatus s);
-
-struct InvokeRequest {
-  std::string input;
-  std::optional<std::chrono::milliseconds> deadline;  // default: [runtime].default_deadline
-  std::vector<std::string> args;                      // argv after argv[0]
-  std::string entry;                                  // "" = the function's entry
-};
-
-struct InvokeResult {
-  std::string tenant;
-  std::string function_id;  // "" for InvokeModule
-  std::string function_name;
-  int64_t version = 0;
-  InvocationStatus status = InvocationStatus::kOk;
-  int exit_status = 0;  // the guest's (0-255); 124 on a deadline, 134 on a trap, 70 on an error
-  std::string trap;     // trap kind name when status is kTrap or kDeadline
-  std::string error;    // what went wrong when status is kError
-  std::string output, stdout_text, stderr_text;
-  bool stdout_truncated = false, stderr_truncated = false;
-  std::chrono::microseconds duration{0};  // admission to end, queueing included
-  std::chrono::milliseconds deadline{0};  // the deadline that applied
-  host::InstanceMetricsSnapshot metrics;  // final snapshot, taken before teardown
-  std::chrono::nanoseconds gpu_time{0};   // time its launches ran on the device
-  std::string device;
-};
-// Everything but the output bytes and stdout/stderr (which may be binary).
-void to_json(nlohmann::json& j, const InvokeResult& r);
 
 // Lifetime counters and current gauges of a tenant or a function.
 struct Totals {
@@ -131,11 +92,23 @@ struct FunctionStats {
   int64_t version = 0;
   Totals totals;
 };
+// A tenant worker process (isolation "process").
+struct WorkerStats {
+  std::string tenant;  // "" for one finishing its last invocations before it is replaced
+  int pid = 0;
+  size_t running = 0;  // invocations in it now
+  uint64_t resident_bytes = 0;
+  std::chrono::milliseconds age{0};
+};
 struct RuntimeStats {
   std::vector<TenantStats> tenants;
   std::vector<FunctionStats> functions;  // functions invoked since start
   uint64_t module_compiles = 0;     // modules compiled by this node (C compiler runs)
   uint64_t module_cache_loads = 0;  // modules loaded from the artifact cache instead
+  std::vector<WorkerStats> workers;  // live tenant workers
+  uint64_t workers_started = 0;      // lifetime: worker processes started
+  uint64_t workers_lost = 0;         // lifetime: ended by a fault, limit, crash or kill while running invocations
+  uint64_t workers_idle_stopped = 0; // lifetime: stopped for being idle (or to make room)
 };
 
 struct RuntimeOptions {
@@ -144,8 +117,12 @@ struct RuntimeOptions {
   // The engine's options; cache_dir defaults to the store's artifacts/ (or the user cache
   // without a store) and imports to the host's.
   wasm::EngineOptions engine;
-  // The device to use instead of opening config.device (tests).
+  // The device to use instead of opening config.device (tests; with isolation "process" it only
+  // names the device: each worker opens config.device itself).
   std::shared_ptr<device::Device> device;
+  // A gpuwasm executable for the tenant workers (`__worker`) and the translator child
+  // (`__translate`): "/proc/self/exe" in gpuwasm itself. Needed with isolation "process".
+  std::string worker_program;
 };
 
 class Runtime {
@@ -156,6 +133,7 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   const RuntimeConfig& config() const { return config_; }
+  Isolation isolation() const { return isolation_; }
   const device::DeviceInfo& device_info() const { return device_->info(); }
   // Why `auto` chose the CPU device ("" when it did not).
   const std::string& device_note() const { return device_note_; }
@@ -198,19 +176,26 @@ class Runtime {
   struct TenantState;
   struct FunctionState;
   struct Live;
+  class LiveObserver;
+  // A compiled function: its artifact, and the module loaded here when instances run here.
+  struct Compiled {
+    wasm::Artifact artifact;
+    std::shared_ptr<const wasm::Module> module;
+  };
 
   explicit Runtime(RuntimeConfig config);
   Result<TenantState*> Tenant(std::string_view name) const;
   Result<store::FunctionRecord> ResolveReady(TenantState& t, std::string_view id_or_name);
-  Result<std::shared_ptr<const wasm::Module>> LoadedModule(const store::FunctionRecord& f);
+  Result<std::shared_ptr<const Compiled>> CompileModule(std::span<const uint8_t> wasm);
+  Result<std::shared_ptr<const Compiled>> LoadedModule(const store::FunctionRecord& f);
   // Queues CompileDeployed once per function id at a time.
   void StartCompile(const store::FunctionRecord& f);
   void CompileDeployed(const store::FunctionRecord& f);
   static std::string CompileLockName(const store::FunctionRecord& f);
   FunctionState* StateOf(const store::FunctionRecord& f, std::string_view name);
-  Result<InvokeResult> Run(TenantState& t, FunctionState& f, std::shared_ptr<const wasm::Module> module,
+  Result<InvokeResult> Run(TenantState& t, FunctionState& f, std::shared_ptr<const Compiled> module,
                            std::string entry, InvokeRequest request);
-  InvokeResult RunInstance(TenantState& t, FunctionState& f, const std::shared_ptr<const wasm::Module>& module,
+  InvokeResult RunInstance(TenantState& t, FunctionState& f, const std::shared_ptr<const Compiled>& module,
                            const std::string& entry, const InvokeRequest& request,
                            std::chrono::steady_clock::time_point deadline);
 
@@ -226,10 +211,10 @@ class Runtime {
   std::map<std::string, std::unique_ptr<FunctionState>, std::less<>> functions_;  // by id ("" key: ad hoc)
   // Compiled modules by function id, at most config_.loaded_modules (least recently used dropped).
   struct Loaded {
-    std::shared_ptr<const wasm::Module> module;
+    std::shared_ptr<const Compiled> module;
     uint64_t used = 0;  // use_clock_ at the last use
   };
-  void RememberLoaded(const std::string& id, std::shared_ptr<const wasm::Module> module);  // mu_ held
+  void RememberLoaded(const std::string& id, std::shared_ptr<const Compiled> module);  // mu_ held
   std::map<std::string, Loaded, std::less<>> loaded_;
   uint64_t use_clock_ = 0;
   std::set<std::string, std::less<>> compiling_;  // ids queued or compiling here
@@ -244,6 +229,8 @@ class Runtime {
 
   std::unique_ptr<WorkerPool> compile_pool_;
   std::unique_ptr<WorkerPool> pool_;
+  Isolation isolation_ = Isolation::kNone;
+  std::unique_ptr<class TenantWorkers> workers_;  // isolation "process"
 };
 
 }  // namespace gpuwasm::runtime

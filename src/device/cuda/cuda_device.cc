@@ -193,8 +193,9 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
 
   CudaDevice& device() { return *device_; }
   const DriverSymbols& sym() const;
-  // The driver's verdict as a Status; a process-fatal error also marks the GPU lost.
-  Status Check(CUresult r, const char* call) const;
+  // The driver's verdict as a Status; a process-fatal error also marks the GPU lost, naming `what`
+  // failed (the kernel, the copy) when the caller knows.
+  Status Check(CUresult r, const char* call, const std::string& what = "") const;
 
  private:
   Status BuildCore();  // with core_mu_ held exclusively
@@ -264,18 +265,37 @@ class CudaDevice final : public Device, public std::enable_shared_from_this<Cuda
   // the first time, tells options().on_fatal.
   void NeedRestart(const std::string& why, bool lost) {
     bool first = false;
+    std::string reason = why;
+    if (lost) {
+      // A fault is asynchronous: the call that saw it may belong to any kernel of the process. Every
+      // kernel running then is named (a worker process runs one tenant's).
+      std::lock_guard<std::mutex> lock(running_mu_);
+      std::string names;
+      for (const auto& [what, n] : running_) names += (names.empty() ? "" : ", ") + what;
+      if (!names.empty()) reason += " (running in this process then: " + names + ")";
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (restart_reason_.empty()) {
-        restart_reason_ = why;
+        restart_reason_ = reason;
         first = true;
       }
       if (lost && !lost_.load()) {
-        lost_reason_ = why;
+        lost_reason_ = reason;
         lost_.store(true, std::memory_order_release);
       }
     }
-    if (first && options_.on_fatal) options_.on_fatal(why);
+    if (first && options_.on_fatal) options_.on_fatal(reason);
+  }
+  // Kernels issued and not yet known to be complete, by what they are ("kernel 'vadd'").
+  void LaunchIssued(const std::string& what) {
+    std::lock_guard<std::mutex> lock(running_mu_);
+    ++running_[what];
+  }
+  void LaunchEnded(const std::string& what) {
+    std::lock_guard<std::mutex> lock(running_mu_);
+    auto it = running_.find(what);
+    if (it != running_.end() && --it->second == 0) running_.erase(it);
   }
 
  private:
@@ -287,13 +307,15 @@ class CudaDevice final : public Device, public std::enable_shared_from_this<Cuda
   mutable std::mutex mu_;
   std::atomic<bool> lost_{false};
   std::string lost_reason_, restart_reason_;
+  std::mutex running_mu_;  // a leaf: nothing else is taken under it
+  std::map<std::string, int> running_;
 };
 
 const DriverSymbols& CudaContext::sym() const { return device_->driver().sym(); }
 
-Status CudaContext::Check(CUresult r, const char* call) const {
+Status CudaContext::Check(CUresult r, const char* call, const std::string& what) const {
   Status s = device_->driver().Check(r, call);
-  if (IsProcessFatalError(r)) device_->NeedRestart(s.message(), /*lost=*/true);
+  if (IsProcessFatalError(r)) device_->NeedRestart(what.empty() ? s.message() : what + " failed: " + s.message(), true);
   return s;
 }
 
@@ -652,6 +674,7 @@ class CudaStream final : public Stream {
       }
       p.core_id = core->id;
     }
+    if (timed) ctx_->device().LaunchIssued(p.what);
     {
       std::lock_guard<std::mutex> lock(mu_);
       pending_.push_back(std::move(p));
@@ -676,12 +699,14 @@ bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
     void* start = nullptr;
     void* end = nullptr;
     uint64_t core_id = 0;
+    std::string what;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (pending_.empty()) return false;
       start = pending_.front().start;
       end = pending_.front().end;
       core_id = pending_.front().core_id;
+      what = pending_.front().what;
     }
     enum { kDone, kRunning, kFailed, kStale } state = kRunning;
     Status failure;
@@ -701,7 +726,7 @@ bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
           }
         } else if (r != CUDA_ERROR_NOT_READY) {
           state = kFailed;
-          failure = ctx_->Check(r, "cuEventQuery");
+          failure = ctx_->Check(r, "cuEventQuery", what);
         }
       }
     }
@@ -742,6 +767,7 @@ bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
         }
         if (!result.ok() && sticky_.ok()) sticky_ = result;
         if (!p.reported) done = std::move(p.done);
+        if (p.start != nullptr) ctx_->device().LaunchEnded(p.what);
         pending_.pop_front();  // drops the staging slot and the kernel's hold here, under the lock
         *progress = true;
       }

@@ -49,6 +49,17 @@ EXPORT(spin_holding) {
   }
 }
 
+/* Allocates `input` bytes of device memory, fills them (so they are really used), then spins until
+ * the deadline. */
+EXPORT(fill_holding) {
+  int64_t n = input_u64(1 << 20);
+  int32_t d = wcu_mem_alloc(n);
+  if (d < 0) return 1;
+  if (wcu_memset_d8(d, 0, 0x5a, n) != 0 || wcu_synchronize() != 0) return 2;
+  for (volatile int i = 0;; i++) {
+  }
+}
+
 /* Allocates `input` bytes; exits 0, or with the negated error code (8: WCU_ERR_QUOTA). */
 EXPORT(alloc) {
   int32_t d = wcu_mem_alloc(input_u64(1 << 20));

@@ -1,0 +1,369 @@
+#include "runtime/worker_main.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <list>
+#include <map>
+#include <mutex>
+#include <new>
+#include <string>
+#include <thread>
+
+#include "device/select.h"
+#include "host/guest_io.h"
+#include "runtime/instance_runner.h"
+#include "runtime/worker_protocol.h"
+#include "wasm/engine.h"
+
+namespace gpuwasm::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using worker::Message;
+using worker::MessageType;
+
+uint64_t NowNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+}
+
+[[noreturn]] void Die(const char* why) {
+  std::fprintf(stderr, "gpuwasm worker: %s\n", why);
+  std::_Exit(70);
+}
+
+worker::SharedHeader* g_header = nullptr;  // for the new-handler
+
+void OutOfMemory() {
+  if (g_header != nullptr) g_header->out_of_memory.store(1);
+  static const char kMsg[] = "gpuwasm worker: out of memory\n";
+  (void)!::write(2, kMsg, sizeof kMsg - 1);
+  std::abort();
+}
+
+// Every socket but local ones (AF_UNIX, AF_NETLINK for the driver) is refused with EACCES, for the
+// worker and every child it starts (the C compiler of native code).
+Status DenyNetwork() {
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return Status::IoError("PR_SET_NO_NEW_PRIVS failed");
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (ctx == nullptr) return Status::IoError("seccomp_init failed");
+  int rc = 0;
+  for (int family : {AF_INET, AF_INET6, AF_PACKET}) {
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family)));
+  }
+  if (rc == 0) rc = seccomp_load(ctx);
+  seccomp_release(ctx);
+  if (rc != 0) return Status::IoError("seccomp filter refused: " + std::string(std::strerror(-rc)));
+  return Status::Ok();
+}
+
+class Worker : public std::enable_shared_from_this<Worker> {
+ public:
+  Worker(int sock, std::unique_ptr<worker::SharedMetrics> shared) : sock_(sock), shared_(std::move(shared)) {}
+
+  Status Init(const nlohmann::json& h) {
+    GPUWASM_ASSIGN_OR_RETURN(tenant_, worker::TenantFromJson(h.at("tenant")));
+    device::OpenOptions o;
+    o.runaway_grace = std::chrono::milliseconds(h.value("runaway_grace_ms", 1000));
+    std::weak_ptr<Worker> self = weak_from_this();
+    o.on_fatal = [self](const std::string& why) {
+      if (auto w = self.lock()) w->Fatal(why);
+    };
+    std::string note;
+    GPUWASM_ASSIGN_OR_RETURN(device_, device::OpenDevice(h.value("device", std::string("auto")), &note, o));
+    tenant_device_ = std::make_unique<TenantDevice>(device_, tenant_.device_bytes);
+    wasm::EngineOptions eo;
+    eo.cache_dir = h.value("cache_dir", std::string());
+    eo.imports = host::GuestImports();
+    engine_ = std::make_unique<wasm::Engine>(std::move(eo));
+    return Status::Ok();
+  }
+
+  const device::DeviceInfo& device_info() const { return device_->info(); }
+
+  // The device told us the process must end.
+  void Fatal(const std::string& why) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fatal_) return;
+    fatal_ = true;
+    fatal_why_ = why;
+    // The GPU is unusable (every call fails) unless a context was only abandoned: device_fault.
+    fatal_lost_ = why.find("only ending the process") == std::string::npos &&
+                  why.find("could not be freed") == std::string::npos;
+  }
+
+  int Loop() {
+    bool fatal_sent = false;
+    Clock::time_point exit_by = Clock::time_point::max();
+    for (;;) {
+      bool live = false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        live = !running_.empty();
+      }
+      pollfd p{sock_, POLLIN, 0};
+      int n = ::poll(&p, 1, live ? 5 : 100);
+      if (n > 0) {
+        if ((p.revents & (POLLERR | POLLHUP | POLLNVAL)) != 0 && (p.revents & POLLIN) == 0) return Exit(0);
+        Result<Message> m = worker::Receive(sock_, kMaxMessage);
+        if (!m.ok()) return Exit(0);  // the supervisor is gone: nothing to report to
+        Handle(std::move(*m));
+      }
+      Publish();
+      bool fatal, lost;
+      std::string why;
+      size_t running;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        fatal = fatal_;
+        lost = fatal_lost_;
+        why = fatal_why_;
+        running = running_.size();
+      }
+      if (fatal && !fatal_sent) {
+        fatal_sent = true;
+        Message f;
+        f.type = MessageType::kFatal;
+        f.header = {{"why", why}, {"lost", lost}};
+        SendLocked(f);
+        // Everything fails fast once the GPU is lost: let running guests report, briefly.
+        if (lost) exit_by = Clock::now() + std::chrono::seconds(1);
+      }
+      if ((stopping_ || fatal) && running == 0) return Exit(0);
+      if (Clock::now() >= exit_by) return Exit(0);
+    }
+  }
+
+ private:
+  static constexpr uint64_t kMaxMessage = 1ull << 30;
+
+  struct Running {
+    uint32_t slot = 0;
+    const host::HostEnv* env = nullptr;
+    wasm::Instance* instance = nullptr;
+  };
+
+  class Observer : public InstanceObserver {
+   public:
+    Observer(Worker& w, uint64_t id) : w_(w), id_(id) {}
+    void Started(const host::HostEnv& env, wasm::Instance& instance) override {
+      std::lock_guard<std::mutex> lock(w_.mu_);
+      Running& r = w_.running_[id_];
+      r.env = &env;
+      r.instance = &instance;
+      if (w_.interrupted_) instance.Interrupt();
+    }
+    void Finished() override {
+      std::lock_guard<std::mutex> lock(w_.mu_);
+      Running& r = w_.running_[id_];
+      r.env = nullptr;
+      r.instance = nullptr;
+    }
+
+   private:
+    Worker& w_;
+    uint64_t id_;
+  };
+
+  int Exit(int code) {
+    // Threads still running (a guest stuck in a device wait) end with the process.
+    std::fflush(stderr);
+    std::_Exit(code);
+  }
+
+  void SendLocked(const Message& m) {
+    std::lock_guard<std::mutex> lock(send_mu_);
+    (void)worker::Send(sock_, m);
+  }
+
+  void Handle(Message m) {
+    switch (m.type) {
+      case MessageType::kRun: return StartRun(std::move(m));
+      case MessageType::kInterrupt: {
+        interrupting_ = true;
+        std::lock_guard<std::mutex> lock(mu_);
+        interrupted_ = true;
+        for (auto& [id, r] : running_) {
+          if (r.instance != nullptr) r.instance->Interrupt();
+        }
+        return;
+      }
+      case MessageType::kStop: stopping_ = true; return;
+      default: return;
+    }
+  }
+
+  void StartRun(Message m) {
+    uint64_t id = m.header.value("id", uint64_t{0});
+    uint32_t slot = m.header.value("slot", 0u);
+    if (slot >= shared_->slots()) slot = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      running_[id].slot = slot;
+    }
+    shared_->slot(slot).invocation.store(id, std::memory_order_release);
+    std::thread([self = shared_from_this(), id, m = std::move(m)]() mutable { self->Run(id, std::move(m)); }).detach();
+  }
+
+  std::shared_ptr<const wasm::Module> ModuleFor(const std::string& key, const std::string& sha, Status* why) {
+    wasm::Artifact a;
+    a.key = key;
+    a.sha256 = sha;
+    a.from_cache = true;
+    Result<std::shared_ptr<const wasm::Module>> m = engine_->Load(a);
+    if (!m.ok()) {
+      *why = m.status();
+      return nullptr;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    // Kept loaded for the next invocations (the least recently used goes beyond 64).
+    modules_.remove(*m);
+    modules_.push_front(*m);
+    if (modules_.size() > 64) modules_.pop_back();
+    return *m;
+  }
+
+  void Run(uint64_t id, Message m) {
+    const nlohmann::json& h = m.header;
+    InstanceSpec spec;
+    spec.tenant = &tenant_;
+    spec.function_id = h.value("function_id", "");
+    spec.function_name = h.value("function", "");
+    spec.version = h.value("version", int64_t{0});
+    spec.entry = h.value("entry", "");
+    spec.args = h.value("args", std::vector<std::string>{});
+    spec.input = m.blobs.empty() ? std::string() : std::move(m.blobs[0]);
+    spec.deadline = Clock::time_point(std::chrono::nanoseconds(h.value("deadline_ns", int64_t{0})));
+    InvokeResult r;
+    Status why;
+    spec.module = ModuleFor(h.value("key", ""), h.value("sha256", ""), &why);
+    if (spec.module == nullptr) {
+      r.status = InvocationStatus::kError;
+      r.exit_status = 70;
+      r.error = "the tenant's worker cannot load the compiled module: " + why.ToString();
+      r.device = device_->info().name;
+    } else {
+      Observer observer(*this, id);
+      r = RunInstance(*tenant_device_, spec, interrupting_, &observer);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (fatal_ && fatal_lost_) {
+        // The guest saw the device fail; the invocation failed because the GPU is lost.
+        r.status = InvocationStatus::kDeviceFault;
+        r.exit_status = 70;
+        r.error = fatal_why_;
+      }
+    }
+    Message out;
+    out.type = MessageType::kResult;
+    out.header = worker::ResultToJson(r);
+    out.header["id"] = id;
+    out.blobs = {std::move(r.output), std::move(r.stdout_text), std::move(r.stderr_text)};
+    uint32_t slot = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      slot = running_[id].slot;
+    }
+    SendLocked(out);
+    shared_->slot(slot).Clear();
+    std::lock_guard<std::mutex> lock(mu_);
+    running_.erase(id);
+  }
+
+  // The heartbeat, the device context's usage, and each running instance's live counters.
+  void Publish() {
+    worker::SharedHeader& hd = shared_->header();
+    hd.heartbeat_ns.store(NowNs(), std::memory_order_relaxed);
+    TenantDevice::Usage u = tenant_device_->usage();
+    hd.context_bytes.store(u.bytes, std::memory_order_relaxed);
+    hd.context_reserved.store(u.reserved, std::memory_order_relaxed);
+    hd.context_resets.store(u.resets, std::memory_order_relaxed);
+    hd.context_modules.store(u.modules, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, r] : running_) {
+      if (r.env == nullptr) continue;
+      uint64_t gpu = r.env->cuda ? static_cast<uint64_t>(r.env->cuda->gpu_time().count()) : 0;
+      shared_->slot(r.slot).Publish(r.env->metrics(), gpu);
+    }
+  }
+
+  int sock_;
+  std::unique_ptr<worker::SharedMetrics> shared_;
+  TenantConfig tenant_;
+  std::shared_ptr<device::Device> device_;
+  std::unique_ptr<TenantDevice> tenant_device_;
+  std::unique_ptr<wasm::Engine> engine_;
+  std::atomic<bool> interrupting_{false};
+  std::atomic<bool> stopping_{false};
+  std::mutex send_mu_;
+  std::mutex mu_;  // running_, modules_, interrupted_, fatal_*
+  std::map<uint64_t, Running> running_;
+  std::list<std::shared_ptr<const wasm::Module>> modules_;
+  bool interrupted_ = false;
+  bool fatal_ = false, fatal_lost_ = false;
+  std::string fatal_why_;
+};
+
+}  // namespace
+
+int WorkerMain(int argc, char** argv) {
+  // Dies with the supervisor; one that died before this line is noticed by the parent check.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (argc < 3 || std::to_string(::getppid()) != argv[2]) Die("not started by its supervisor (gpuwasm __worker is internal)");
+  ::close_range(worker::kSharedFd + 1, ~0U, 0);
+  signal(SIGPIPE, SIG_IGN);
+  auto shared = worker::SharedMetrics::Map(worker::kSharedFd);
+  if (!shared.ok()) Die("cannot map the shared metrics segment");
+  g_header = &(*shared)->header();
+  std::set_new_handler(OutOfMemory);
+  Result<Message> init = worker::Receive(worker::kSocketFd, 1 << 20);
+  if (!init.ok() || init->type != MessageType::kInit) Die("no init message from the supervisor");
+  const nlohmann::json& h = init->header;
+
+  auto fail = [&](const Status& s) {
+    Message f;
+    f.type = MessageType::kReady;
+    f.header = {{"error", s.ToString()}};
+    (void)worker::Send(worker::kSocketFd, f);
+    std::_Exit(70);
+  };
+  try {
+    TenantConfig t = worker::TenantFromJson(h.at("tenant")).value_or(TenantConfig{});
+    rlimit files{t.worker_open_files, t.worker_open_files};
+    ::setrlimit(RLIMIT_NOFILE, &files);
+    if (t.worker_cpu_seconds > 0) {
+      rlimit cpu{t.worker_cpu_seconds, t.worker_cpu_seconds + 5};
+      ::setrlimit(RLIMIT_CPU, &cpu);
+    }
+    std::string tmp = h.value("tmpdir", std::string());
+    if (!tmp.empty()) ::setenv("TMPDIR", tmp.c_str(), 1);
+    if (h.value("deny_network", true)) {
+      if (Status s = DenyNetwork(); !s.ok()) fail(s);
+    }
+    auto w = std::make_shared<Worker>(worker::kSocketFd, std::move(*shared));
+    if (Status s = w->Init(h); !s.ok()) fail(s);
+    Message ready;
+    ready.type = MessageType::kReady;
+    ready.header = {{"device", w->device_info().name}, {"pid", ::getpid()}};
+    if (!worker::Send(worker::kSocketFd, ready).ok()) std::_Exit(0);
+    return w->Loop();
+  } catch (const std::exception& e) {
+    fail(Status::Internal(std::string("the worker failed to start: ") + e.what()));
+  }
+  return 70;
+}
+
+}  // namespace gpuwasm::runtime

@@ -1,0 +1,119 @@
+// What a supervisor (`gpuwasm serve`) and a tenant worker process (`gpuwasm __worker`) share:
+//
+//   Messages on a Unix stream socket (the worker's fd 3): a type, a JSON header and binary blobs
+//   (an invocation's input; a result's output, stdout and stderr), length-prefixed. Chosen over
+//   shared-memory rings: an invocation crosses once each way, its bytes are copied once by the
+//   kernel, and a dead peer is an EOF (docs/adr/0005-tenant-worker-processes.md has the figures).
+//
+//     supervisor -> worker   init {tenant, device, cache dir, runaway grace, slots}   (first)
+//                            run {id, slot, artifact, entry, function, deadline, args} [input]
+//                            interrupt {}   (shutdown: every running instance stops)
+//                            stop {}        (finish what runs, then exit)
+//     worker -> supervisor   ready {device, pid}
+//                            result {id, status, exit status, ..., metrics} [output, stdout, stderr]
+//                            fatal {why, lost}   (the process must end: a process-fatal device error
+//                                                 when lost, else a kernel that cannot be stopped)
+//
+//   SharedMetrics, a memfd mapped by both (the worker's fd 4): a header the worker refreshes
+//   (heartbeat, its tenant's device-context usage) and one slot per running invocation, holding
+//   its live InstanceMetricsSnapshot and GPU time as relaxed atomics. The supervisor's
+//   /v1/instances, /metrics and `top` read them with plain loads: never a message, never a lock.
+//
+// Thread-safety: Send and Receive need one writer and one reader per socket at a time; the shared
+// counters may be read and written from any thread of either process.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "host/metrics.h"
+#include "runtime/config.h"
+#include "runtime/invocation.h"
+
+namespace gpuwasm::runtime::worker {
+
+enum class MessageType : uint32_t {
+  kInit = 1,
+  kReady = 2,
+  kRun = 3,
+  kResult = 4,
+  kInterrupt = 5,
+  kStop = 6,
+  kFatal = 7,
+};
+
+struct Message {
+  MessageType type = MessageType::kInit;
+  nlohmann::json header = nlohmann::json::object();
+  std::vector<std::string> blobs;
+};
+
+// Writes the whole message (IoError when the peer is gone).
+Status Send(int fd, const Message& m);
+// Reads one message; Unavailable on a clean EOF, InvalidArgument for a malformed frame or one
+// over `max_bytes`.
+Result<Message> Receive(int fd, uint64_t max_bytes);
+
+// The fd numbers the worker finds its socket and shared memory on.
+inline constexpr int kSocketFd = 3;
+inline constexpr int kSharedFd = 4;
+
+struct alignas(64) SlotMetrics {
+  std::atomic<uint64_t> invocation{0};  // 0: free
+  std::atomic<uint64_t> kernels_launched{0}, bytes_pinned{0}, back_pressure_rejections{0}, device_bytes{0};
+  std::atomic<uint64_t> gpu_time_ns{0};
+  std::atomic<uint32_t> yields{0};
+
+  void Publish(const host::InstanceMetricsSnapshot& m, uint64_t gpu_ns);
+  host::InstanceMetricsSnapshot Read() const;
+  void Clear();
+};
+
+struct alignas(64) SharedHeader {
+  uint32_t magic = 0;
+  uint32_t slots = 0;
+  std::atomic<uint64_t> heartbeat_ns{0};  // steady clock of the worker's last round
+  std::atomic<uint64_t> context_bytes{0}, context_reserved{0}, context_resets{0}, context_modules{0};
+  std::atomic<uint32_t> out_of_memory{0};  // set by the worker's new-handler before it aborts
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared counters must be address-free");
+
+// The shared segment: created by the supervisor (memfd), mapped again by the worker from its fd.
+class SharedMetrics {
+ public:
+  static Result<std::unique_ptr<SharedMetrics>> Create(uint32_t slots);
+  static Result<std::unique_ptr<SharedMetrics>> Map(int fd);
+  ~SharedMetrics();
+  SharedMetrics(const SharedMetrics&) = delete;
+  SharedMetrics& operator=(const SharedMetrics&) = delete;
+
+  SharedHeader& header() { return *header_; }
+  const SharedHeader& header() const { return *header_; }
+  uint32_t slots() const { return header_->slots; }
+  SlotMetrics& slot(uint32_t i) { return slots_[i]; }
+  const SlotMetrics& slot(uint32_t i) const { return slots_[i]; }
+  int fd() const { return fd_; }
+
+ private:
+  SharedMetrics() = default;
+  int fd_ = -1;
+  size_t bytes_ = 0;
+  void* base_ = nullptr;
+  SharedHeader* header_ = nullptr;
+  SlotMetrics* slots_ = nullptr;
+};
+
+// JSON forms carried in headers.
+nlohmann::json TenantToJson(const TenantConfig& t);
+Result<TenantConfig> TenantFromJson(const nlohmann::json& j);
+// A result's header (everything but output/stdout/stderr, which travel as blobs) and back.
+nlohmann::json ResultToJson(const InvokeResult& r);
+void ResultFromJson(const nlohmann::json& j, InvokeResult* r);
+
+}  // namespace gpuwasm::runtime::worker

@@ -1,0 +1,343 @@
+// Process isolation (isolation = "process"): each tenant's instances in a worker process of its
+// own. Over the fake libcuda, which does what cuda.h documents at its worst (an illegal address
+// makes every later call of the process fail; cuCtxDestroy never returns behind a running kernel),
+// and on the CPU device: A's fault, A's runaway kernel, A's memory bomb, a worker that stops
+// answering and a kill -9 of A's worker each end only A's worker, with a clear status for A's
+// invocations, while B's concurrent invocations all succeed and A's next invocation gets a fresh
+// worker. Nothing is left behind: no process, descriptor or temporary directory.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "../common/guests.h"
+#include "../common/temp_dir.h"
+#include "runtime/runtime.h"
+
+namespace gpuwasm::runtime {
+namespace {
+namespace fs = std::filesystem;
+using gpuwasm::testing::Example;
+using gpuwasm::testing::Lifecycle;
+using gpuwasm::testing::ReadFile;
+using gpuwasm::testing::Span;
+using gpuwasm::testing::TempDir;
+using gpuwasm::testing::U64;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+int OpenFds() {
+  int n = 0;
+  for ([[maybe_unused]] auto& e : fs::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+// Processes whose parent is this one.
+std::vector<int> Children() {
+  std::vector<int> out;
+  for (auto& e : fs::directory_iterator("/proc")) {
+    std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(line.c_str() + close + 1, " %c %d", &state, &ppid) == 2 && ppid == getpid()) {
+      out.push_back(std::stoi(name));
+    }
+  }
+  return out;
+}
+
+size_t OurWorkerTmpDirs() {
+  size_t n = 0;
+  std::string prefix = "gpuwasm-worker-" + std::to_string(getpid()) + "-";
+  for (auto& e : fs::directory_iterator(fs::temp_directory_path())) {
+    if (e.path().filename().string().rfind(prefix, 0) == 0) ++n;
+  }
+  return n;
+}
+
+// Parameter: the fake GPU (cuda:0 over the fake libcuda), or the CPU device.
+class Isolated : public ::testing::TestWithParam<std::string> {
+ protected:
+  bool gpu() const { return GetParam() == "cuda:0"; }
+
+  void SetUp() override {
+    fds_before_ = OpenFds();
+    setenv("GPUWASM_CUDA_LIBRARY", GPUWASM_FAKE_CUDA, 1);  // the workers inherit it
+    Start();
+  }
+  void TearDown() override {
+    rt_.reset();
+    unsetenv("GPUWASM_CUDA_LIBRARY");
+    // Nothing left: the workers are reaped, their sockets, shared memory and TMPDIRs gone.
+    EXPECT_TRUE(Children().empty());
+    EXPECT_EQ(OurWorkerTmpDirs(), 0u);
+    EXPECT_EQ(OpenFds(), fds_before_);
+  }
+
+  void Start(uint64_t acme_worker_memory = 4ull << 30, milliseconds heartbeat = milliseconds(5000)) {
+    rt_.reset();
+    RuntimeConfig c;
+    c.store_dir = dir_.path();
+    c.device = GetParam();
+    c.isolation = runtime::Isolation::kProcess;
+    c.runaway_grace = milliseconds(300);
+    c.worker_heartbeat_timeout = heartbeat;
+    c.workers = 8;
+    for (const char* name : {"acme", "beta"}) {
+      TenantConfig t;
+      t.name = name;
+      if (t.name == "acme") t.worker_memory = acme_worker_memory;
+      c.tenants.push_back(t);
+    }
+    RuntimeOptions o;
+    o.engine.cache_dir = GPUWASM_RUNTIME_TEST_CACHE;
+    o.worker_program = GPUWASM_BINARY;
+    auto rt = Runtime::Create(std::move(c), std::move(o));
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    rt_ = std::move(*rt);
+    life_ = Deploy("acme", "life", Lifecycle(), "echo");
+    beta_add_ = Deploy("beta", "vector_add", Example("vector_add"));
+  }
+
+  std::string Deploy(const std::string& tenant, const std::string& name, const fs::path& wasm,
+                     const std::string& entry = "") {
+    std::string bytes = ReadFile(wasm);
+    auto rec = rt_->Deploy(tenant, name, Span(bytes), entry);
+    EXPECT_TRUE(rec.ok()) << rec.status();
+    auto ready = rt_->WaitReady(tenant, rec->id, milliseconds(120'000));
+    EXPECT_TRUE(ready.ok() && ready->status == store::DeployStatus::kReady) << (ready.ok() ? ready->error : "");
+    return rec->id;
+  }
+
+  InvokeResult Invoke(const std::string& tenant, const std::string& fn, InvokeRequest req = {}) {
+    auto r = rt_->Invoke(tenant, fn, std::move(req));
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : InvokeResult{};
+  }
+  InvokeResult Life(const std::string& entry, std::string input = "", milliseconds deadline = milliseconds(30'000)) {
+    InvokeRequest r;
+    r.entry = entry;
+    r.input = std::move(input);
+    r.deadline = deadline;
+    return Invoke("acme", life_, std::move(r));
+  }
+
+  // B invokes vector_add over and over until `until()` says stop; every result must be right.
+  struct Tenant {
+    std::atomic<int> ok{0}, wrong{0};
+    std::string first_wrong;
+    std::thread thread;
+  };
+  void KeepBetaBusy(Tenant& b, std::atomic<bool>& stop) {
+    b.thread = std::thread([this, &b, &stop] {
+      while (!stop) {
+        auto r = rt_->Invoke("beta", beta_add_, {});
+        if (r.ok() && r->status == InvocationStatus::kOk && r->stdout_text.find(" 0 wrong OK") != std::string::npos) {
+          ++b.ok;
+        } else {
+          if (b.wrong++ == 0) b.first_wrong = r.ok() ? std::string(InvocationStatusName(r->status)) + ": " + r->error +
+                                                           r->stderr_text
+                                                     : r.status().ToString();
+        }
+      }
+    });
+  }
+
+  int AcmeWorkerPid() {
+    for (const WorkerStats& w : rt_->Stats().workers) {
+      if (w.tenant == "acme") return w.pid;
+    }
+    return 0;
+  }
+
+  void ExpectAcmeRecovers() {
+    InvokeResult echo = Life("echo", "still here");
+    EXPECT_EQ(echo.status, InvocationStatus::kOk) << echo.error;
+    EXPECT_EQ(echo.output, "still here");
+  }
+
+  TempDir dir_;
+  int fds_before_ = 0;
+  std::unique_ptr<Runtime> rt_;
+  std::string life_, beta_add_;
+};
+
+TEST_P(Isolated, a_fault_ends_only_its_tenants_worker) {
+  Tenant b;
+  std::atomic<bool> stop{false};
+  KeepBetaBusy(b, stop);
+  EXPECT_EQ(Life("echo", "warm").status, InvocationStatus::kOk);
+  int first = AcmeWorkerPid();
+  EXPECT_GT(first, 0);
+  // A slow invocation of A is running when A's other invocation faults.
+  InvokeResult slow;
+  std::thread t([&] { slow = Life("wait_kernel", U64(600)); });
+  std::this_thread::sleep_for(milliseconds(150));
+  InvokeResult fault = Life("fault");
+  t.join();
+  std::this_thread::sleep_for(milliseconds(300));
+  stop = true;
+  b.thread.join();
+  if (gpu()) {
+    // On a GPU an illegal address is process-fatal: A's worker goes, its invocations say why.
+    EXPECT_EQ(fault.status, InvocationStatus::kDeviceFault) << fault.error;
+    EXPECT_NE(fault.error.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << fault.error;
+    EXPECT_NE(fault.error.find("kernel 'oob_write'"), std::string::npos) << "[" << fault.error << "]";
+    EXPECT_EQ(slow.status, InvocationStatus::kDeviceFault) << slow.error;
+    EXPECT_NE(slow.error.find("kernel 'oob_write'"), std::string::npos) << slow.error;
+  } else {
+    // The CPU device contains a fault per stream: the guest saw WCU_ERR_DEVICE and exited 3.
+    EXPECT_EQ(fault.exit_status, 3);
+    EXPECT_EQ(slow.status, InvocationStatus::kOk);
+  }
+  EXPECT_EQ(b.wrong.load(), 0) << b.first_wrong;
+  EXPECT_GT(b.ok.load(), 0);
+  ExpectAcmeRecovers();
+  if (gpu()) {
+    EXPECT_NE(AcmeWorkerPid(), first);
+  }
+}
+
+TEST_P(Isolated, a_kernel_that_never_ends_costs_only_its_tenant) {
+  Tenant b;
+  std::atomic<bool> stop{false};
+  KeepBetaBusy(b, stop);
+  auto t0 = Clock::now();
+  InvokeResult r = Life("never_ending_kernel", "", milliseconds(300));
+  EXPECT_EQ(r.exit_status, 10);  // the guest's synchronize returned WCU_ERR_DEADLINE at the deadline
+  EXPECT_LT(Clock::now() - t0, milliseconds(3000));
+  // A trap while a 5 s kernel runs: the instance is torn down without waiting for the kernel.
+  InvokeResult trap = Life("trap_mid_launch");
+  EXPECT_EQ(trap.status, InvocationStatus::kTrap);
+  EXPECT_LT(trap.duration, milliseconds(4000));
+  std::this_thread::sleep_for(milliseconds(400));
+  stop = true;
+  b.thread.join();
+  EXPECT_EQ(b.wrong.load(), 0) << b.first_wrong;
+  ExpectAcmeRecovers();
+  // Abandoned contexts went with their worker: the tenant's memory is all back.
+  for (const TenantStats& t : rt_->Stats().tenants) {
+    if (t.tenant == "acme") {
+      EXPECT_EQ(t.context_device_bytes, 0u);
+    }
+  }
+}
+
+TEST_P(Isolated, a_memory_bomb_ends_only_its_tenants_worker) {
+  Start(/*acme_worker_memory=*/256ull << 20);
+  Tenant b;
+  std::atomic<bool> stop{false};
+  KeepBetaBusy(b, stop);
+  // 900 MiB of device buffers (within the 1 GiB device quota) in a worker allowed 256 MiB: on the
+  // CPU device (and the fake GPU) device memory is host memory.
+  InvokeResult bomb = Life("fill_holding", U64(900ull << 20), milliseconds(10'000));
+  stop = true;
+  b.thread.join();
+  EXPECT_EQ(bomb.status, InvocationStatus::kWorkerLost) << bomb.error;
+  EXPECT_NE(bomb.error.find("exceeded its memory limit (worker_memory 256 MiB, resident "), std::string::npos)
+      << bomb.error;
+  EXPECT_LT(bomb.duration, milliseconds(8000));
+  EXPECT_EQ(b.wrong.load(), 0) << b.first_wrong;
+  ExpectAcmeRecovers();
+  EXPECT_GE(rt_->Stats().workers_lost, 1u);
+}
+
+TEST_P(Isolated, a_killed_worker_is_replaced_and_its_invocations_say_so) {
+  Tenant b;
+  std::atomic<bool> stop{false};
+  KeepBetaBusy(b, stop);
+  InvokeResult spinning;
+  std::thread t([&] { spinning = Life("spin_holding", U64(1 << 20), milliseconds(20'000)); });
+  int pid = 0;
+  for (int i = 0; i < 200 && (pid = AcmeWorkerPid()) == 0; ++i) std::this_thread::sleep_for(milliseconds(10));
+  std::this_thread::sleep_for(milliseconds(200));
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  t.join();
+  stop = true;
+  b.thread.join();
+  EXPECT_EQ(spinning.status, InvocationStatus::kWorkerLost) << spinning.error;
+  EXPECT_NE(spinning.error.find("it died (signal 9 (SIGKILL))"), std::string::npos) << spinning.error;
+  EXPECT_LT(spinning.duration, milliseconds(10'000));
+  EXPECT_EQ(b.wrong.load(), 0) << b.first_wrong;
+  ExpectAcmeRecovers();
+}
+
+TEST_P(Isolated, a_worker_that_stops_answering_is_ended_and_replaced) {
+  Start(4ull << 30, /*heartbeat=*/milliseconds(800));
+  InvokeResult stuck;
+  std::thread t([&] { stuck = Life("spin_holding", U64(1 << 20), milliseconds(20'000)); });
+  int pid = 0;
+  for (int i = 0; i < 200 && (pid = AcmeWorkerPid()) == 0; ++i) std::this_thread::sleep_for(milliseconds(10));
+  std::this_thread::sleep_for(milliseconds(200));
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(kill(pid, SIGSTOP), 0);  // alive, but answering nothing
+  t.join();
+  EXPECT_EQ(stuck.status, InvocationStatus::kWorkerLost) << stuck.error;
+  EXPECT_NE(stuck.error.find("it stopped answering (no heartbeat for "), std::string::npos) << stuck.error;
+  EXPECT_LT(stuck.duration, milliseconds(5000));
+  ExpectAcmeRecovers();
+}
+
+TEST_P(Isolated, a_guest_past_its_deadline_in_a_stuck_worker_ends_deadline) {
+  InvokeResult stuck;
+  auto t0 = Clock::now();
+  std::thread t([&] { stuck = Life("spin_holding", U64(1 << 20), milliseconds(500)); });
+  int pid = 0;
+  for (int i = 0; i < 200 && (pid = AcmeWorkerPid()) == 0; ++i) std::this_thread::sleep_for(milliseconds(10));
+  std::this_thread::sleep_for(milliseconds(100));
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(kill(pid, SIGSTOP), 0);  // nothing in it can stop the guest at its deadline now
+  t.join();
+  EXPECT_EQ(stuck.status, InvocationStatus::kDeadline) << stuck.error;
+  EXPECT_NE(stuck.error.find("after its deadline"), std::string::npos) << stuck.error;
+  auto took = Clock::now() - t0;
+  EXPECT_GE(took, milliseconds(500 + 300 + 1000));  // deadline + runaway grace + 1 s
+  EXPECT_LT(took, milliseconds(4000));
+  ExpectAcmeRecovers();
+}
+
+TEST_P(Isolated, live_counters_come_from_the_workers_shared_memory) {
+  InvokeResult held;
+  std::thread t([&] { held = Life("spin_holding", U64(3 << 20), milliseconds(1500)); });
+  std::vector<LiveInstance> live;
+  for (int i = 0; i < 200; ++i) {
+    live = rt_->Instances("acme");
+    if (!live.empty() && live[0].metrics.device_bytes_allocated != 0) break;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].metrics.device_bytes_allocated, 3u << 20);
+  EXPECT_GT(live[0].metrics.bytes_pinned, 0u);  // the module it loaded
+  EXPECT_EQ(live[0].function_name, "life");
+  RuntimeStats s = rt_->Stats();
+  for (const TenantStats& ts : s.tenants) {
+    if (ts.tenant == "acme") {
+      EXPECT_EQ(ts.totals.device_bytes_allocated, 3u << 20);
+    }
+  }
+  t.join();
+  EXPECT_EQ(held.status, InvocationStatus::kDeadline);
+  EXPECT_TRUE(rt_->Instances().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Device, Isolated, ::testing::Values("cuda:0", "cpu"), [](const auto& info) {
+  return info.param == "cpu" ? std::string("cpu") : std::string("fake_gpu");
+});
+
+}  // namespace
+}  // namespace gpuwasm::runtime
