@@ -498,6 +498,12 @@ Result<InvokeResult> Runtime::Run(TenantState& t, FunctionState& f, std::shared_
   auto deadline = started + limit;
   if (entry.empty()) entry = module->artifact.FindExport("_start") != nullptr ? "_start" : "run";
 
+  InvokeResult r;
+  if (isolation_ == Isolation::kProcess) {
+    // The calling thread only waits for the worker's answer: it does so itself when a slot is free.
+    bool ran = pool_->RunInline(t.config.name, [&] { r = RunInstance(t, f, module, entry, request, deadline); });
+    if (ran) return Finish(t, f, std::move(r), limit, started);
+  }
   std::promise<InvokeResult> promise;
   std::future<InvokeResult> done = promise.get_future();
   bool queued = pool_->Submit(t.config.name, [&] {
@@ -508,13 +514,17 @@ Result<InvokeResult> Runtime::Run(TenantState& t, FunctionState& f, std::shared_
     }
   });
   if (!queued) return Status::Unavailable("gpuwasm is shutting down");
-  InvokeResult r;
   try {
     r = done.get();
   } catch (const std::exception& e) {
     return Status::Internal(std::string("invocation failed: ") + e.what());
   }
-  r.deadline = std::chrono::duration_cast<std::chrono::milliseconds>(limit);
+  return Finish(t, f, std::move(r), limit, started);
+}
+
+InvokeResult Runtime::Finish(TenantState& t, FunctionState& f, InvokeResult r, std::chrono::milliseconds limit,
+                             Clock::time_point started) {
+  r.deadline = limit;
   r.duration = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
   t.counters.Fold(r);
   f.counters.Fold(r);

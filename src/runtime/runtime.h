@@ -195,6 +195,9 @@ class Runtime {
   FunctionState* StateOf(const store::FunctionRecord& f, std::string_view name);
   Result<InvokeResult> Run(TenantState& t, FunctionState& f, std::shared_ptr<const Compiled> module,
                            std::string entry, InvokeRequest request);
+  // Its duration and deadline, folded into the totals.
+  InvokeResult Finish(TenantState& t, FunctionState& f, InvokeResult r, std::chrono::milliseconds limit,
+                      std::chrono::steady_clock::time_point started);
   InvokeResult RunInstance(TenantState& t, FunctionState& f, const std::shared_ptr<const Compiled>& module,
                            const std::string& entry, const InvokeRequest& request,
                            std::chrono::steady_clock::time_point deadline);

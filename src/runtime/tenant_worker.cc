@@ -261,16 +261,18 @@ InvokeResult WorkerProcess::Run(WorkerRun run, const std::function<void(const wo
   }
   Message m;
   m.type = MessageType::kRun;
-  m.header = {{"id", id},
-              {"slot", slot},
-              {"key", run.key},
-              {"sha256", run.sha256},
-              {"function_id", run.function_id},
-              {"function", run.function_name},
-              {"version", run.version},
-              {"entry", run.entry},
-              {"args", run.args},
-              {"deadline_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(run.deadline.time_since_epoch()).count()}};
+  worker::RunHeader h;
+  h.id = id;
+  h.slot = slot;
+  h.key = std::move(run.key);
+  h.sha256 = std::move(run.sha256);
+  h.function_id = std::move(run.function_id);
+  h.function_name = std::move(run.function_name);
+  h.entry = std::move(run.entry);
+  h.version = run.version;
+  h.args = std::move(run.args);
+  h.deadline_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(run.deadline.time_since_epoch()).count();
+  m.blobs.push_back(worker::EncodeRun(h));
   m.blobs.push_back(std::move(run.input));
   if (live) live(&shared_->slot(slot));
   Status sent;
@@ -301,16 +303,15 @@ void WorkerProcess::Read() {
       if (lost_why_.empty()) lost_why_ = "a process-fatal device error: " + fatal_why_;
       continue;
     }
-    if (m->type != MessageType::kResult) continue;
+    if (m->type != MessageType::kResult || m->blobs.size() != 4) continue;
     InvokeResult r;
-    worker::ResultFromJson(m->header, &r);
+    Result<uint64_t> decoded = worker::DecodeResult(m->blobs[0], &r);
+    if (!decoded.ok()) continue;
     r.tenant = tenant_.name;
-    if (m->blobs.size() == 3) {
-      r.output = std::move(m->blobs[0]);
-      r.stdout_text = std::move(m->blobs[1]);
-      r.stderr_text = std::move(m->blobs[2]);
-    }
-    uint64_t id = m->header.value("id", uint64_t{0});
+    r.output = std::move(m->blobs[1]);
+    r.stdout_text = std::move(m->blobs[2]);
+    r.stderr_text = std::move(m->blobs[3]);
+    uint64_t id = *decoded;
     std::lock_guard<std::mutex> lock(mu_);
     auto it = pending_.find(id);
     if (it == pending_.end()) continue;

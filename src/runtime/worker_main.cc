@@ -11,6 +11,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -104,7 +107,12 @@ class Worker : public std::enable_shared_from_this<Worker> {
                   why.find("could not be freed") == std::string::npos;
   }
 
+  // The worker's threads: readers that run what they read (whichever is reading takes the next
+  // message off the socket and, when it is an invocation, runs it itself after handing the socket
+  // to another: no thread hop between receiving and running), and this one, the ticker, which
+  // refreshes the shared metrics and the heartbeat and ends the process when it must.
   int Loop() {
+    StartReader();
     bool fatal_sent = false;
     Clock::time_point exit_by = Clock::time_point::max();
     for (;;) {
@@ -113,14 +121,12 @@ class Worker : public std::enable_shared_from_this<Worker> {
         std::lock_guard<std::mutex> lock(mu_);
         live = !running_.empty();
       }
-      pollfd p{sock_, POLLIN, 0};
-      int n = ::poll(&p, 1, live ? 5 : 100);
-      if (n > 0) {
-        if ((p.revents & (POLLERR | POLLHUP | POLLNVAL)) != 0 && (p.revents & POLLIN) == 0) return Exit(0);
-        Result<Message> m = worker::Receive(sock_, kMaxMessage);
-        if (!m.ok()) return Exit(0);  // the supervisor is gone: nothing to report to
-        Handle(std::move(*m));
+      {
+        std::unique_lock<std::mutex> lock(tick_mu_);
+        tick_cv_.wait_for(lock, std::chrono::milliseconds(live ? 5 : 100), [&] { return woken_; });
+        woken_ = false;
       }
+      if (closed_) return Exit(0);  // the supervisor is gone: nothing to report to
       Publish();
       bool fatal, lost;
       std::string why;
@@ -188,33 +194,58 @@ class Worker : public std::enable_shared_from_this<Worker> {
     (void)worker::Send(sock_, m);
   }
 
-  void Handle(Message m) {
-    switch (m.type) {
-      case MessageType::kRun: return StartRun(std::move(m));
-      case MessageType::kInterrupt: {
-        interrupting_ = true;
-        std::lock_guard<std::mutex> lock(mu_);
-        interrupted_ = true;
-        for (auto& [id, r] : running_) {
-          if (r.instance != nullptr) r.instance->Interrupt();
-        }
-        return;
-      }
-      case MessageType::kStop: stopping_ = true; return;
-      default: return;
+  void Wake() {
+    {
+      std::lock_guard<std::mutex> lock(tick_mu_);
+      woken_ = true;
     }
+    tick_cv_.notify_one();
   }
 
-  void StartRun(Message m) {
-    uint64_t id = m.header.value("id", uint64_t{0});
-    uint32_t slot = m.header.value("slot", 0u);
-    if (slot >= shared_->slots()) slot = 0;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      running_[id].slot = slot;
+  void StartReader() {
+    ++readers_;
+    std::thread([self = shared_from_this()] { self->Read(); }).detach();
+  }
+
+  // One reader thread: waits its turn at the socket, takes one message, and runs it when it is an
+  // invocation (a waiting reader takes the socket meanwhile; one is started when none waits).
+  void Read() {
+    for (;;) {
+      Message m;
+      {
+        std::lock_guard<std::mutex> turn(read_mu_);
+        Result<Message> got = worker::Receive(sock_, kMaxMessage);
+        if (!got.ok()) {
+          closed_ = true;
+          Wake();
+          return;
+        }
+        m = std::move(*got);
+        if (m.type == MessageType::kRun && readers_.load() - running_readers_.load() <= 1) StartReader();
+      }
+      switch (m.type) {
+        case MessageType::kRun:
+          ++running_readers_;
+          Run(std::move(m));
+          --running_readers_;
+          break;
+        case MessageType::kInterrupt: {
+          interrupting_ = true;
+          std::lock_guard<std::mutex> lock(mu_);
+          interrupted_ = true;
+          for (auto& [id, r] : running_) {
+            if (r.instance != nullptr) r.instance->Interrupt();
+          }
+          break;
+        }
+        case MessageType::kStop:
+          stopping_ = true;
+          Wake();
+          break;
+        default:
+          break;
+      }
     }
-    shared_->slot(slot).invocation.store(id, std::memory_order_release);
-    std::thread([self = shared_from_this(), id, m = std::move(m)]() mutable { self->Run(id, std::move(m)); }).detach();
   }
 
   std::shared_ptr<const wasm::Module> ModuleFor(const std::string& key, const std::string& sha, Status* why) {
@@ -235,20 +266,30 @@ class Worker : public std::enable_shared_from_this<Worker> {
     return *m;
   }
 
-  void Run(uint64_t id, Message m) {
-    const nlohmann::json& h = m.header;
+  void Run(Message m) {
+    Result<worker::RunHeader> decoded = m.blobs.empty() ? Result<worker::RunHeader>(Status::InvalidArgument("empty run"))
+                                                        : worker::DecodeRun(m.blobs[0]);
+    if (!decoded.ok()) return;  // nothing to answer to: the supervisor's socket is corrupt
+    const worker::RunHeader& h = *decoded;
+    const uint64_t id = h.id;
+    {
+      uint32_t slot = h.slot < shared_->slots() ? h.slot : 0;
+      std::lock_guard<std::mutex> lock(mu_);
+      running_[id].slot = slot;
+      shared_->slot(slot).invocation.store(id, std::memory_order_release);
+    }
     InstanceSpec spec;
     spec.tenant = &tenant_;
-    spec.function_id = h.value("function_id", "");
-    spec.function_name = h.value("function", "");
-    spec.version = h.value("version", int64_t{0});
-    spec.entry = h.value("entry", "");
-    spec.args = h.value("args", std::vector<std::string>{});
-    spec.input = m.blobs.empty() ? std::string() : std::move(m.blobs[0]);
-    spec.deadline = Clock::time_point(std::chrono::nanoseconds(h.value("deadline_ns", int64_t{0})));
+    spec.function_id = h.function_id;
+    spec.function_name = h.function_name;
+    spec.version = h.version;
+    spec.entry = h.entry;
+    spec.args = h.args;
+    spec.input = m.blobs.size() > 1 ? std::move(m.blobs[1]) : std::string();
+    spec.deadline = Clock::time_point(std::chrono::nanoseconds(h.deadline_ns));
     InvokeResult r;
     Status why;
-    spec.module = ModuleFor(h.value("key", ""), h.value("sha256", ""), &why);
+    spec.module = ModuleFor(h.key, h.sha256, &why);
     if (spec.module == nullptr) {
       r.status = InvocationStatus::kError;
       r.exit_status = 70;
@@ -269,18 +310,19 @@ class Worker : public std::enable_shared_from_this<Worker> {
     }
     Message out;
     out.type = MessageType::kResult;
-    out.header = worker::ResultToJson(r);
-    out.header["id"] = id;
-    out.blobs = {std::move(r.output), std::move(r.stdout_text), std::move(r.stderr_text)};
+    out.blobs = {worker::EncodeResult(id, r), std::move(r.output), std::move(r.stdout_text), std::move(r.stderr_text)};
     uint32_t slot = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
       slot = running_[id].slot;
     }
-    SendLocked(out);
     shared_->slot(slot).Clear();
-    std::lock_guard<std::mutex> lock(mu_);
-    running_.erase(id);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      running_.erase(id);
+    }
+    SendLocked(out);
+    if (stopping_) Wake();  // the ticker sees at once that a stopping worker may exit
   }
 
   // The heartbeat, the device context's usage, and each running instance's live counters.
@@ -309,6 +351,12 @@ class Worker : public std::enable_shared_from_this<Worker> {
   std::atomic<bool> interrupting_{false};
   std::atomic<bool> stopping_{false};
   std::mutex send_mu_;
+  std::mutex read_mu_;  // the turn at the socket
+  std::atomic<int> readers_{0}, running_readers_{0};
+  std::atomic<bool> closed_{false};
+  std::mutex tick_mu_;
+  std::condition_variable tick_cv_;
+  bool woken_ = false;
   std::mutex mu_;  // running_, modules_, interrupted_, fatal_*
   std::map<uint64_t, Running> running_;
   std::list<std::shared_ptr<const wasm::Module>> modules_;

@@ -7,6 +7,7 @@ namespace gpuwasm::runtime {
 WorkerPool::WorkerPool(uint32_t threads, uint32_t max_running_per_key)
     : max_per_key_(std::max(1u, max_running_per_key)) {
   threads = std::max(1u, threads);
+  capacity_ = threads;
   threads_.reserve(threads);
   for (uint32_t i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
 }
@@ -18,6 +19,26 @@ bool WorkerPool::Submit(const std::string& key, std::function<void()> task) {
     queues_[key].tasks.push_back(std::move(task));
   }
   cv_.notify_all();  // a worker may only be able to take this key's task
+  return true;
+}
+
+bool WorkerPool::RunInline(const std::string& key, const std::function<void()>& task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || busy_ >= capacity_) return false;
+    auto it = queues_.find(key);
+    if (it != queues_.end() && (!it->second.tasks.empty() || it->second.running >= max_per_key_)) return false;
+    ++queues_[key].running;
+    ++busy_;
+  }
+  task();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --busy_;
+    auto it = queues_.find(key);
+    if (--it->second.running == 0 && it->second.tasks.empty()) queues_.erase(it);
+  }
+  cv_.notify_all();
   return true;
 }
 
@@ -35,7 +56,7 @@ void WorkerPool::Stop() {
 }
 
 bool WorkerPool::Take(std::function<void()>* task, std::string* key) {
-  if (queues_.empty()) return false;
+  if (queues_.empty() || busy_ >= capacity_) return false;
   // Start after the key served last, wrapping around: round-robin over keys.
   auto start = queues_.upper_bound(last_key_);
   for (size_t i = 0; i < queues_.size(); ++i, ++start) {
@@ -45,6 +66,7 @@ bool WorkerPool::Take(std::function<void()>* task, std::string* key) {
     *task = std::move(q.tasks.front());
     q.tasks.pop_front();
     ++q.running;
+    ++busy_;
     *key = start->first;
     last_key_ = start->first;
     return true;
@@ -70,6 +92,7 @@ void WorkerPool::Loop() {
     task();
     task = nullptr;
     lock.lock();
+    --busy_;
     auto it = queues_.find(key);
     if (--it->second.running == 0 && it->second.tasks.empty()) queues_.erase(it);
     cv_.notify_all();

@@ -44,14 +44,23 @@ bool RecvAll(int fd, void* data, size_t n, bool* clean) {
 }  // namespace
 
 Status Send(int fd, const Message& m) {
-  std::string json = m.header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string json = m.header.is_null() || m.header.empty()
+                         ? std::string()
+                         : m.header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   uint32_t head[4] = {kFrameMagic, static_cast<uint32_t>(m.type), static_cast<uint32_t>(json.size()),
                       static_cast<uint32_t>(m.blobs.size())};
   std::string frame(reinterpret_cast<const char*>(head), sizeof head);
   frame += json;
+  size_t blob_bytes = 0;
   for (const std::string& b : m.blobs) {
     uint64_t n = b.size();
     frame.append(reinterpret_cast<const char*>(&n), sizeof n);
+    blob_bytes += b.size();
+  }
+  // Small messages (every run and result of a small function) go out in one system call.
+  if (blob_bytes <= (256u << 10)) {
+    for (const std::string& b : m.blobs) frame += b;
+    return SendAll(fd, frame.data(), frame.size());
   }
   GPUWASM_RETURN_IF_ERROR(SendAll(fd, frame.data(), frame.size()));
   for (const std::string& b : m.blobs) GPUWASM_RETURN_IF_ERROR(SendAll(fd, b.data(), b.size()));
@@ -70,21 +79,38 @@ Result<Message> Receive(int fd, uint64_t max_bytes) {
   }
   Message m;
   m.type = static_cast<MessageType>(head[1]);
-  std::string json(head[2], '\0');
-  std::vector<uint64_t> sizes(head[3]);
-  if (!RecvAll(fd, json.data(), json.size(), &clean) ||
-      (!sizes.empty() && !RecvAll(fd, sizes.data(), sizes.size() * sizeof(uint64_t), &clean))) {
+  // The JSON and the blob sizes in one read.
+  std::string meta(head[2] + size_t{head[3]} * sizeof(uint64_t), '\0');
+  if (!meta.empty() && !RecvAll(fd, meta.data(), meta.size(), &clean)) {
     return Status::IoError("the peer closed the connection in the middle of a message");
   }
-  uint64_t total = json.size();
+  std::vector<uint64_t> sizes(head[3]);
+  if (!sizes.empty()) std::memcpy(sizes.data(), meta.data() + head[2], sizes.size() * sizeof(uint64_t));
+  uint64_t total = head[2];
   for (uint64_t n : sizes) {
     if (n > max_bytes || total + n > max_bytes) return Status::InvalidArgument("message from the peer process too large");
     total += n;
   }
-  try {
-    m.header = nlohmann::json::parse(json);
-  } catch (const nlohmann::json::exception&) {
-    return Status::InvalidArgument("malformed message header from the peer process");
+  if (head[2] != 0) {
+    try {
+      m.header = nlohmann::json::parse(meta.begin(), meta.begin() + head[2]);
+    } catch (const nlohmann::json::exception&) {
+      return Status::InvalidArgument("malformed message header from the peer process");
+    }
+  }
+  const uint64_t blob_bytes = total - head[2];
+  if (blob_bytes <= (256u << 10)) {
+    // Small blobs in one read, then split.
+    std::string all(blob_bytes, '\0');
+    if (blob_bytes != 0 && !RecvAll(fd, all.data(), all.size(), &clean)) {
+      return Status::IoError("the peer closed the connection in the middle of a message");
+    }
+    size_t at = 0;
+    for (uint64_t n : sizes) {
+      m.blobs.push_back(all.substr(at, n));
+      at += n;
+    }
+    return m;
   }
   for (uint64_t n : sizes) {
     std::string b(n, '\0');
@@ -94,6 +120,105 @@ Result<Message> Receive(int fd, uint64_t max_bytes) {
     m.blobs.push_back(std::move(b));
   }
   return m;
+}
+
+namespace {
+
+// A little-endian, length-prefixed writer and reader for the binary headers.
+class Writer {
+ public:
+  Writer& U64(uint64_t v) {
+    s_.append(reinterpret_cast<const char*>(&v), sizeof v);
+    return *this;
+  }
+  Writer& Str(std::string_view v) {
+    U64(v.size());
+    s_.append(v);
+    return *this;
+  }
+  std::string Take() { return std::move(s_); }
+
+ private:
+  std::string s_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view s) : s_(s) {}
+  bool U64(uint64_t* v) {
+    if (s_.size() < sizeof *v) return ok_ = false;
+    std::memcpy(v, s_.data(), sizeof *v);
+    s_.remove_prefix(sizeof *v);
+    return true;
+  }
+  bool Str(std::string* v) {
+    uint64_t n = 0;
+    if (!U64(&n) || n > s_.size()) return ok_ = false;
+    v->assign(s_.data(), n);
+    s_.remove_prefix(n);
+    return true;
+  }
+  bool ok() const { return ok_ && s_.empty(); }
+
+ private:
+  std::string_view s_;
+  bool ok_ = true;
+};
+
+}  // namespace
+
+std::string EncodeRun(const RunHeader& h) {
+  Writer w;
+  w.U64(h.id).U64(h.slot).Str(h.key).Str(h.sha256).Str(h.function_id).Str(h.function_name).Str(h.entry);
+  w.U64(static_cast<uint64_t>(h.version)).U64(static_cast<uint64_t>(h.deadline_ns)).U64(h.args.size());
+  for (const std::string& a : h.args) w.Str(a);
+  return w.Take();
+}
+
+Result<RunHeader> DecodeRun(std::string_view bytes) {
+  Reader r(bytes);
+  RunHeader h;
+  uint64_t slot = 0, version = 0, deadline = 0, nargs = 0;
+  r.U64(&h.id) && r.U64(&slot) && r.Str(&h.key) && r.Str(&h.sha256) && r.Str(&h.function_id) &&
+      r.Str(&h.function_name) && r.Str(&h.entry) && r.U64(&version) && r.U64(&deadline) && r.U64(&nargs);
+  for (uint64_t i = 0; i < nargs && nargs <= 65536; ++i) {
+    std::string a;
+    if (!r.Str(&a)) break;
+    h.args.push_back(std::move(a));
+  }
+  if (!r.ok() || h.args.size() != nargs) return Status::InvalidArgument("malformed run message");
+  h.slot = static_cast<uint32_t>(slot);
+  h.version = static_cast<int64_t>(version);
+  h.deadline_ns = static_cast<int64_t>(deadline);
+  return h;
+}
+
+std::string EncodeResult(uint64_t id, const InvokeResult& r) {
+  Writer w;
+  w.U64(id).U64(static_cast<uint64_t>(r.status)).U64(static_cast<uint64_t>(static_cast<int64_t>(r.exit_status)));
+  w.Str(r.trap).Str(r.error).Str(r.device);
+  w.U64((r.stdout_truncated ? 1 : 0) | (r.stderr_truncated ? 2 : 0));
+  w.U64(r.metrics.kernels_launched).U64(r.metrics.bytes_pinned).U64(r.metrics.back_pressure_rejections);
+  w.U64(r.metrics.yield_count).U64(r.metrics.device_bytes_allocated).U64(static_cast<uint64_t>(r.gpu_time.count()));
+  return w.Take();
+}
+
+Result<uint64_t> DecodeResult(std::string_view bytes, InvokeResult* out) {
+  Reader r(bytes);
+  uint64_t id = 0, status = 0, exit_status = 0, flags = 0, yields = 0, gpu = 0;
+  InvokeResult& x = *out;
+  r.U64(&id) && r.U64(&status) && r.U64(&exit_status) && r.Str(&x.trap) && r.Str(&x.error) && r.Str(&x.device) &&
+      r.U64(&flags) && r.U64(&x.metrics.kernels_launched) && r.U64(&x.metrics.bytes_pinned) &&
+      r.U64(&x.metrics.back_pressure_rejections) && r.U64(&yields) && r.U64(&x.metrics.device_bytes_allocated) &&
+      r.U64(&gpu);
+  if (!r.ok() || status >= kInvocationStatusCount) return Status::InvalidArgument("malformed result message");
+  x.status = static_cast<InvocationStatus>(status);
+  x.exit_status = static_cast<int>(static_cast<int64_t>(exit_status));
+  x.stdout_truncated = (flags & 1) != 0;
+  x.stderr_truncated = (flags & 2) != 0;
+  x.metrics.yield_count = static_cast<uint32_t>(yields);
+  x.gpu_time = std::chrono::nanoseconds(static_cast<int64_t>(gpu));
+  return id;
 }
 
 void SlotMetrics::Publish(const host::InstanceMetricsSnapshot& m, uint64_t gpu_ns) {
@@ -196,32 +321,6 @@ Result<TenantConfig> TenantFromJson(const nlohmann::json& j) {
   } catch (const nlohmann::json::exception& e) {
     return Status::InvalidArgument(std::string("malformed tenant in the worker's init message: ") + e.what());
   }
-}
-
-nlohmann::json ResultToJson(const InvokeResult& r) {
-  return {{"status", static_cast<int>(r.status)},
-          {"exit_status", r.exit_status},
-          {"trap", r.trap},
-          {"error", r.error},
-          {"stdout_truncated", r.stdout_truncated},
-          {"stderr_truncated", r.stderr_truncated},
-          {"metrics", r.metrics},
-          {"gpu_time_ns", r.gpu_time.count()},
-          {"device", r.device}};
-}
-
-void ResultFromJson(const nlohmann::json& j, InvokeResult* r) {
-  int status = j.value("status", static_cast<int>(InvocationStatus::kError));
-  r->status = status >= 0 && status < static_cast<int>(kInvocationStatusCount) ? static_cast<InvocationStatus>(status)
-                                                                               : InvocationStatus::kError;
-  r->exit_status = j.value("exit_status", 70);
-  r->trap = j.value("trap", "");
-  r->error = j.value("error", "");
-  r->stdout_truncated = j.value("stdout_truncated", false);
-  r->stderr_truncated = j.value("stderr_truncated", false);
-  if (j.contains("metrics")) r->metrics = j.at("metrics").get<host::InstanceMetricsSnapshot>();
-  r->gpu_time = std::chrono::nanoseconds(j.value("gpu_time_ns", int64_t{0}));
-  r->device = j.value("device", "");
 }
 
 }  // namespace gpuwasm::runtime::worker

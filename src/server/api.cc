@@ -355,8 +355,10 @@ Response Api::Invoke(const Request& req, const Admission& a) {
   }
   invocation_seconds_.Observe({{"tenant", a.tenant}}, std::chrono::duration<double>(r->duration).count());
   unsigned status = r->status == runtime::InvocationStatus::kDeadline ? 504
-                    : r->status == runtime::InvocationStatus::kError  ? 500
-                                                                       : 200;
+                    : r->status == runtime::InvocationStatus::kError || r->status == runtime::InvocationStatus::kDeviceFault ||
+                            r->status == runtime::InvocationStatus::kWorkerLost
+                        ? 500
+                        : 200;
   Response res{static_cast<http::status>(status), req.version()};
   res.keep_alive(req.keep_alive());
   res.set("X-Gpuwasm-Status", std::string(runtime::InvocationStatusName(r->status)));
@@ -405,6 +407,22 @@ std::string Api::RenderMetrics() const {
   m.AddCounter("gpuwasm_module_compiles_total",
                "Wasm modules this node translated and compiled to native code (deploys, and first use elsewhere).", {},
                static_cast<double>(s.module_compiles));
+  if (rt_.isolation() == runtime::Isolation::kProcess) {
+    m.SetGauge("gpuwasm_workers", "Tenant worker processes alive.", {}, static_cast<double>(s.workers.size()));
+    m.AddCounter("gpuwasm_workers_started_total", "Tenant worker processes started.", {},
+                 static_cast<double>(s.workers_started));
+    m.AddCounter("gpuwasm_workers_lost_total",
+                 "Tenant workers ended while they ran invocations: a process-fatal device error, a kernel past its "
+                 "deadline, the memory limit, no heartbeat, a crash or a kill.",
+                 {}, static_cast<double>(s.workers_lost));
+    m.AddCounter("gpuwasm_workers_idle_stopped_total", "Tenant workers stopped for being idle, or to make room.", {},
+                 static_cast<double>(s.workers_idle_stopped));
+    for (const runtime::WorkerStats& w : s.workers) {
+      if (w.tenant.empty()) continue;
+      m.SetGauge("gpuwasm_worker_resident_bytes", "Resident memory of the tenant's worker process.", {{"tenant", w.tenant}},
+                 static_cast<double>(w.resident_bytes));
+    }
+  }
   m.AddCounter("gpuwasm_module_cache_loads_total",
                "Wasm modules this node loaded from the compiled-module cache instead of compiling them.", {},
                static_cast<double>(s.module_cache_loads));

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Load test of `gpuwasm serve` (docs/reliability.md).
 
-    load_test.py GPUWASM BUILD_DIR [--clients 64] [--seconds 60] [--warmup 15] [--max-growth 5]
+    load_test.py GPUWASM BUILD_DIR [--clients 64] [--seconds 60] [--warmup 15] [--max-growth 5] [--attacker]
 
 Starts a server on loopback with a fresh store, deploys a mix of guests, and runs CLIENTS
 concurrent clients for SECONDS: each request picks a function at random and checks its answer
@@ -10,7 +10,15 @@ guests: their expected status: a device fault exits 3, a trap is "trap", a spinn
 Resident memory of the server is sampled every second. Passes when there are zero wrong results,
 zero unexpected errors, resident memory grew less than 5 % after warm-up, and no device bytes or
 instances are live at the end. Prints the figures as a Markdown table row.
+
+With --attacker the server runs on the fake GPU (tests/device/libfake_cuda.so, where an illegal
+address is process-fatal as cuda.h documents) with a second tenant, "mallory", whose clients cycle
+through what ends a tenant worker: a device fault (device_fault), a memory bomb over its
+worker_memory (worker_lost), a kernel that never ends (deadline) and a trap mid-launch. The load
+tenant must still see zero wrong results; at the end no worker process, worker TMPDIR or server
+descriptor may be left beyond what the run started with.
 """
+import hashlib
 import argparse, http.client, json, os, random, re, signal, subprocess, sys, tempfile, threading, time
 
 def rss_kib(pid):
@@ -35,18 +43,31 @@ def main():
     ap.add_argument("--warmup", type=float, default=15)
     ap.add_argument("--trace", action="store_true", help="print resident memory every 10 s")
     ap.add_argument("--max-growth", type=float, default=5, help="allowed resident-memory growth after warm-up, %%")
+    ap.add_argument("--attacker", action="store_true", help="a second tenant ends its worker again and again")
     args = ap.parse_args()
+    b = args.build
     tmp = tempfile.mkdtemp(prefix="gpuwasm-load-")
     cfg = os.path.join(tmp, "config.toml")
+    load_token, mallory_token = "load-token-0123456789", "mallory-token-0123456789"
+    sha = lambda t: "sha256:" + hashlib.sha256(t.encode()).hexdigest()
     with open(cfg, "w") as f:
-        f.write(f'[runtime]\nstore = "{tmp}/store"\n[server]\nlisten = "127.0.0.1:0"\n'
+        f.write(f'[runtime]\nstore = "{tmp}/store"\nrunaway_grace = "300ms"\n[server]\nlisten = "127.0.0.1:0"\n'
                 f'[[tenants]]\nname = "load"\nconcurrent_invocations = {args.clients * 2}\nmax_deadline = "10s"\n')
-    server = subprocess.Popen([args.gpuwasm, "serve", "--config", cfg, "--no-gpm"], stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True)
+        if args.attacker:
+            f.write(f'tokens = ["{sha(load_token)}"]\n'
+                    f'[[tenants]]\nname = "mallory"\ntokens = ["{sha(mallory_token)}"]\nconcurrent_invocations = 16\n'
+                    f'max_deadline = "10s"\nworker_memory = "192MiB"\n')
+    cmd = [args.gpuwasm, "serve", "--config", cfg, "--no-gpm"]
+    server_env = dict(os.environ)
+    if args.attacker:
+        cmd += ["--device", "cuda:0"]
+        server_env["GPUWASM_CUDA_LIBRARY"] = f"{b}/tests/device/libfake_cuda.so"
+    server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=server_env)
     line = server.stdout.readline()
     port = int(re.search(r"127\.0\.0\.1:(\d+)", line).group(1))
     env = dict(os.environ, GPUWASM_SERVER=f"http://127.0.0.1:{port}")
-    b = args.build
+    if args.attacker:
+        env["GPUWASM_TOKEN"] = load_token
     deploys = [("hello", f"{b}/examples/hello/hello.wasm", None),
                ("saxpy", f"{b}/examples/saxpy/saxpy.wasm", None),
                ("echo", f"{b}/tests/runtime/modules/lifecycle.wasm", "echo"),
@@ -56,6 +77,12 @@ def main():
     for name, path, entry in deploys:
         cmd = [args.gpuwasm, "deploy", path, "--name", name] + (["--entry", entry] if entry else [])
         subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+    attacks = [("fault", "fault"), ("bomb", "fill_holding"), ("forever", "never_ending_kernel"), ("trap", "trap_mid_launch")]
+    if args.attacker:
+        for name, entry in attacks:
+            cmd = [args.gpuwasm, "deploy", f"{b}/tests/runtime/modules/lifecycle.wasm", "--name", name, "--entry", entry]
+            subprocess.run(cmd, env=dict(env, GPUWASM_TOKEN=mallory_token), check=True, stdout=subprocess.DEVNULL)
+    fds_at_start = len(os.listdir(f"/proc/{server.pid}/fd"))
 
     lock = threading.Lock()
     stats = {"requests": 0, "wrong": 0, "errors": 0, "by": {}}
@@ -71,6 +98,8 @@ def main():
             return status == 200 and b" OK" in body
         if name == "echo":
             return status == 200 and body == sent
+        if name == "fault" and args.attacker:  # on the fake GPU a fault is process-fatal
+            return status == 500 and st == "device_fault"
         if name == "fault":
             return status == 200 and st == "exit_error" and headers.get("X-Gpuwasm-Exit-Status") == "3"
         if name == "trap":
@@ -80,7 +109,34 @@ def main():
         return False
 
     weights = [("hello", 30), ("echo", 30), ("saxpy", 20), ("fault", 8), ("trap", 7), ("spin", 5)]
+    if args.attacker:
+        # On the fake GPU the load tenant's own faults and runaway kernels cost its own running instances
+        # their GPU state (as on a GPU): here only mallory does such things.
+        weights = [(n, w) for n, w in weights if n not in ("fault", "trap")]
     names = [n for n, w in weights for _ in range(w)]
+
+    auth = {"Authorization": f"Bearer {load_token}"} if args.attacker else {}
+    attack_stats = {}
+
+    def attacker(seed):
+        # Mallory's clients: every answer is counted by status; none may hang or drop.
+        rng = random.Random(seed)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        while time.monotonic() < stop:
+            name, _ = rng.choice(attacks)
+            body = (400 << 20).to_bytes(8, "little") if name == "bomb" else b""
+            target = f"/v1/functions/{name}/invoke?timeout=" + ("300ms" if name == "forever" else "5s")
+            try:
+                conn.request("POST", target, body=body, headers={"Authorization": f"Bearer {mallory_token}"})
+                r = conn.getresponse()
+                r.read()
+                key = f"{name}:{r.headers.get('X-Gpuwasm-Status') or r.status}"
+            except Exception as e:
+                key = f"{name}:{e.__class__.__name__}"
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            with lock:
+                attack_stats[key] = attack_stats.get(key, 0) + 1
 
     def client(seed):
         rng = random.Random(seed)
@@ -90,7 +146,7 @@ def main():
             sent = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 2048))) if name in ("hello", "echo") else b""
             target = f"/v1/functions/{name}/invoke" + ("?timeout=150ms" if name == "spin" else "")
             try:
-                conn.request("POST", target, body=sent)
+                conn.request("POST", target, body=sent, headers=auth)
                 r = conn.getresponse()
                 body = r.read()
                 ok = check(name, r.status, r.headers, body, sent)
@@ -110,6 +166,8 @@ def main():
                 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
+    if args.attacker:
+        threads += [threading.Thread(target=attacker, args=(1000 + i,)) for i in range(2)]
     started = time.monotonic()
     for t in threads:
         t.start()
@@ -124,6 +182,9 @@ def main():
         t.join()
     elapsed = time.monotonic() - started
 
+    time.sleep(0.5)  # workers that ended are reaped by the supervisor's next round
+    workers = subprocess.run(["pgrep", "-P", str(server.pid)], capture_output=True, text=True).stdout.split()
+    fds_at_end = len(os.listdir(f"/proc/{server.pid}/fd"))
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     conn.request("GET", "/metrics")
     metrics = conn.getresponse().read().decode()
@@ -134,6 +195,8 @@ def main():
     running = metric("gpuwasm_running_instances")
     server.send_signal(signal.SIGTERM)
     server.wait(timeout=30)
+    left = [d for d in os.listdir(tempfile.gettempdir()) if d.startswith(f"gpuwasm-worker-{server.pid}-")]
+    orphans = subprocess.run(["pgrep", "-f", f"__worker {server.pid} "], capture_output=True, text=True).stdout.split()
 
     # Resident memory swings with the requests in flight (by about +-10 % here, over tens of
     # seconds): compare the medians of the first and the second half after warm-up. A leak grows
@@ -151,11 +214,21 @@ def main():
           f"(peak {peak / 1024:.1f}), "
           f"growth {growth:+.1f} %")
     print(f"at the end: device bytes live {live_bytes:.0f}, running instances {running:.0f}")
+    leaks_ok = True
+    if args.attacker:
+        print(f"attacker (mallory) answers: {dict(sorted(attack_stats.items()))}")
+        print(f"worker processes at the end of the run: {len(workers)} (load's, mallory's); server descriptors "
+              f"{fds_at_start} -> {fds_at_end}; after SIGTERM: {len(orphans)} worker processes, {len(left)} worker TMPDIRs")
+        # At most one worker per tenant, each holding its socket and shared memory (two descriptors).
+        leaks_ok = len(workers) <= 2 and fds_at_end <= fds_at_start + 4 and not orphans and not left
+        lost = sum(n for k, n in attack_stats.items() if k.endswith(("device_fault", "worker_lost")))
+        leaks_ok = leaks_ok and lost > 0
     print(f"| {args.clients} | {elapsed:.0f} s | {stats['requests']} | {stats['wrong']} | {stats['errors']} | "
           f"{warm / 1024:.1f} -> {final / 1024:.1f} MiB ({growth:+.1f} %) | {live_bytes:.0f} |")
     for p in problems:
         print("problem:", p)
-    ok = stats["wrong"] == 0 and stats["errors"] == 0 and growth < args.max_growth and live_bytes == 0 and running == 0
+    ok = (stats["wrong"] == 0 and stats["errors"] == 0 and growth < args.max_growth and live_bytes == 0 and running == 0
+          and leaks_ok)
     print("load test:", "PASSED" if ok else "FAILED")
     subprocess.run(["rm", "-rf", tmp])
     sys.exit(0 if ok else 1)
