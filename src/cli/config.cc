@@ -35,6 +35,8 @@ int Check(const std::string& path) {
   }
   std::printf("device: %s\nlisten: %s\n", c->device.c_str(), c->server.listen.c_str());
   std::printf("shutdown grace: %lld ms\n", static_cast<long long>(c->shutdown_grace.count()));
+  std::printf("isolation: %s\n", c->isolation ? std::string(runtime::IsolationName(*c->isolation)).c_str()
+                                               : "the command's default (serve: process, run: none)");
   std::printf("tenants: %zu\n", c->tenants.size());
   for (const runtime::TenantConfig& t : c->tenants) {
     std::printf("  %s: %zu token(s), gpu %s, device_bytes %llu, concurrent_invocations %u, max_deadline %lld ms",

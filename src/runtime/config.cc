@@ -54,6 +54,16 @@ class TableReader {
     *out = static_cast<uint32_t>(v);
     return Status::Ok();
   }
+  // A count that may be large (up to 2^53).
+  Status Count64(const char* key, uint64_t* out) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return Status::Ok();
+    if (!n->is_integer() || n->as_integer()->get() < 0 || n->as_integer()->get() > (int64_t{1} << 53)) {
+      return Error(*n, where_ + "." + key + " must be a non-negative integer");
+    }
+    *out = static_cast<uint64_t>(n->as_integer()->get());
+    return Status::Ok();
+  }
   // A size: an integer (bytes) or a string such as "16MiB".
   Status Size(const char* key, uint64_t* out) {
     const toml::node* n = Get(key);
@@ -165,7 +175,7 @@ Status ReadTenant(TableReader& r, TenantConfig* t) {
   GPUWASM_RETURN_IF_ERROR(r.Rate("rate_limit", &t->rate_limit));
   GPUWASM_RETURN_IF_ERROR(r.Count("rate_burst", &t->rate_burst, 0));
   GPUWASM_RETURN_IF_ERROR(r.Size("worker_memory", &t->worker_memory));
-  GPUWASM_RETURN_IF_ERROR(r.Size("worker_cpu_seconds", &t->worker_cpu_seconds));
+  GPUWASM_RETURN_IF_ERROR(r.Count64("worker_cpu_seconds", &t->worker_cpu_seconds));
   GPUWASM_RETURN_IF_ERROR(r.Count("worker_open_files", &t->worker_open_files, 64));
   return r.Unknown();
 }

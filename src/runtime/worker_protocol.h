@@ -1,16 +1,18 @@
 // What a supervisor (`gpuwasm serve`) and a tenant worker process (`gpuwasm __worker`) share:
 //
-//   Messages on a Unix stream socket (the worker's fd 3): a type, a JSON header and binary blobs
-//   (an invocation's input; a result's output, stdout and stderr), length-prefixed. Chosen over
-//   shared-memory rings: an invocation crosses once each way, its bytes are copied once by the
-//   kernel, and a dead peer is an EOF (docs/adr/0005-tenant-worker-processes.md has the figures).
+//   Messages on a Unix stream socket (the worker's fd 3): a type, an optional JSON header and binary
+//   blobs, length-prefixed. The run and result headers, which cross once per invocation, are a
+//   binary blob (EncodeRun, EncodeResult) instead of JSON. Chosen over shared-memory rings: an
+//   invocation crosses once each way, its bytes are copied once by the kernel, and a dead peer is
+//   an EOF (docs/adr/0005-tenant-worker-processes.md has the figures).
 //
-//     supervisor -> worker   init {tenant, device, cache dir, runaway grace, slots}   (first)
-//                            run {id, slot, artifact, entry, function, deadline, args} [input]
+//     supervisor -> worker   init {tenant, device, cache dir, runaway grace, tmpdir}   (first)
+//                            run [RunHeader: id, slot, artifact, entry, function, deadline, args; input]
 //                            interrupt {}   (shutdown: every running instance stops)
 //                            stop {}        (finish what runs, then exit)
 //     worker -> supervisor   ready {device, pid}
-//                            result {id, status, exit status, ..., metrics} [output, stdout, stderr]
+//                            result [result header: id, status, exit status, ..., metrics; output,
+//                                    stdout, stderr]
 //                            fatal {why, lost}   (the process must end: a process-fatal device error
 //                                                 when lost, else a kernel that cannot be stopped)
 //

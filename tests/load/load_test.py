@@ -7,7 +7,7 @@ Starts a server on loopback with a fresh store, deploys a mix of guests, and run
 concurrent clients for SECONDS: each request picks a function at random and checks its answer
 exactly (hello: the checksum of its random input; saxpy: " OK"; echo: the input back; failing
 guests: their expected status: a device fault exits 3, a trap is "trap", a spinner is "deadline").
-Resident memory of the server is sampled every second. Passes when there are zero wrong results,
+Resident memory of the server and its tenant workers is sampled every second. Passes when there are zero wrong results,
 zero unexpected errors, resident memory grew less than 5 % after warm-up, and no device bytes or
 instances are live at the end. Prints the figures as a Markdown table row.
 
@@ -22,11 +22,18 @@ import hashlib
 import argparse, http.client, json, os, random, re, signal, subprocess, sys, tempfile, threading, time
 
 def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
+    """Resident memory of the server and of its tenant workers (its children)."""
+    total = 0
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    for p in [pid] + [int(c) for c in children]:
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass  # a worker that just ended
+    return total
 
 def checksum(data):
     s = 0

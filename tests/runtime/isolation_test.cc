@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -250,6 +251,8 @@ TEST_P(Isolated, a_memory_bomb_ends_only_its_tenants_worker) {
   EXPECT_EQ(bomb.status, InvocationStatus::kWorkerLost) << bomb.error;
   EXPECT_NE(bomb.error.find("exceeded its memory limit (worker_memory 256 MiB, resident "), std::string::npos)
       << bomb.error;
+  std::printf("memory bomb: %s (after %lld ms)\n", bomb.error.c_str(),
+              static_cast<long long>(std::chrono::duration_cast<milliseconds>(bomb.duration).count()));
   EXPECT_LT(bomb.duration, milliseconds(8000));
   EXPECT_EQ(b.wrong.load(), 0) << b.first_wrong;
   ExpectAcmeRecovers();
@@ -289,6 +292,7 @@ TEST_P(Isolated, a_worker_that_stops_answering_is_ended_and_replaced) {
   t.join();
   EXPECT_EQ(stuck.status, InvocationStatus::kWorkerLost) << stuck.error;
   EXPECT_NE(stuck.error.find("it stopped answering (no heartbeat for "), std::string::npos) << stuck.error;
+  std::printf("stopped worker: %s\n", stuck.error.c_str());
   EXPECT_LT(stuck.duration, milliseconds(5000));
   ExpectAcmeRecovers();
 }
