@@ -1,6 +1,7 @@
 // Client commands against a running `gpuwasm serve`: deploy, invoke, ls, rm, top.
 // The server is --server, else $GPUWASM_SERVER, else http://127.0.0.1:8080; the token is --token,
 // else $GPUWASM_TOKEN.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -83,10 +84,21 @@ int Deploy(const DeployFlags& f) {
   if (res->result_int() != 202) return Fail("deploy", server::ErrorText(*res), ExitForHttp(res->result_int()));
   json fn = json::parse(res->body(), nullptr, false);
   std::string id = fn.value("id", "");
+  // Polls while it compiles: every 100 ms at first, then less often (up to 2 s); a 429 or 503 (a
+  // rate-limited tenant, a busy node) is waited out as its Retry-After says. The deploy itself
+  // succeeded: only the answer to "is it ready yet" is late.
+  auto wait = std::chrono::milliseconds(100);
   while (!f.no_wait && fn.value("status", "") == "compiling") {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(wait);
+    wait = std::min(wait * 3 / 2, std::chrono::milliseconds(2000));
     auto r = (*c)->Send(http::verb::get, "/v1/functions/" + id);
     if (!r.ok()) return Fail("deploy", r.status().message(), kExitUnavailable);
+    if (r->result_int() == 429 || r->result_int() == 503) {
+      auto retry = r->find(http::field::retry_after);
+      long seconds = retry != r->end() ? std::strtol(std::string(retry->value()).c_str(), nullptr, 10) : 1;
+      wait = std::chrono::milliseconds(1000 * std::clamp(seconds, 1L, 60L));
+      continue;
+    }
     if (r->result_int() != 200) return Fail("deploy", server::ErrorText(*r), ExitForHttp(r->result_int()));
     fn = json::parse(r->body(), nullptr, false);
   }

@@ -328,6 +328,8 @@ Result<RuntimeConfig> ParseConfig(std::string_view text, std::string_view source
     GPUWASM_RETURN_IF_ERROR(r.Duration("read_timeout", &c.server.read_timeout));
     GPUWASM_RETURN_IF_ERROR(r.Duration("idle_timeout", &c.server.idle_timeout));
     GPUWASM_RETURN_IF_ERROR(r.Count("io_threads", &c.server.io_threads, 1));
+    GPUWASM_RETURN_IF_ERROR(r.Count("max_connections", &c.server.max_connections, 0));
+    GPUWASM_RETURN_IF_ERROR(r.Count("max_connections_per_client", &c.server.max_connections_per_client, 1));
     std::string metrics_token;
     GPUWASM_RETURN_IF_ERROR(r.String("metrics_token", &metrics_token));
     if (!metrics_token.empty()) {

@@ -55,6 +55,11 @@ struct ServerConfig {
   std::chrono::milliseconds idle_timeout{60'000};  // keep-alive connection without a request
   std::string metrics_token_sha256;                // "" = /metrics needs no token
   uint32_t io_threads = 2;
+  // Open connections at once, in all and from one client address; beyond them a connection is
+  // answered 503 and closed. 0 for max_connections: the open-file limit less 256 (spares for
+  // workers' sockets, compiles and the store), at most 4096.
+  uint32_t max_connections = 0;
+  uint32_t max_connections_per_client = 256;
 };
 
 struct RuntimeConfig {

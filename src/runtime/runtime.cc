@@ -220,6 +220,11 @@ Result<store::FunctionRecord> Runtime::Deploy(std::string_view tenant, std::stri
   }
   if (entry.size() > 256) return Status::InvalidArgument("entry point name is longer than 256 bytes");
   GPUWASM_RETURN_IF_ERROR(CheckModuleSize(t->config, wasm.size()));
+  // What is not even a module is refused at once, and nothing of it is stored.
+  static constexpr uint8_t kMagic[8] = {0, 'a', 's', 'm', 1, 0, 0, 0};
+  if (wasm.size() < 8 || !std::equal(kMagic, kMagic + 8, wasm.begin())) {
+    return Status::InvalidArgument("not a wasm module: it does not start with \\0asm and version 1");
+  }
   store::NewFunction nf;
   nf.tenant = std::string(tenant);
   nf.name = std::string(name);

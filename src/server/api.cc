@@ -205,7 +205,15 @@ Admission Api::Admit(const Request& req) {
     return reject(404, "not_found", "no such endpoint: " + std::string(Sv(req.target())));
   }
   std::string method(req.method_string());
-  if (allowed.find(method) == std::string::npos) {
+  // Exactly one of the allowed methods ("E" is not DELETE, "OS" is not POST).
+  bool method_ok = false;
+  for (size_t p = 0; p <= allowed.size();) {
+    size_t e = allowed.find(", ", p);
+    if (e == std::string::npos) e = allowed.size();
+    if (allowed.compare(p, e - p, method) == 0 && !method.empty()) method_ok = true;
+    p = e + 2;
+  }
+  if (!method_ok) {
     Admission r = reject(405, "method_not_allowed", method + " is not allowed on " + a.route + " (allowed: " + allowed + ")");
     r.reject->set(http::field::allow, allowed);
     return r;
@@ -391,6 +399,13 @@ Response Api::Invoke(const Request& req, const Admission& a) {
   }
   res.prepare_payload();
   return res;
+}
+
+void Api::CountRefusedConnection(const std::string& reason) {
+  http_.AddCounter("gpuwasm_http_connections_refused_total",
+                   "Connections answered 503 and closed at once: over max_connections (total), over "
+                   "max_connections_per_client (per_client), or accept failing for lack of descriptors.",
+                   {{"reason", reason}}, 1);
 }
 
 void Api::Record(const std::string& route, const std::string& method, unsigned status, double seconds) {

@@ -49,6 +49,8 @@ class Api {
                         bool keep_alive);
   // Counts one finished request for /metrics.
   void Record(const std::string& route, const std::string& method, unsigned status, double seconds);
+  // Counts a connection refused: "total" or "per_client" (a cap), "descriptors" (accept failed).
+  void CountRefusedConnection(const std::string& reason);
   // While draining, /readyz answers 503.
   void set_draining(bool d) { draining_ = d; }
 

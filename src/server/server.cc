@@ -4,7 +4,11 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <fcntl.h>
+#include <sys/resource.h>
+
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -16,9 +20,35 @@ namespace net = boost::asio;
 using tcp = net::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
+namespace {
+
+// Descriptors of the server are never inherited by a child (a compiler, a worker): one that
+// outlived a crash would hold the port.
+void CloseOnExec(int fd) {
+  int flags = ::fcntl(fd, F_GETFD);
+  if (flags >= 0) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+}
+
+// What Shutdown can ask of a connection whose request is still being handled.
+class InFlight {
+ public:
+  virtual ~InFlight() = default;
+  // Answers the request being handled with a 503 now (its handler's answer, later, is dropped).
+  virtual void AnswerShuttingDown() = 0;
+};
+
+}  // namespace
+
 struct Server::Impl {
   runtime::Runtime& rt;
   Api api;
+  // Connections: open ones in all and per client address, against the caps. Before io_context:
+  // sessions its destruction frees still leave these.
+  uint32_t max_connections = 1024;
+  std::mutex conn_mu;
+  uint32_t connections = 0;
+  std::map<std::string, uint32_t> per_client;
+  std::map<InFlight*, std::weak_ptr<InFlight>> sessions;  // guarded by conn_mu
   net::io_context io;
   // The acceptor is touched by its completion handlers and by Shutdown's close: all of them run on
   // this strand, so never at once (TSan saw close race an async_accept on 4 io threads).
@@ -32,11 +62,36 @@ struct Server::Impl {
   uint64_t in_flight = 0;  // requests received whose response is not yet written
   bool stopped = false;
   std::atomic<bool> shutdown_started{false};
+  net::steady_timer backoff{io};
 
   Impl(runtime::Runtime& r, const telemetry::MetricRegistry* gpm, std::string version, size_t handler_threads)
       : rt(r), api(r, gpm, std::move(version)), handlers(handler_threads) {}
 
   void Accept();
+  // Counts a new connection from `client`; false (and nothing counted) when a cap is reached.
+  bool Admit(const std::string& client, std::string* why) {
+    std::lock_guard<std::mutex> lock(conn_mu);
+    if (connections >= max_connections) {
+      *why = "the node has " + std::to_string(max_connections) + " connections open (max_connections)";
+      return false;
+    }
+    uint32_t& n = per_client[client];
+    if (n >= rt.config().server.max_connections_per_client) {
+      if (n == 0) per_client.erase(client);
+      *why = "this client has " + std::to_string(rt.config().server.max_connections_per_client) +
+             " connections open (max_connections_per_client)";
+      return false;
+    }
+    ++n;
+    ++connections;
+    return true;
+  }
+  void Leave(const std::string& client) {
+    std::lock_guard<std::mutex> lock(conn_mu);
+    --connections;
+    auto it = per_client.find(client);
+    if (it != per_client.end() && --it->second == 0) per_client.erase(it);
+  }
   void BeginRequest() {
     std::lock_guard<std::mutex> lock(mu);
     ++in_flight;
@@ -52,12 +107,34 @@ struct Server::Impl {
 
 namespace {
 
-class Session : public std::enable_shared_from_this<Session> {
+class Session : public InFlight, public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket&& socket, Server::Impl* srv) : stream_(std::move(socket)), srv_(srv) {}
+  Session(tcp::socket&& socket, Server::Impl* srv, std::string client)
+      : stream_(std::move(socket)), srv_(srv), client_(std::move(client)) {}
+  ~Session() override {
+    {
+      std::lock_guard<std::mutex> lock(srv_->conn_mu);
+      srv_->sessions.erase(this);
+    }
+    srv_->Leave(client_);
+  }
 
   void Start() {
+    {
+      std::lock_guard<std::mutex> lock(srv_->conn_mu);
+      srv_->sessions[this] = shared_from_this();
+    }
     net::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::ReadHeader, shared_from_this()));
+  }
+
+  void AnswerShuttingDown() override {
+    net::post(stream_.get_executor(), [self = shared_from_this()] {
+      if (!self->handling_ || self->answered_) return;
+      self->answered_ = true;
+      Response r = Api::Error(503, "unavailable", "gpuwasm is shutting down: the request could not finish within the grace",
+                              self->version_, false);
+      self->Send(std::move(r));
+    });
   }
 
  private:
@@ -65,6 +142,10 @@ class Session : public std::enable_shared_from_this<Session> {
     if (srv_->stopping) return Close();
     parser_.emplace();
     parser_->header_limit(16 * 1024);
+    // Beast checks Content-Length against the body limit when the header completes (its default is
+    // 1 MiB, which silently dropped every larger request): the node's max_body here, the route's and
+    // tenant's limit once Admit() has seen the header.
+    parser_->body_limit(srv_->rt.config().server.max_body);
     // Waiting for the first byte of a request is idle time; the rest of it must come within
     // read_timeout (checked again once the header is in).
     stream_.expires_after(first_ ? srv_->rt.config().server.read_timeout : srv_->rt.config().server.idle_timeout);
@@ -73,6 +154,18 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void OnHeader(beast::error_code ec, size_t) {
+    if (ec == http::error::body_limit) {
+      first_ = false;
+      started_ = Clock::now();
+      srv_->BeginRequest();
+      counted_ = true;
+      method_ = "?";
+      admission_.route = "other";
+      return Send(Api::Error(413, "payload_too_large",
+                             "request body exceeds the node's max_body of " +
+                                 std::to_string(srv_->rt.config().server.max_body) + " bytes",
+                             11, false));
+    }
     if (ec) return Close();
     first_ = false;
     started_ = Clock::now();
@@ -83,6 +176,16 @@ class Session : public std::enable_shared_from_this<Session> {
     if (admission_.reject) return Send(std::move(*admission_.reject));
     parser_->body_limit(admission_.body_limit);
     stream_.expires_after(srv_->rt.config().server.read_timeout);
+    // A client that asked (curl does for bodies over 1 MiB) is told to send the body now.
+    auto expect = parser_->get().find(http::field::expect);
+    if (expect != parser_->get().end() && beast::iequals(expect->value(), "100-continue")) {
+      auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_, parser_->get().version());
+      return http::async_write(stream_, *cont, [self = shared_from_this(), cont](beast::error_code wec, size_t) {
+        if (wec) return self->Close();
+        http::async_read(self->stream_, self->buffer_, *self->parser_,
+                         beast::bind_front_handler(&Session::OnBody, self));
+      });
+    }
     http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::OnBody, shared_from_this()));
   }
 
@@ -96,6 +199,9 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.expires_never();  // the handler may run as long as the invocation's deadline
     auto self = shared_from_this();
     auto req = std::make_shared<Request>(parser_->release());
+    handling_ = true;
+    answered_ = false;
+    version_ = req->version();
     net::post(srv_->handlers, [self, req] {
       Response res;
       try {
@@ -104,7 +210,11 @@ class Session : public std::enable_shared_from_this<Session> {
         res = Api::Error(500, "internal", std::string("request failed: ") + e.what(), req->version(), false);
       }
       if (self->srv_->stopping) res.keep_alive(false);
-      net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable { self->Send(std::move(res)); });
+      net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
+        self->handling_ = false;
+        if (self->answered_) return;  // shutdown answered it already
+        self->Send(std::move(res));
+      });
     });
   }
 
@@ -119,13 +229,35 @@ class Session : public std::enable_shared_from_this<Session> {
     bool close = ec || !res_->keep_alive();
     double seconds = std::chrono::duration<double>(Clock::now() - started_).count();
     srv_->api.Record(admission_.route, method_, res_->result_int(), seconds);
+    // Answered before its body was read (413 and other refusals): the client may still be sending.
+    bool unread = parser_ && !parser_->is_done();
     res_.reset();
     if (counted_) {
       counted_ = false;
       srv_->EndRequest();
     }
+    if (!ec && unread) return Linger();
     if (close) return Close();
     ReadHeader();
+  }
+
+  // Closing at once while the client still sends its body makes the kernel reset the connection,
+  // and the client may never read the answer. So: stop sending, read and discard what the client
+  // still sends until it stops (EOF), or at most 64 MiB or 5 s, then close.
+  void Linger() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    linger_left_ = 64u << 20;
+    stream_.expires_after(std::chrono::seconds(5));
+    Drain();
+  }
+  void Drain() {
+    drain_.resize(64 << 10);
+    stream_.async_read_some(net::buffer(drain_), [self = shared_from_this()](beast::error_code ec, size_t n) {
+      if (ec || n >= self->linger_left_) return self->Close();
+      self->linger_left_ -= n;
+      self->Drain();
+    });
   }
 
   void Close() {
@@ -140,6 +272,12 @@ class Session : public std::enable_shared_from_this<Session> {
 
   beast::tcp_stream stream_;
   Server::Impl* srv_;
+  std::string client_;
+  std::vector<char> drain_;
+  uint64_t linger_left_ = 0;
+  bool handling_ = false;  // a handler runs for the current request (on the session's executor)
+  bool answered_ = false;  // ... and shutdown answered it
+  unsigned version_ = 11;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<Response> res_;
@@ -152,14 +290,46 @@ class Session : public std::enable_shared_from_this<Session> {
 
 }  // namespace
 
+// A connection over a cap: answered 503 at once and closed, without reading its request.
+static void Refuse(tcp::socket socket, const std::string& why) {
+  auto body = std::make_shared<std::string>("{\"code\":\"unavailable\",\"message\":\"" + why + "\"}\n");
+  auto text = std::make_shared<std::string>("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                                            "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+                                            std::to_string(body->size()) + "\r\n\r\n" + *body);
+  auto s = std::make_shared<tcp::socket>(std::move(socket));
+  net::async_write(*s, net::buffer(*text), [s, text](beast::error_code, size_t) {
+    beast::error_code ignored;
+    s->shutdown(tcp::socket::shutdown_both, ignored);
+    s->close(ignored);
+  });
+}
+
 void Server::Impl::Accept() {
   acceptor.async_accept(net::make_strand(io), net::bind_executor(accept_strand, [this](beast::error_code ec,
                                                                                        tcp::socket socket) {
     if (stopping) return;
+    if (ec == net::error::no_descriptors || ec.value() == ENFILE || ec.value() == ENOBUFS || ec.value() == ENOMEM) {
+      // Out of descriptors (or memory): accepting again at once would spin. Wait a little.
+      api.CountRefusedConnection("descriptors");
+      backoff.expires_after(std::chrono::milliseconds(50));
+      backoff.async_wait(net::bind_executor(accept_strand, [this](beast::error_code) {
+        if (!stopping) Accept();
+      }));
+      return;
+    }
     if (!ec) {
+      CloseOnExec(socket.native_handle());
       beast::error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
-      std::make_shared<Session>(std::move(socket), this)->Start();
+      auto remote = socket.remote_endpoint(ignored);
+      std::string client = ignored ? "?" : remote.address().to_string();
+      std::string why;
+      if (!Admit(client, &why)) {
+        api.CountRefusedConnection(why.find("this client") != std::string::npos ? "per_client" : "total");
+        Refuse(std::move(socket), why);
+      } else {
+        std::make_shared<Session>(std::move(socket), this, std::move(client))->Start();
+      }
     }
     Accept();
   }));
@@ -186,12 +356,20 @@ Result<std::unique_ptr<Server>> Server::Start(runtime::Runtime& runtime, const t
   size_t concurrent = 8;
   for (const auto& t : cfg.tenants) concurrent += t.concurrent_invocations;
   auto impl = std::make_unique<Impl>(runtime, gpm, std::move(version), std::min<size_t>(concurrent, 512));
+  impl->max_connections = cfg.server.max_connections;
+  if (impl->max_connections == 0) {
+    rlimit files{};
+    ::getrlimit(RLIMIT_NOFILE, &files);
+    uint64_t usable = files.rlim_cur > 512 ? files.rlim_cur - 256 : files.rlim_cur / 2;
+    impl->max_connections = static_cast<uint32_t>(std::min<uint64_t>(usable, 4096));
+  }
   tcp::endpoint ep(addr, static_cast<uint16_t>(port));
   impl->acceptor.open(ep.protocol(), ec);
   if (!ec) impl->acceptor.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) impl->acceptor.bind(ep, ec);
   if (!ec) impl->acceptor.listen(net::socket_base::max_listen_connections, ec);
   if (ec) return Status::IoError("cannot listen on " + listen + ": " + ec.message());
+  CloseOnExec(impl->acceptor.native_handle());
   impl->Accept();
   for (uint32_t i = 0; i < std::max(1u, cfg.server.io_threads); ++i) {
     impl->io_threads.emplace_back([io = &impl->io] { io->run(); });
@@ -217,12 +395,24 @@ void Server::Shutdown(std::chrono::milliseconds grace) {
     std::unique_lock<std::mutex> lock(s.mu);
     s.cv.wait_until(lock, until, [&] { return s.in_flight == 0; });
   }
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
-  s.rt.Shutdown(std::max(left, std::chrono::milliseconds(0)));  // interrupts what is still running
+  // The grace is over: every request still being handled is answered now (503), whatever its
+  // handler does later; then the runtime interrupts what still runs.
+  {
+    std::vector<std::shared_ptr<InFlight>> open;
+    {
+      std::lock_guard<std::mutex> lock(s.conn_mu);
+      for (auto& [raw, weak] : s.sessions) {
+        if (auto p = weak.lock()) open.push_back(std::move(p));
+      }
+    }
+    for (auto& p : open) p->AnswerShuttingDown();
+  }
   {
     std::unique_lock<std::mutex> lock(s.mu);
-    s.cv.wait_for(lock, std::chrono::seconds(5), [&] { return s.in_flight == 0; });  // their answers go out
+    s.cv.wait_for(lock, std::chrono::seconds(2), [&] { return s.in_flight == 0; });  // the answers go out
   }
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+  s.rt.Shutdown(std::max(left, std::chrono::milliseconds(0)));  // interrupts what is still running
   s.io.stop();
   for (std::thread& t : s.io_threads) t.join();
   s.io_threads.clear();

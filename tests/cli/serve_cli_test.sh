@@ -14,6 +14,8 @@ trap cleanup EXIT
 
 token=$("$gpuwasm" token new)
 secret=$(sed -n 's/^token: //p' <<<"$token")
+slow_token=$("$gpuwasm" token new)
+slow_secret=$(sed -n 's/^token: //p' <<<"$slow_token")
 cat >"$dir/config.toml" <<TOML
 [runtime]
 store = "$dir/store"
@@ -22,6 +24,11 @@ listen = "127.0.0.1:0"
 [[tenants]]
 name = "acme"
 $(sed -n 's/^configuration: //p' <<<"$token")
+[[tenants]]
+name = "slow"
+$(sed -n 's/^configuration: //p' <<<"$slow_token")
+rate_limit = 0.5
+rate_burst = 1
 TOML
 GPUWASM_NVML_LIBRARY=$fake_nvml "$gpuwasm" serve --config "$dir/config.toml" --gpm-interval 100ms \
   >"$dir/out" 2>"$dir/err" &
@@ -36,6 +43,18 @@ set +e
 "$gpuwasm" ls 2>"$dir/noauth"; code=$?
 set -e
 [[ $code -eq 77 ]] && grep -q "missing bearer token" "$dir/noauth" || { echo "no-token ls: exit $code"; cat "$dir/noauth"; exit 1; }
+
+# A rate-limited tenant's deploy succeeds, and says so: its polls are answered 429 and waited out.
+GPUWASM_TOKEN=$slow_secret "$gpuwasm" deploy "$vector_add" --name va | grep -E '^va version 1: fn_[0-9a-f]{16} \(ready\)$'
+# What is not a module is refused at once (400), and nothing is stored.
+sleep 2.2
+set +e
+GPUWASM_TOKEN=$slow_secret "$gpuwasm" deploy "$dir/config.toml" --name notwasm 2>"$dir/notwasm"; code=$?
+set -e
+grep -q "not a wasm module" "$dir/notwasm" || { echo "non-wasm deploy: exit $code"; cat "$dir/notwasm"; exit 1; }
+sleep 2.2
+GPUWASM_TOKEN=$slow_secret "$gpuwasm" ls >"$dir/slow_ls"
+grep -q " va " "$dir/slow_ls" && ! grep -q notwasm "$dir/slow_ls" || { cat "$dir/slow_ls"; exit 1; }
 
 export GPUWASM_TOKEN=$secret
 "$gpuwasm" deploy "$hello" --name hello | grep -E '^hello version 1: fn_[0-9a-f]{16} \(ready\)$'

@@ -416,3 +416,120 @@ TEST(Server, graceful_shutdown_answers_every_accepted_request) {
 
 }  // namespace
 }  // namespace gpuwasm::server
+
+namespace gpuwasm::server {
+namespace {
+
+TEST(ServerHardening, methods_are_matched_exactly) {
+  Node node;
+  for (const char* method : {"E", "OS", "T", "GE", "DELETEX", "get"}) {
+    RawConnection c(node.server->port());
+    c.Write(std::string(method) + " /v1/functions/x HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+    std::string answer = c.ReadUntilClosed();
+    EXPECT_NE(answer.find("HTTP/1.1 405"), std::string::npos) << method << ": " << answer.substr(0, 120);
+    EXPECT_NE(answer.find("Allow: GET, DELETE"), std::string::npos) << method;
+  }
+}
+
+TEST(ServerHardening, bodies_at_the_documented_limits_get_answers) {
+  Node node;
+  auto c = node.Client();
+  Deploy(*c, "echo", Lifecycle(), "echo");
+  // 15 MiB of input (the tenant's max_input_size is 16 MiB) is read and run; the guest echoes the
+  // first 64 KiB. Over 1 MiB, clients such as curl ask "Expect: 100-continue": answered too.
+  std::string input(15 << 20, 'i');
+  for (size_t i = 0; i < input.size(); i += 4096) input[i] = static_cast<char>(i / 4096);
+  Response r = Must(c->Send(http::verb::post, "/v1/functions/echo/invoke", input));
+  EXPECT_EQ(r.result_int(), 200u);
+  EXPECT_EQ(r.body(), input.substr(0, 65536));
+  RawConnection expect(node.server->port());
+  expect.Write("POST /v1/functions/echo/invoke HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2097152\r\n\r\n");
+  char buf[64] = {};
+  timeval tv{5, 0};
+  setsockopt(expect.socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ssize_t n = ::recv(expect.socket.native_handle(), buf, sizeof buf - 1, 0);
+  EXPECT_EQ(std::string(buf, n > 0 ? n : 0), "HTTP/1.1 100 Continue\r\n\r\n");
+  expect.Write(std::string(2 << 20, 'e'));
+  EXPECT_NE(expect.ReadUntilClosed().find("HTTP/1.1 200 OK"), std::string::npos);
+  // Past the limit: 413 at once, the body not read.
+  Response big = Must(c->Send(http::verb::post, "/v1/functions/echo/invoke", std::string((16 << 20) + 1, 'x')));
+  EXPECT_EQ(big.result_int(), 413u);
+  EXPECT_NE(big.body().find("the tenant's max_input_size of 16777216 bytes"), std::string::npos) << big.body();
+  // A 60 MiB deploy body (max_module_size 64 MiB) is read and judged (not a module: refused).
+  Response deploy = Must(c->Send(http::verb::post, "/v1/functions?name=big", std::string(60 << 20, '\0')));
+  EXPECT_EQ(deploy.result_int(), 400u) << deploy.body().substr(0, 200);
+  Response huge = Must(c->Send(http::verb::post, "/v1/functions?name=huge", std::string((64 << 20) + 1, '\0')));
+  EXPECT_EQ(huge.result_int(), 413u);
+}
+
+TEST(ServerHardening, connections_over_the_caps_are_refused_and_the_node_keeps_answering) {
+  Node node({Tenant("default")}, [](runtime::RuntimeConfig& c) {
+    c.server.max_connections = 6;
+    c.server.max_connections_per_client = 4;
+  });
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 4; ++i) {
+    held.push_back(std::make_unique<RawConnection>(node.server->port()));
+    held.back()->Write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");  // each stays open (keep-alive)
+  }
+  std::this_thread::sleep_for(milliseconds(100));
+  RawConnection fifth(node.server->port());
+  std::string refused = fifth.ReadUntilClosed();
+  EXPECT_NE(refused.find("HTTP/1.1 503"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("max_connections_per_client"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("Retry-After: 1"), std::string::npos);
+  held.clear();
+  std::this_thread::sleep_for(milliseconds(100));
+  auto c = node.Client();
+  EXPECT_EQ(Must(c->Send(http::verb::get, "/healthz")).result_int(), 200u);
+  std::string metrics = Must(c->Send(http::verb::get, "/metrics")).body();
+  EXPECT_NE(metrics.find("gpuwasm_http_connections_refused_total{reason=\"per_client\"} 1"), std::string::npos);
+}
+
+TEST(ServerHardening, shutdown_answers_what_outlives_its_grace_within_it) {
+  auto node = std::make_unique<Node>();
+  auto c = node->Client();
+  Deploy(*c, "spin", Lifecycle(), "spin_holding");
+  auto inflight = std::async(std::launch::async, [&] {
+    return node->Client()->Send(http::verb::post, "/v1/functions/spin/invoke?timeout=20s", U64(1 << 20));
+  });
+  while (node->rt->Instances().empty()) std::this_thread::sleep_for(milliseconds(5));
+  auto t0 = std::chrono::steady_clock::now();
+  std::thread stop([&] { node->server->Shutdown(milliseconds(500)); });
+  Result<Response> r = inflight.get();
+  auto took = std::chrono::steady_clock::now() - t0;
+  stop.join();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->result_int(), 503u) << r->body();
+  EXPECT_NE(r->body().find("shutting down"), std::string::npos) << r->body();
+  EXPECT_GE(took, milliseconds(450));
+  EXPECT_LT(took, milliseconds(1500));  // answered at the grace's end, not when the guest stops
+}
+
+TEST(ServerHardening, no_descriptor_of_the_server_reaches_a_child) {
+  Node node;
+  // One connection accepted and kept open (its own end made close-on-exec, like a real client's
+  // in another process).
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(node.server->port());
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  const char req[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_GT(::send(fd, req, sizeof req - 1, 0), 0);
+  char buf[256];
+  ASSERT_GT(::recv(fd, buf, sizeof buf, 0), 0);
+  // A child started now (as a compiler would be) lists the sockets it holds.
+  std::string out;
+  FILE* p = ::popen("ls -l /proc/self/fd 2>/dev/null | grep -c socket", "r");
+  ASSERT_NE(p, nullptr);
+  char line[64] = {};
+  if (std::fgets(line, sizeof line, p) != nullptr) out = line;
+  ::pclose(p);
+  ::close(fd);
+  EXPECT_EQ(out, "0\n") << "the child holds sockets of the server";
+}
+
+}  // namespace
+}  // namespace gpuwasm::server
