@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <deque>
+#include <functional>
 #include <cstring>
 #include <fstream>
 #include <future>
@@ -54,8 +56,10 @@ std::string DescribeExit(int wstatus) {
 // One worker process of one tenant, as the supervisor sees it.
 class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
  public:
+  // `spawn` runs the process start on the thread the worker's life is tied to.
   static Result<std::shared_ptr<WorkerProcess>> Start(const TenantConfig& tenant, const WorkerSettings& s,
-                                                      std::atomic<uint64_t>* lost);
+                                                      std::atomic<uint64_t>* lost,
+                                                      const std::function<int(const std::function<int()>&)>& spawn);
   ~WorkerProcess() {
     Kill("the supervisor let go of it");
     if (reader_.joinable()) reader_.join();
@@ -63,7 +67,10 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
     if (!tmpdir_.empty()) std::filesystem::remove_all(tmpdir_, ec);
   }
 
-  InvokeResult Run(WorkerRun run, const std::function<void(const worker::SlotMetrics*)>& live);
+  // Runs one invocation (moving from `run`). Sets *refused, leaving `run` as it was, when the worker
+  // takes no new work any more (it retires, or was asked to stop): the caller runs it in the
+  // tenant's next worker.
+  InvokeResult Run(WorkerRun& run, const std::function<void(const worker::SlotMetrics*)>& live, bool* refused);
 
   // Ends the process (SIGKILL to its group); `why` becomes the worker_lost reason.
   void Kill(const std::string& why) {
@@ -74,12 +81,14 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
     if (lost_why_.empty()) lost_why_ = why;
     ::kill(-pid_, SIGKILL);
   }
-  // Asks it to finish what it runs and exit.
+  // Asks it to finish what it runs and exit. It takes no new work from now on; the stop message
+  // goes once nothing it was sent is unanswered, so no invocation can follow it on the socket (a
+  // worker that sees a stop and runs nothing exits).
   void Stop() {
-    std::lock_guard<std::mutex> lock(send_mu_);
-    Message m;
-    m.type = MessageType::kStop;
-    (void)worker::Send(sock_, m);
+    std::lock_guard<std::mutex> lock(mu_);
+    retiring_ = true;
+    stop_wanted_ = true;
+    SendStopIfIdleLocked();
   }
   void Interrupt() {
     std::lock_guard<std::mutex> lock(send_mu_);
@@ -125,6 +134,14 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   WorkerProcess() = default;
   void Read();
   void Died();
+  void SendStopIfIdleLocked() {
+    if (!stop_wanted_ || stop_sent_ || !pending_.empty()) return;
+    stop_sent_ = true;
+    std::lock_guard<std::mutex> lock(send_mu_);  // mu_ before send_mu_, never the other way
+    Message m;
+    m.type = MessageType::kStop;
+    (void)worker::Send(sock_, m);
+  }
 
   TenantConfig tenant_;
   pid_t pid_ = -1;
@@ -141,14 +158,16 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   uint64_t next_id_ = 1;
   Clock::time_point last_used_;
   bool dead_ = false, killed_ = false, retiring_ = false, reaping_ = false;
+  bool stop_wanted_ = false, stop_sent_ = false;
   std::atomic<uint64_t>* lost_counter_ = nullptr;
   bool fatal_lost_ = false;
   std::string fatal_why_, lost_why_;
   std::set<uint64_t> past_deadline_;  // invocations whose overrun ended the worker
 };
 
-Result<std::shared_ptr<WorkerProcess>> WorkerProcess::Start(const TenantConfig& tenant, const WorkerSettings& s,
-                                                            std::atomic<uint64_t>* lost) {
+Result<std::shared_ptr<WorkerProcess>> WorkerProcess::Start(
+    const TenantConfig& tenant, const WorkerSettings& s, std::atomic<uint64_t>* lost,
+    const std::function<int(const std::function<int()>&)>& spawn) {
   std::shared_ptr<WorkerProcess> w(new WorkerProcess());
   w->tenant_ = tenant;
   w->lost_counter_ = lost;
@@ -192,7 +211,7 @@ Result<std::shared_ptr<WorkerProcess>> WorkerProcess::Start(const TenantConfig& 
   std::string arg0 = "gpuwasm-worker", verb = "__worker";
   std::string label = "--tenant=" + tenant.name;
   char* argv[] = {arg0.data(), verb.data(), parent.data(), label.data(), nullptr};
-  int rc = ::posix_spawn(&w->pid_, s.program.c_str(), &fa, &attr, argv, environ);
+  int rc = spawn([&] { return ::posix_spawn(&w->pid_, s.program.c_str(), &fa, &attr, argv, environ); });
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   ::close(sv[1]);
@@ -234,7 +253,9 @@ Result<std::shared_ptr<WorkerProcess>> WorkerProcess::Start(const TenantConfig& 
   return w;
 }
 
-InvokeResult WorkerProcess::Run(WorkerRun run, const std::function<void(const worker::SlotMetrics*)>& live) {
+InvokeResult WorkerProcess::Run(WorkerRun& run, const std::function<void(const worker::SlotMetrics*)>& live,
+                                bool* refused) {
+  *refused = false;
   InvokeResult lost;
   lost.tenant = tenant_.name;
   lost.device = device_;
@@ -243,6 +264,10 @@ InvokeResult WorkerProcess::Run(WorkerRun run, const std::function<void(const wo
   uint32_t slot = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (retiring_ && !dead_ && !killed_) {
+      *refused = true;
+      return lost;
+    }
     if (dead_ || killed_ || free_slots_.empty()) {
       lost.status = InvocationStatus::kWorkerLost;
       lost.exit_status = 70;
@@ -294,13 +319,23 @@ InvokeResult WorkerProcess::Run(WorkerRun run, const std::function<void(const wo
 void WorkerProcess::Read() {
   for (;;) {
     Result<Message> m = worker::Receive(sock_, 1ull << 32);
-    if (!m.ok()) break;
+    if (!m.ok()) {
+      if (m.status().code() != StatusCode::kUnavailable) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (lost_why_.empty()) lost_why_ = "its socket failed: " + m.status().message();
+      }
+      break;
+    }
     if (m->type == MessageType::kFatal) {
       std::lock_guard<std::mutex> lock(mu_);
       retiring_ = true;
       fatal_lost_ = m->header.value("lost", true);
       fatal_why_ = m->header.value("why", "");
       if (lost_why_.empty()) lost_why_ = "a process-fatal device error: " + fatal_why_;
+      // A worker that must be restarted but still works (a context only abandoned) finishes what
+      // it was sent and exits at the stop; a lost one exits by itself.
+      stop_wanted_ = true;
+      SendStopIfIdleLocked();
       continue;
     }
     if (m->type != MessageType::kResult || m->blobs.size() != 4) continue;
@@ -317,6 +352,7 @@ void WorkerProcess::Read() {
     if (it == pending_.end()) continue;
     it->second.done.set_value(std::move(r));
     pending_.erase(it);
+    SendStopIfIdleLocked();
   }
   Died();
 }
@@ -396,12 +432,57 @@ void WorkerProcess::Check(const WorkerSettings& s) {
   if (!kill.empty()) Kill(kill);
 }
 
+class TenantWorkers::Spawner {
+ public:
+  Spawner() : thread_([this] { Loop(); }) {}
+  ~Spawner() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  // Runs `f` on the spawner's thread and returns what it returned.
+  int Run(const std::function<int()>& f) {
+    std::packaged_task<int()> task(f);
+    std::future<int> result = task.get_future();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      tasks_.push_back(std::move(task));
+    }
+    cv_.notify_all();
+    return result.get();
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [&] { return done_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;
+      std::packaged_task<int()> task = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::packaged_task<int()>> tasks_;
+  bool done_ = false;
+  std::thread thread_;  // last: starts once the rest exists
+};
+
 struct TenantWorkers::TenantSlot {
   std::mutex start_mu;  // one start at a time per tenant
   std::shared_ptr<WorkerProcess> current;
 };
 
-TenantWorkers::TenantWorkers(WorkerSettings settings) : settings_(std::move(settings)) {
+TenantWorkers::TenantWorkers(WorkerSettings settings)
+    : settings_(std::move(settings)), spawner_(std::make_unique<Spawner>()) {
   // TMPDIRs of workers whose supervisor was killed (its workers died with it): their pid is gone.
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path(), ec)) {
@@ -453,7 +534,7 @@ Result<std::shared_ptr<WorkerProcess>> TenantWorkers::Acquire(const TenantConfig
     std::lock_guard<std::mutex> lock(mu_);
     if (!old->dead()) retiring_.push_back(std::move(old));  // finishes what it runs
   }
-  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<WorkerProcess> w, WorkerProcess::Start(tenant, settings_, &lost_));
+  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<WorkerProcess> w, WorkerProcess::Start(tenant, settings_, &lost_, [this](const std::function<int()>& f) { return spawner_->Run(f); }));
   started_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_);
   slot->current = w;
@@ -462,16 +543,28 @@ Result<std::shared_ptr<WorkerProcess>> TenantWorkers::Acquire(const TenantConfig
 
 InvokeResult TenantWorkers::Run(const TenantConfig& tenant, WorkerRun run,
                                 const std::function<void(const worker::SlotMetrics*)>& live) {
-  Result<std::shared_ptr<WorkerProcess>> w = Acquire(tenant);
-  if (!w.ok()) {
-    InvokeResult r;
-    r.tenant = tenant.name;
-    r.status = InvocationStatus::kError;
-    r.exit_status = 70;
-    r.error = w.status().message();
-    return r;
+  // A worker that began to retire after it was acquired refuses the run before sending it; the
+  // tenant's next worker takes it. A handful of tries covers workers retiring one after another.
+  for (int attempt = 0;; ++attempt) {
+    Result<std::shared_ptr<WorkerProcess>> w = Acquire(tenant);
+    if (!w.ok()) {
+      InvokeResult r;
+      r.tenant = tenant.name;
+      r.status = InvocationStatus::kError;
+      r.exit_status = 70;
+      r.error = w.status().message();
+      return r;
+    }
+    bool refused = false;
+    InvokeResult r = (*w)->Run(run, live, &refused);
+    if (!refused) return r;
+    if (attempt >= 4) {
+      r.status = InvocationStatus::kError;
+      r.exit_status = 70;
+      r.error = "the tenant's workers kept retiring: try again";
+      return r;
+    }
   }
-  return (*w)->Run(std::move(run), live);
 }
 
 TenantDevice::Usage TenantWorkers::ContextUsage(const std::string& tenant) const {

@@ -101,10 +101,14 @@ class TenantWorkers {
 
  private:
   struct TenantSlot;
+  class Spawner;
   Result<std::shared_ptr<WorkerProcess>> Acquire(const TenantConfig& tenant);
   void Monitor();
 
   WorkerSettings settings_;
+  // Workers are started from one thread that lives as long as this: a worker dies with the thread
+  // that started it (PR_SET_PDEATHSIG is per thread), and an invocation's thread may end first.
+  std::unique_ptr<Spawner> spawner_;
   mutable std::mutex mu_;  // tenants_, retiring_, stopped_
   std::map<std::string, std::unique_ptr<TenantSlot>> tenants_;
   std::vector<std::shared_ptr<WorkerProcess>> retiring_;  // finishing what they run, then stopped

@@ -148,7 +148,9 @@ class Worker : public std::enable_shared_from_this<Worker> {
         // Everything fails fast once the GPU is lost: let running guests report, briefly.
         if (lost) exit_by = Clock::now() + std::chrono::seconds(1);
       }
-      if ((stopping_ || fatal) && running == 0) return Exit(0);
+      // A worker whose GPU still works (a context only abandoned) waits for the supervisor's stop,
+      // which follows the last invocation it was sent; one whose GPU is lost ends regardless.
+      if ((stopping_ || (fatal && lost)) && running == 0) return Exit(0);
       if (Clock::now() >= exit_by) return Exit(0);
     }
   }

@@ -217,17 +217,41 @@ TEST_P(Isolated, a_kernel_that_never_ends_costs_only_its_tenant) {
   Tenant b;
   std::atomic<bool> stop{false};
   KeepBetaBusy(b, stop);
+  // A's other invocations keep coming while its worker retires (on a GPU an abandoned context
+  // means a restart): each one runs, in the old worker or the next, none is lost in between.
+  std::atomic<bool> echo_stop{false};
+  std::atomic<int> echo_ok{0}, echo_bad{0};
+  std::string first_bad;
+  std::mutex bad_mu;
+  std::vector<std::thread> echo;
+  for (int i = 0; i < 3; ++i) {
+    echo.emplace_back([&] {
+      while (!echo_stop) {
+        InvokeResult e = Life("echo", "e");
+        if (e.status == InvocationStatus::kOk && e.output == "e") {
+          ++echo_ok;
+        } else if (echo_bad++ == 0) {
+          std::lock_guard<std::mutex> lock(bad_mu);
+          first_bad = std::string(InvocationStatusName(e.status)) + ": " + e.error;
+        }
+      }
+    });
+  }
   auto t0 = Clock::now();
   InvokeResult r = Life("never_ending_kernel", "", milliseconds(300));
   EXPECT_EQ(r.exit_status, 10);  // the guest's synchronize returned WCU_ERR_DEADLINE at the deadline
   EXPECT_LT(Clock::now() - t0, milliseconds(3000));
   // A trap while a 5 s kernel runs: the instance is torn down without waiting for the kernel.
   InvokeResult trap = Life("trap_mid_launch");
-  EXPECT_EQ(trap.status, InvocationStatus::kTrap);
+  EXPECT_EQ(trap.status, InvocationStatus::kTrap) << trap.error;
   EXPECT_LT(trap.duration, milliseconds(4000));
   std::this_thread::sleep_for(milliseconds(400));
   stop = true;
+  echo_stop = true;
   b.thread.join();
+  for (std::thread& t : echo) t.join();
+  EXPECT_EQ(echo_bad.load(), 0) << first_bad;
+  EXPECT_GT(echo_ok.load(), 0);
   EXPECT_EQ(b.wrong.load(), 0) << b.first_wrong;
   ExpectAcmeRecovers();
   // Abandoned contexts went with their worker: the tenant's memory is all back.
@@ -236,6 +260,18 @@ TEST_P(Isolated, a_kernel_that_never_ends_costs_only_its_tenant) {
       EXPECT_EQ(t.context_device_bytes, 0u);
     }
   }
+}
+
+// A worker dies with the thread that started it (PR_SET_PDEATHSIG is per thread): one started by
+// an invocation whose thread then ends keeps serving.
+TEST_P(Isolated, a_worker_outlives_the_thread_that_started_it) {
+  std::thread([&] { EXPECT_EQ(Life("echo", "first").status, InvocationStatus::kOk); }).join();
+  int pid = AcmeWorkerPid();
+  EXPECT_GT(pid, 0);
+  std::this_thread::sleep_for(milliseconds(200));
+  ExpectAcmeRecovers();
+  EXPECT_EQ(AcmeWorkerPid(), pid);
+  EXPECT_EQ(rt_->Stats().workers_lost, 0u);
 }
 
 TEST_P(Isolated, a_memory_bomb_ends_only_its_tenants_worker) {
