@@ -5,7 +5,10 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <linux/close_range.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +26,7 @@ Result<ProcessResult> RunLimited(const std::vector<std::string>& argv, const Pro
   rlimit cpu{limits.cpu_seconds, limits.cpu_seconds + 1};
   rlimit as{limits.address_space_bytes, limits.address_space_bytes};
 
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     int e = errno;
@@ -32,12 +36,15 @@ Result<ProcessResult> RunLimited(const std::vector<std::string>& argv, const Pro
   }
   if (pid == 0) {
     ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the parent died before the line above
     ::setrlimit(RLIMIT_CPU, &cpu);
     if (as.rlim_cur != 0) ::setrlimit(RLIMIT_AS, &as);
     ::dup2(pipefd[1], 1);
     ::dup2(pipefd[1], 2);
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, 0);
+    ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);  // nothing else of the parent goes across
     ::execvp(cargv[0], cargv.data());
     static const char kMsg[] = "exec failed\n";
     (void)!::write(2, kMsg, sizeof kMsg - 1);
@@ -58,8 +65,13 @@ Result<ProcessResult> RunLimited(const std::vector<std::string>& argv, const Pro
       ::kill(-pid, SIGKILL);
       break;
     }
+    if (limits.cancel != nullptr && limits.cancel->load()) {
+      result.cancelled = true;
+      ::kill(-pid, SIGKILL);
+      break;
+    }
     pollfd p{pipefd[0], POLLIN, 0};
-    int n = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    int n = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), limits.cancel != nullptr ? 100 : 1000)));
     if (n < 0 && errno != EINTR) break;
     if (n <= 0) continue;
     ssize_t r = ::read(pipefd[0], buf, sizeof buf);
@@ -79,7 +91,7 @@ Result<ProcessResult> RunLimited(const std::vector<std::string>& argv, const Pro
   } else if (WIFSIGNALED(wstatus)) {
     result.signaled = true;
     result.signal = WTERMSIG(wstatus);
-    result.cpu_limit = result.signal == SIGXCPU || (result.signal == SIGKILL && !result.timed_out);
+    result.cpu_limit = result.signal == SIGXCPU || (result.signal == SIGKILL && !result.timed_out && !result.cancelled);
   }
   return result;
 }

@@ -1,9 +1,11 @@
 // Running a child process under resource limits: CPU seconds, address space and wall-clock time.
 // Used to run the C compiler on code derived from untrusted modules. The child gets its own
-// process group; on a wall-clock timeout the whole group is killed. Thread-safe: any thread may
-// run children concurrently.
+// process group; on a wall-clock timeout or a cancel the whole group is killed. It inherits no
+// descriptor but stdin/stdout/stderr, and dies with the thread that started it (PR_SET_PDEATHSIG):
+// a compile never outlives its process. Thread-safe: any thread may run children concurrently.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -18,6 +20,7 @@ struct ProcessLimits {
   uint64_t address_space_bytes = 4ull << 30;      // RLIMIT_AS; 0: none
   std::chrono::milliseconds wall{120'000};        // killed (SIGKILL to the group) after this
   uint64_t max_output_bytes = 64 << 10;           // stdout+stderr kept (the tail is dropped)
+  const std::atomic<bool>* cancel = nullptr;      // when it turns true, the child is killed
 };
 
 struct ProcessResult {
@@ -26,6 +29,7 @@ struct ProcessResult {
   int signal = 0;
   bool timed_out = false;   // killed by the wall-clock limit
   bool cpu_limit = false;   // killed by RLIMIT_CPU (SIGXCPU / SIGKILL after it)
+  bool cancelled = false;   // killed because limits.cancel turned true
   std::string output;       // merged stdout and stderr, truncated to max_output_bytes
 };
 

@@ -176,6 +176,8 @@ Status ReadTenant(TableReader& r, TenantConfig* t) {
   GPUWASM_RETURN_IF_ERROR(r.Count("rate_burst", &t->rate_burst, 0));
   GPUWASM_RETURN_IF_ERROR(r.Size("worker_memory", &t->worker_memory));
   GPUWASM_RETURN_IF_ERROR(r.Count64("worker_cpu_seconds", &t->worker_cpu_seconds));
+  GPUWASM_RETURN_IF_ERROR(r.Count("max_versions", &t->max_versions, 1));
+  GPUWASM_RETURN_IF_ERROR(r.Size("max_stored_bytes", &t->max_stored_bytes));
   GPUWASM_RETURN_IF_ERROR(r.Count("worker_open_files", &t->worker_open_files, 64));
   return r.Unknown();
 }

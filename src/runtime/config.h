@@ -31,6 +31,10 @@ struct TenantConfig {
   uint64_t max_input_size = 16ull << 20;
   uint64_t max_output_size = 16ull << 20;  // output, and stdout and stderr each
   uint64_t max_memory = 1ull << 30;        // guest linear memory
+  // What its deploys may keep in the store: versions of all its functions together, and their
+  // module bytes together; a deploy beyond either is refused (403) until old versions are deleted.
+  uint32_t max_versions = 1000;
+  uint64_t max_stored_bytes = 4ull << 30;
   double rate_limit = 0;                   // requests per second per token (server); 0 = unlimited
   uint32_t rate_burst = 0;                 // requests allowed at once above the rate; 0 = rate_limit, at least 1
   // The tenant's worker process (isolation = "process"): its memory (resident bytes; beyond it the

@@ -1,9 +1,13 @@
 #include "runtime/runtime.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <future>
 
+#include "common/compile_slots.h"
 #include "device/select.h"
 #include "host/guest_io.h"
 #include "host/host_env.h"
@@ -20,7 +24,7 @@ using Clock = std::chrono::steady_clock;
 // an invocation in and reading them never blocks.
 struct Runtime::Counters {
   std::atomic<uint64_t> invocations[kInvocationStatusCount] = {};
-  std::atomic<uint64_t> rejected{0};
+  std::atomic<uint64_t> rejected{0}, deploys_refused{0};
   std::atomic<uint64_t> duration_us{0};
   std::atomic<uint64_t> kernels_launched{0}, back_pressure_rejections{0}, yields{0}, gpu_time_ns{0};
   std::atomic<uint32_t> running{0};
@@ -37,6 +41,7 @@ struct Runtime::Counters {
     Totals t;
     for (size_t i = 0; i < kInvocationStatusCount; ++i) t.invocations[i] = invocations[i].load(std::memory_order_relaxed);
     t.rejected = rejected.load(std::memory_order_relaxed);
+    t.deploys_refused = deploys_refused.load(std::memory_order_relaxed);
     t.duration_seconds = static_cast<double>(duration_us.load(std::memory_order_relaxed)) / 1e6;
     t.kernels_launched = kernels_launched.load(std::memory_order_relaxed);
     t.back_pressure_rejections = back_pressure_rejections.load(std::memory_order_relaxed);
@@ -95,6 +100,7 @@ void to_json(nlohmann::json& j, const Totals& t) {
   }
   j = {{"invocations", inv},
        {"rejected", t.rejected},
+       {"deploys_refused", t.deploys_refused},
        {"duration_seconds", t.duration_seconds},
        {"kernels_launched", t.kernels_launched},
        {"back_pressure_rejections", t.back_pressure_rejections},
@@ -171,6 +177,13 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(RuntimeConfig config, RuntimeOp
   ws.idle_timeout = c.worker_idle_timeout;
   ws.max_workers = c.max_workers;
   ws.heartbeat_timeout = c.worker_heartbeat_timeout;
+  // One bound on the compilers of the node: this process's (deploys) and its workers' (native
+  // code of kernels), shared through lock files next to the artifacts (compile_slots.h).
+  uint32_t compilers = c.compile_workers != 0 ? c.compile_workers
+                                              : std::max(1u, std::thread::hardware_concurrency() / 2);
+  ws.compile_slots_dir = eo.cache_dir / "compile-slots";
+  ws.compile_slots = compilers;
+  GPUWASM_RETURN_IF_ERROR(SetCompileSlots(ws.compile_slots_dir, compilers));
   rt->engine_ = std::make_unique<wasm::Engine>(std::move(eo));
   for (const TenantConfig& t : c.tenants) {
     auto state = std::make_unique<TenantState>();
@@ -183,14 +196,24 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(RuntimeConfig config, RuntimeOp
   // With several tenants, none may hold every worker: one stays reachable for the others.
   uint32_t per_tenant = c.tenants.size() > 1 ? std::max(1u, workers - 1) : workers;
   rt->pool_ = std::make_unique<WorkerPool>(workers, per_tenant);
-  uint32_t compilers = c.compile_workers != 0 ? c.compile_workers
-                                              : std::max(1u, std::thread::hardware_concurrency() / 2);
   rt->compile_pool_ = std::make_unique<WorkerPool>(compilers, compilers);
   if (rt->store_) {
-    // Compiles interrupted by a crash or stop start again.
+    // Compiles a stop left queued start again; one that was running when this host's gpuwasm
+    // died is failed, never retried: a module that crashes the compile would crash every start.
     for (const std::string& id : rt->store_->recovery().interrupted_compiles) {
       auto rec = rt->store_->metadata().GetFunction(id);
       if (!rec.ok()) continue;
+      std::error_code ec;
+      std::filesystem::path marker = rt->CompileMarker(id);
+      if (std::filesystem::exists(marker, ec)) {
+        Status s = rt->store_->metadata().SetStatus(
+            id, store::DeployStatus::kFailed,
+            "its compile was running when gpuwasm on this host ended unexpectedly (a crash or a kill); it is "
+            "not tried again: deploy the module again to retry");
+        if (s.ok()) std::filesystem::remove(marker, ec);
+        rt->crashed_compiles_.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
       rt->StartCompile(*rec);
     }
   }
@@ -225,6 +248,25 @@ Result<store::FunctionRecord> Runtime::Deploy(std::string_view tenant, std::stri
   if (wasm.size() < 8 || !std::equal(kMagic, kMagic + 8, wasm.begin())) {
     return Status::InvalidArgument("not a wasm module: it does not start with \\0asm and version 1");
   }
+  // What the tenant keeps in the store, counted under a lock every node of the store takes, so
+  // concurrent deploys cannot pass the caps together.
+  GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<store::StoreLock> quota,
+                           store_->metadata().Lock("deploy-quota:" + std::string(tenant)));
+  GPUWASM_ASSIGN_OR_RETURN(std::vector<store::FunctionRecord> kept, store_->metadata().ListFunctions(tenant));
+  uint64_t kept_bytes = 0;
+  for (const store::FunctionRecord& f : kept) kept_bytes += f.size;
+  if (kept.size() >= t->config.max_versions || kept_bytes + wasm.size() > t->config.max_stored_bytes) {
+    t->counters.deploys_refused.fetch_add(1, std::memory_order_relaxed);
+    if (kept.size() >= t->config.max_versions) {
+      return Status::PermissionDenied("tenant '" + std::string(tenant) + "' keeps " + std::to_string(kept.size()) +
+                                      " deployed versions, its limit (max_versions " +
+                                      std::to_string(t->config.max_versions) + "): delete old versions first");
+    }
+    return Status::PermissionDenied("tenant '" + std::string(tenant) + "' keeps " + std::to_string(kept_bytes) +
+                                    " bytes of modules; this one (" + std::to_string(wasm.size()) +
+                                    " bytes) would pass its limit (max_stored_bytes " +
+                                    std::to_string(t->config.max_stored_bytes) + "): delete old versions first");
+  }
   store::NewFunction nf;
   nf.tenant = std::string(tenant);
   nf.name = std::string(name);
@@ -239,7 +281,8 @@ void Runtime::StartCompile(const store::FunctionRecord& f) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!compiling_.insert(f.id).second) return;  // already queued or running here
   }
-  bool queued = compile_pool_->Submit("", [this, f] {
+  // Round-robin between tenants: one tenant's slow deploys never hold another's back.
+  bool queued = compile_pool_->Submit(f.tenant, [this, f] {
     CompileDeployed(f);
     std::lock_guard<std::mutex> lock(mu_);
     compiling_.erase(f.id);
@@ -251,6 +294,12 @@ void Runtime::StartCompile(const store::FunctionRecord& f) {
 }
 
 std::string Runtime::CompileLockName(const store::FunctionRecord& f) { return "compile:" + f.sha256; }
+
+std::filesystem::path Runtime::CompileMarker(const std::string& id) const {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "localhost");
+  return engine_->options().cache_dir / "compiling" / host / id;
+}
 
 void Runtime::CompileDeployed(const store::FunctionRecord& f) {
   auto wake_waiters = [&] {
@@ -279,7 +328,24 @@ void Runtime::CompileDeployed(const store::FunctionRecord& f) {
   }
   Result<std::string> bytes = store_->blobs().Get(f.sha256);
   if (!bytes.ok()) return finish(store::DeployStatus::kFailed, bytes.status().ToString());
+  // Made before the compile, removed whatever its end (not by a crash).
+  struct Marker {
+    std::filesystem::path path;
+    ~Marker() {
+      std::error_code ec;
+      std::filesystem::remove(path, ec);
+    }
+  } marker{CompileMarker(f.id)};
+  {
+    std::error_code ec;
+    std::filesystem::create_directories(marker.path.parent_path(), ec);
+    std::ofstream(marker.path) << f.tenant << "\n";
+  }
   auto module = CompileModule(std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()));
+  if (!module.ok() && module.status().code() == StatusCode::kCancelled) {
+    wake_waiters();
+    return;  // shutting down: still "compiling", compiled at the next start
+  }
   if (!module.ok()) return finish(store::DeployStatus::kFailed, module.status().ToString());
   std::string entry = f.entry;
   const wasm::Artifact& a = (*module)->artifact;
@@ -638,6 +704,7 @@ RuntimeStats Runtime::Stats() const {
   RuntimeStats s;
   s.module_compiles = engine_->compiles();
   s.module_cache_loads = engine_->cache_loads();
+  s.compiles_crashed = crashed_compiles_.load(std::memory_order_relaxed);
   if (workers_) {
     for (const TenantWorkers::Info& w : workers_->Workers()) {
       s.workers.push_back({w.tenant, static_cast<int>(w.pid), w.running, w.resident_bytes, w.age});
@@ -685,6 +752,10 @@ RuntimeStats Runtime::Stats() const {
 
 void Runtime::Shutdown(std::chrono::milliseconds grace) {
   accepting_ = false;
+  // Deploys still compiling stay "compiling" in the store and are compiled at the next start:
+  // queued ones are dropped, running ones cancelled (their compilers killed), now.
+  if (compile_pool_) compile_pool_->DropQueued();
+  if (engine_) engine_->CancelCompiles();
   {
     std::unique_lock<std::mutex> lock(idle_mu_);
     idle_cv_.wait_for(lock, grace, [&] { return admitted_.load() == 0; });
@@ -709,3 +780,4 @@ void Runtime::Shutdown(std::chrono::milliseconds grace) {
 }
 
 }  // namespace gpuwasm::runtime
+

@@ -50,6 +50,7 @@ namespace gpuwasm::runtime {
 struct Totals {
   uint64_t invocations[kInvocationStatusCount] = {};
   uint64_t rejected = 0;  // refused by admission (overloaded)
+  uint64_t deploys_refused = 0;  // deploys over max_versions or max_stored_bytes (tenants only)
   double duration_seconds = 0;
   uint64_t kernels_launched = 0;
   uint64_t back_pressure_rejections = 0;
@@ -105,6 +106,7 @@ struct RuntimeStats {
   std::vector<FunctionStats> functions;  // functions invoked since start
   uint64_t module_compiles = 0;     // modules compiled by this node (C compiler runs)
   uint64_t module_cache_loads = 0;  // modules loaded from the artifact cache instead
+  uint64_t compiles_crashed = 0;    // found running at start-up (this host's gpuwasm died): failed
   std::vector<WorkerStats> workers;  // live tenant workers
   uint64_t workers_started = 0;      // lifetime: worker processes started
   uint64_t workers_lost = 0;         // lifetime: ended by a fault, limit, crash or kill while running invocations
@@ -192,6 +194,9 @@ class Runtime {
   void StartCompile(const store::FunctionRecord& f);
   void CompileDeployed(const store::FunctionRecord& f);
   static std::string CompileLockName(const store::FunctionRecord& f);
+  // The file that says a compile of `id` runs on this host: made when it starts, removed when it
+  // ends in any way but a crash of this process. One found at start-up marks its compile failed.
+  std::filesystem::path CompileMarker(const std::string& id) const;
   FunctionState* StateOf(const store::FunctionRecord& f, std::string_view name);
   Result<InvokeResult> Run(TenantState& t, FunctionState& f, std::shared_ptr<const Compiled> module,
                            std::string entry, InvokeRequest request);
@@ -225,6 +230,7 @@ class Runtime {
   uint64_t next_live_id_ = 1;
 
   std::atomic<bool> accepting_{true};
+  std::atomic<uint64_t> crashed_compiles_{0};
   std::atomic<bool> interrupting_{false};
   std::atomic<uint32_t> admitted_{0};
   std::mutex idle_mu_;

@@ -229,6 +229,8 @@ Result<std::shared_ptr<WorkerProcess>> WorkerProcess::Start(
                  {"device", s.device},
                  {"cache_dir", s.cache_dir.string()},
                  {"runaway_grace_ms", s.runaway_grace.count()},
+                 {"compile_slots_dir", s.compile_slots_dir.string()},
+                 {"compile_slots", s.compile_slots},
                  {"tmpdir", w->tmpdir_.string()},
                  {"deny_network", s.deny_network}};
   auto failed = [&](const std::string& why) -> Status {

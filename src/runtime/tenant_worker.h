@@ -45,6 +45,8 @@ struct WorkerSettings {
   std::string device = "auto";           // the device spec each worker opens
   std::filesystem::path cache_dir;       // where the supervisor's artifacts are
   std::chrono::milliseconds runaway_grace{1000};
+  std::filesystem::path compile_slots_dir;  // the node's compile slots (compile_slots.h); "" = own
+  uint32_t compile_slots = 1;
   std::chrono::milliseconds idle_timeout{60'000};
   uint32_t max_workers = 64;
   std::chrono::milliseconds heartbeat_timeout{5'000};

@@ -25,6 +25,7 @@
 #include <string>
 #include <thread>
 
+#include "common/compile_slots.h"
 #include "device/select.h"
 #include "host/guest_io.h"
 #include "runtime/instance_runner.h"
@@ -81,6 +82,7 @@ class Worker : public std::enable_shared_from_this<Worker> {
     GPUWASM_ASSIGN_OR_RETURN(tenant_, worker::TenantFromJson(h.at("tenant")));
     device::OpenOptions o;
     o.runaway_grace = std::chrono::milliseconds(h.value("runaway_grace_ms", 1000));
+    GPUWASM_RETURN_IF_ERROR(SetCompileSlots(h.value("compile_slots_dir", std::string()), h.value("compile_slots", 1u)));
     std::weak_ptr<Worker> self = weak_from_this();
     o.on_fatal = [self](const std::string& why) {
       if (auto w = self.lock()) w->Fatal(why);
@@ -422,3 +424,4 @@ int WorkerMain(int argc, char** argv) {
 }
 
 }  // namespace gpuwasm::runtime
+

@@ -1,6 +1,7 @@
 #include "runtime/worker_pool.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace gpuwasm::runtime {
 
@@ -53,6 +54,17 @@ void WorkerPool::Stop() {
     if (t.joinable()) t.join();
   }
   threads_.clear();
+}
+
+size_t WorkerPool::DropQueued() {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t n = 0;
+  for (auto it = queues_.begin(); it != queues_.end();) {
+    n += it->second.tasks.size();
+    it->second.tasks.clear();
+    it = it->second.running == 0 ? queues_.erase(it) : std::next(it);
+  }
+  return n;
 }
 
 bool WorkerPool::Take(std::function<void()>* task, std::string* key) {

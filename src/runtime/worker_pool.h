@@ -31,6 +31,8 @@ class WorkerPool {
   // ran. Saves a thread hop where the caller would only wait for the task.
   bool RunInline(const std::string& key, const std::function<void()>& task);
   void Stop();
+  // Forgets every task not yet started (shutdown of work that is done again later); returns how many.
+  size_t DropQueued();
   uint32_t threads() const { return static_cast<uint32_t>(threads_.size()); }
 
  private:

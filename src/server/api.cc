@@ -438,6 +438,9 @@ std::string Api::RenderMetrics() const {
                  static_cast<double>(w.resident_bytes));
     }
   }
+  m.AddCounter("gpuwasm_compiles_crashed_total",
+               "Deploys whose compile was running when gpuwasm on this node died, failed at the next start.", {},
+               static_cast<double>(s.compiles_crashed));
   m.AddCounter("gpuwasm_module_cache_loads_total",
                "Wasm modules this node loaded from the compiled-module cache instead of compiling them.", {},
                static_cast<double>(s.module_cache_loads));
@@ -459,6 +462,8 @@ std::string Api::RenderMetrics() const {
     const runtime::Totals& x = t.totals;
     m.AddCounter("gpuwasm_invocations_rejected_total", "Invocations refused by admission (tenant overloaded).", l,
                  static_cast<double>(x.rejected));
+    m.AddCounter("gpuwasm_deploys_refused_total", "Deploys refused by the tenant's max_versions or max_stored_bytes.", l,
+                 static_cast<double>(x.deploys_refused));
     m.AddCounter("gpuwasm_kernels_launched_total", "Kernel launches that reached the dispatch path.", l,
                  static_cast<double>(x.kernels_launched));
     m.AddCounter("gpuwasm_back_pressure_rejections_total", "Launches refused by back-pressure (slot or deadline).", l,

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string_view>
 
+#include "common/compile_slots.h"
 #include "common/sha256.h"
 #include "common/unique_name.h"
 #include "wasm/runtime.h"
@@ -231,6 +232,7 @@ Result<Translation> Engine::TranslateInChild(std::span<const uint8_t> wasm, cons
   std::vector<std::string> argv = {options_.translator, "__translate", work.string(), EncodeImports(options_.imports),
                                    options_.interrupt_checks ? "1" : "0"};
   ProcessLimits l = options_.compile_limits;
+  l.cancel = &cancel_;
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   l.address_space_bytes = 0;  // a sanitized translator reserves terabytes of shadow memory at start
 #elif defined(__has_feature)
@@ -239,6 +241,7 @@ Result<Translation> Engine::TranslateInChild(std::span<const uint8_t> wasm, cons
 #endif
 #endif
   GPUWASM_ASSIGN_OR_RETURN(ProcessResult pr, RunLimited(argv, l));
+  if (pr.cancelled) return Status::Cancelled("the compile was cancelled (gpuwasm is shutting down)");
   if (pr.timed_out) {
     return Status::ResourceExhausted("translating the module exceeded the wall-clock limit of " +
                                      std::to_string(l.wall.count()) + " ms");
@@ -291,6 +294,12 @@ Result<Artifact> Engine::CompileUncached(std::span<const uint8_t> wasm, const st
   fs::create_directories(work, ec);
   if (ec) return Status::IoError("cannot create " + work.string() + ": " + ec.message());
   RemoveOnExit cleanup(work);
+  // A compile slot of the node for the translator and the C compiler together (compile_slots.h):
+  // however many deploys arrive, only so many compilers run at once; the rest wait their turn.
+  ProcessLimits limits = options_.compile_limits;
+  limits.cancel = &cancel_;
+  GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<CompileSlot> slot,
+                           AcquireCompileSlot(std::chrono::steady_clock::now() + limits.wall, &cancel_));
   Result<Translation> translated = options_.translator.empty()
                                        ? Translate(wasm, options_.imports, options_.interrupt_checks)
                                        : TranslateInChild(wasm, work);
@@ -310,7 +319,8 @@ Result<Artifact> Engine::CompileUncached(std::span<const uint8_t> wasm, const st
   argv.push_back((work / "module.c").string());
   argv.push_back("-o");
   argv.push_back(out.string());
-  GPUWASM_ASSIGN_OR_RETURN(ProcessResult pr, RunLimited(argv, options_.compile_limits));
+  GPUWASM_ASSIGN_OR_RETURN(ProcessResult pr, RunLimited(argv, limits));
+  if (pr.cancelled) return Status::Cancelled("the compile was cancelled (gpuwasm is shutting down)");
   if (pr.timed_out) {
     return Status::ResourceExhausted("compiling the module exceeded the wall-clock limit of " +
                                      std::to_string(options_.compile_limits.wall.count()) + " ms");

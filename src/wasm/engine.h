@@ -95,6 +95,10 @@ class Engine {
   uint64_t compiles() const { return compiles_.load(std::memory_order_relaxed); }
   uint64_t cache_loads() const { return cache_loads_.load(std::memory_order_relaxed); }
 
+  // Ends every compile of this engine now (its compiler children are killed, one waiting for a
+  // compile slot gives up): each fails with Cancelled. For shutdown; later compiles fail too.
+  void CancelCompiles() { cancel_.store(true); }
+
   // Removes work directories of compiles that a crash cut short (older than any compile may
   // run); returns how many. Done once at construction.
   size_t RemoveStaleWorkDirs();
@@ -112,6 +116,7 @@ class Engine {
   std::map<std::string, Artifact> built_;  // by key: artifacts known in this process
   std::map<std::string, std::shared_ptr<std::mutex>> in_flight_;
   std::atomic<uint64_t> compiles_{0}, cache_loads_{0};
+  std::atomic<bool> cancel_{false};
 };
 
 }  // namespace gpuwasm::wasm

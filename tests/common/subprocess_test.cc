@@ -2,7 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "common/compile_slots.h"
 
 namespace gpuwasm {
 namespace {
@@ -51,6 +60,84 @@ TEST(RunLimited, missing_program_exits_127) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, 127);
   EXPECT_NE(r->output.find("exec failed"), std::string::npos);
+}
+
+TEST(RunLimited, the_child_inherits_no_descriptor_of_its_parent) {
+  int fd = ::open("/dev/null", O_RDONLY);  // not close-on-exec, like a careless library's
+  ASSERT_GE(fd, 3);
+  auto r = RunLimited({"sh", "-c", "ls /proc/self/fd | sort -n | tr '\\n' ' '"}, {});
+  ::close(fd);
+  ASSERT_TRUE(r.ok());
+  // 0, 1, 2, and the descriptor ls reads its directory with (3): nothing of the parent's.
+  EXPECT_EQ(r->output, "0 1 2 3 ") << r->output;
+}
+
+TEST(RunLimited, a_cancel_kills_the_child_at_once) {
+  std::atomic<bool> cancel{false};
+  ProcessLimits limits;
+  limits.cancel = &cancel;
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    cancel = true;
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = RunLimited({"sh", "-c", "sleep 30 & sleep 30"}, limits);
+  auto took = std::chrono::steady_clock::now() - t0;
+  t.join();
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->cancelled);
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_FALSE(r->cpu_limit);
+  EXPECT_LT(took, std::chrono::seconds(2));
+}
+
+// The node's compile slots are lock files: another process holding them (here: other open files,
+// which flock tells apart as it would processes) keeps this one waiting, then refused in time.
+TEST(CompileSlots, held_by_another_process_they_make_a_compile_wait_then_give_up) {
+  char tmpl[] = "/tmp/gpuwasm-slots-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  std::filesystem::path dir = tmpl;
+  ASSERT_TRUE(SetCompileSlots(dir, 2).ok());
+  std::vector<int> held;
+  for (int i = 0; i < 2; ++i) {
+    int fd = ::open((dir / ("slot-" + std::to_string(i))).c_str(), O_RDWR | O_CREAT, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+    held.push_back(fd);
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  auto refused = AcquireCompileSlot(t0 + std::chrono::milliseconds(200));
+  EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("2 compiles run at once on this node"), std::string::npos);
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(190));
+  // One is released (its holder ended): the next compile takes it.
+  ::close(held.back());
+  held.pop_back();
+  auto got = AcquireCompileSlot(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  ASSERT_TRUE(got.ok()) << got.status();
+  // Both taken again; a cancel ends the wait.
+  std::atomic<bool> cancel{true};
+  EXPECT_EQ(AcquireCompileSlot(std::chrono::steady_clock::now() + std::chrono::seconds(5), &cancel).status().code(),
+            StatusCode::kCancelled);
+  got->reset();
+  for (int fd : held) ::close(fd);
+  ASSERT_TRUE(SetCompileSlots("", 1).ok());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CompileSlots, without_a_directory_the_bound_is_this_process_own) {
+  ASSERT_TRUE(SetCompileSlots("", 1).ok());
+  auto first = AcquireCompileSlot(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  ASSERT_TRUE(first.ok());
+  auto second = AcquireCompileSlot(std::chrono::steady_clock::now() + std::chrono::milliseconds(100));
+  EXPECT_EQ(second.status().code(), StatusCode::kResourceExhausted);
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    first->reset();
+  });
+  auto third = AcquireCompileSlot(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  release.join();
+  EXPECT_TRUE(third.ok()) << third.status();
 }
 
 TEST(RunLimited, empty_argv_is_an_error) {

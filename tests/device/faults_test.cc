@@ -92,8 +92,11 @@ TEST_P(Faults, pointer_of_another_context_faults) {
 TEST_P(Faults, deadline_stops_a_kernel_that_never_ends) {
   KernelHarness h{Dev()};
   auto k = h.Load("spin", "sm_80", "spin");
-  auto flag = h.Upload(std::vector<int>{1});
   auto out = h.Zeros<int>(64);
+  // A first launch that ends at once: the native tier compiles the kernel there, before the clock.
+  auto stop = h.Upload(std::vector<int>{0});
+  ASSERT_TRUE(h.Run(*k, {1}, {64}, Params(k->signature()).Add(stop).Add(out).Build()).ok());
+  auto flag = h.Upload(std::vector<int>{1});
   device::LaunchOptions o;
   o.deadline = std::chrono::steady_clock::now() + milliseconds(200);
   std::atomic<int64_t> reported_ms{-1};

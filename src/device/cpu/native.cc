@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -12,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "common/compile_slots.h"
 #include "common/sha256.h"
 #include "common/subprocess.h"
 #include "common/unique_name.h"
@@ -954,13 +957,60 @@ NativeCode::~NativeCode() {
   if (handle_ != nullptr) dlclose(handle_);
 }
 
+namespace {
+
+// Work directories of compiles running now: removed at exit() too, when a compile is cut short.
+class LiveWorkDirs {
+ public:
+  static LiveWorkDirs& Get() {
+    static auto* dirs = [] {
+      auto* d = new LiveWorkDirs();  // never destroyed: a compile thread may outlive main
+      std::atexit([] { LiveWorkDirs::Get().RemoveAll(); });
+      return d;
+    }();
+    return *dirs;
+  }
+  void Add(const fs::path& p) {
+    std::lock_guard<std::mutex> lock(mu_);
+    dirs_.insert(p);
+  }
+  void Remove(const fs::path& p) {
+    std::error_code ec;
+    fs::remove_all(p, ec);
+    std::lock_guard<std::mutex> lock(mu_);
+    dirs_.erase(p);
+  }
+
+ private:
+  void RemoveAll() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::error_code ec;
+    for (const fs::path& p : dirs_) fs::remove_all(p, ec);
+    dirs_.clear();
+  }
+  std::mutex mu_;
+  std::set<fs::path> dirs_;
+};
+
+struct WorkDir {
+  explicit WorkDir(fs::path p) : path(std::move(p)) { LiveWorkDirs::Get().Add(path); }
+  ~WorkDir() { LiveWorkDirs::Get().Remove(path); }
+  fs::path path;
+};
+
+}  // namespace
+
 Result<std::shared_ptr<const NativeCode>> NativeCode::Compile(const NativeSource& src, const std::string& cc) {
+  // A compile slot of the node (compile_slots.h): native code and Wasm modules share the bound.
+  GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<CompileSlot> slot,
+                           AcquireCompileSlot(std::chrono::steady_clock::now() + std::chrono::seconds(60)));
   std::error_code ec;
-  fs::path work = fs::temp_directory_path(ec) / ("gpuwasm-native-" + UniqueSuffix());
-  if (ec || !fs::create_directories(work, ec)) {
+  fs::path dir = fs::temp_directory_path(ec) / ("gpuwasm-native-" + UniqueSuffix());
+  if (ec || !fs::create_directories(dir, ec)) {
     return Status::IoError("cannot create a directory for native code: " + ec.message());
   }
-  RemoveOnExit cleanup(work);
+  WorkDir cleanup(dir);
+  const fs::path& work = cleanup.path;
   {
     std::ofstream out(work / "kernel.c", std::ios::binary);
     out << src.c;
@@ -1030,6 +1080,59 @@ class SlotCache {
 
 }  // namespace
 
+namespace {
+
+// Background compiles of this process, one at a time, in the order asked, on one thread that
+// lives as long as the process (its cc children die with it: PR_SET_PDEATHSIG). A process runs one
+// tenant's kernels (a worker) or one user's: one compile at a time each, and the node's compile
+// slots bound them all together. At most kMaxQueued wait; beyond, a kernel stays interpreted.
+class CompileQueue {
+ public:
+  static CompileQueue& Get() {
+    static auto* q = new CompileQueue();  // never destroyed, like its thread
+    return *q;
+  }
+  size_t threads() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return started_ ? 1 : 0;
+  }
+  bool Push(std::function<void()> job) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (jobs_.size() >= kMaxQueued) return false;
+      jobs_.push_back(std::move(job));
+      if (!started_) {
+        started_ = true;
+        std::thread([this] { Loop(); }).detach();
+      }
+    }
+    cv_.notify_one();
+    return true;
+  }
+
+ private:
+  static constexpr size_t kMaxQueued = 64;
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [&] { return !jobs_.empty(); });
+      std::function<void()> job = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      job();
+      lock.lock();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  bool started_ = false;
+};
+
+}  // namespace
+
+size_t NativeCompileThreads() { return CompileQueue::Get().threads(); }
+
 std::shared_ptr<NativeSlot> NativeSlot::For(Result<NativeSource> source) {
   if (!source.ok()) {
     auto slot = std::make_shared<NativeSlot>();
@@ -1089,8 +1192,11 @@ void NativeSlot::StartCompile(bool wait, const std::string& cc) {
   };
   if (wait) {
     job();
-  } else {
-    std::thread(job).detach();
+  } else if (!CompileQueue::Get().Push(job)) {
+    // The queue is full: the kernel stays interpreted, and may ask again after another threshold.
+    std::lock_guard<std::mutex> lock(mu_);
+    compiling_ = false;
+    interpreted_ = 0;
   }
 }
 

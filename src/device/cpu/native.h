@@ -112,6 +112,10 @@ enum class NativeMode {
   kAlways,  // compile before a kernel's first launch (tests, benchmarks)
 };
 
+// Threads of this process that compile native code in the background (0 or 1: one is started at
+// the first background compile and lives as long as the process).
+size_t NativeCompileThreads();
+
 // A kernel's native code, shared by every load of the same translation in this process (a
 // serverless runtime loads a tenant's module afresh for each invocation).
 class NativeSlot : public std::enable_shared_from_this<NativeSlot> {
