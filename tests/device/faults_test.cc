@@ -226,6 +226,41 @@ TEST_P(Faults, a_lane_past_the_second_buffer_faults_after_the_first_fit) {
   EXPECT_EQ(c, std::vector<int>(64, 0x5a5a5a5a));
 }
 
+// The deadline is checked between CTAs too, by the clock: a grid of CTAs each shorter than the
+// in-CTA check interval stops at its deadline, whatever its shape (docs/reliability.md has the
+// overshoot, measured: bench_launch --deadlines).
+TEST_P(Faults, a_grid_of_tiny_blocks_stops_at_its_deadline) {
+  if (OnGpu()) GTEST_SKIP() << "a GPU cannot stop a kernel: the context is abandoned after the grace";
+  KernelHarness h{Dev()};
+  const char* ptx =
+      ".version 8.0\n.target sm_80\n.address_size 64\n"
+      ".visible .entry tiny(.param .u64 out)\n{\n  .reg .b32 %r<3>;\n  .reg .b64 %rd<4>;\n"
+      "  ld.param.u64 %rd1, [out];\n  cvta.to.global.u64 %rd2, %rd1;\n  mov.u32 %r1, %ctaid.x;\n"
+      "  and.b32 %r2, %r1, 63;\n  mul.wide.u32 %rd3, %r2, 4;\n  add.s64 %rd2, %rd2, %rd3;\n"
+      "  st.global.u32 [%rd2], %r1;\n  ret;\n}\n";
+  auto m = h.context().LoadModule(ptx);
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto k = (*m)->GetKernel("tiny");
+  ASSERT_TRUE(k.ok());
+  auto out = h.Zeros<int>(64);
+  ASSERT_TRUE(h.Run(**k, {64}, {1}, Params((*k)->signature()).Add(out).Build()).ok());  // native: compiled here
+  for (device::Dim3 grid : {device::Dim3{2147483647, 65535, 65535}, device::Dim3{20'000'000, 1, 1}}) {
+    auto stream = *h.context().CreateStream();  // one whose last launch did not fail
+    device::LaunchOptions o;
+    auto t0 = std::chrono::steady_clock::now();
+    o.deadline = t0 + milliseconds(100);
+    device::LaunchConfig c;
+    c.grid = grid;
+    c.block = {1};
+    Status s = stream->Launch(**k, c, Params((*k)->signature()).Add(out).Build(), o);
+    if (s.ok()) s = stream->Synchronize();
+    auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s;
+    EXPECT_GE(took, 95) << s;
+    EXPECT_LE(took, 100 + 300) << grid.x;  // 50 ms on a quiet machine; slack for a loaded one
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Tier, Faults, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? std::string("native") : std::string("interpreted"); });
 

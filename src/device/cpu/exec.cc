@@ -696,19 +696,7 @@ class CtaExec {
     return mask;
   }
 
-  bool CheckStop() {
-    if (run_.failed()) return false;
-    const LaunchSpec& s = run_.spec();
-    if (s.cancel != nullptr && s.cancel->load(std::memory_order_relaxed)) {
-      run_.Fail(Status::Cancelled("launch of '" + k_.name + "' was cancelled"));
-      return false;
-    }
-    if (s.deadline && std::chrono::steady_clock::now() >= *s.deadline) {
-      run_.Fail(Status::DeadlineExceeded("launch of '" + k_.name + "' passed its deadline"));
-      return false;
-    }
-    return true;
-  }
+  bool CheckStop() { return run_.CheckStop(k_.name); }
 
   bool RunWarp(uint32_t w) {
     Warp& wp = warps_[w];
@@ -1891,6 +1879,19 @@ bool CtaExec::Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w,
 
 }  // namespace
 
+bool LaunchRun::CheckStop(const std::string& kernel) {
+  if (failed()) return false;
+  if (spec_.cancel != nullptr && spec_.cancel->load(std::memory_order_relaxed)) {
+    Fail(Status::Cancelled("launch of '" + kernel + "' was cancelled"));
+    return false;
+  }
+  if (spec_.deadline && std::chrono::steady_clock::now() >= *spec_.deadline) {
+    Fail(Status::DeadlineExceeded("launch of '" + kernel + "' passed its deadline"));
+    return false;
+  }
+  return true;
+}
+
 void LaunchRun::Work() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -1900,9 +1901,17 @@ void LaunchRun::Work() {
   // Scratch (registers, shared and local memory) is per launch and per thread, zero-filled:
   // nothing of another launch is ever visible to this one.
   std::unique_ptr<CtaExec> exec;
+  // Between CTAs too, by the clock: a CTA shorter than the in-CTA check interval (a grid of tiny
+  // blocks) would otherwise never look at the deadline. Every 4th CTA: a clock read costs about
+  // as much as the smallest CTA (one thread, a few instructions) runs.
+  uint32_t since_check = 0;
   while (!failed()) {
     uint64_t cta = next_cta_.fetch_add(1);
     if (cta >= total_ctas_) break;
+    if (++since_check == 4) {
+      since_check = 0;
+      if (!CheckStop(spec_.kernel->name)) break;
+    }
     if (!exec) exec = std::make_unique<CtaExec>(*this, p, *spec_.kernel);
     if (!exec->Run(cta)) break;
   }

@@ -69,6 +69,8 @@ class LaunchRun {
 
   void Fail(Status s);
   bool failed() const { return failed_.load(std::memory_order_relaxed); }
+  // Fails the launch when it is cancelled or past its deadline; false then (or when it failed).
+  bool CheckStop(const std::string& kernel);
   const LaunchSpec& spec() const { return spec_; }
   void AddInstructions(uint64_t n) { thread_insts_.fetch_add(n, std::memory_order_relaxed); }
 
