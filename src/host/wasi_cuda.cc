@@ -326,6 +326,8 @@ inline int32_t WasiCudaContext::LaunchInline(int32_t kernel, const uint32_t grid
   Status s = stream->Launch(*k->kernel, config, std::move(params), std::move(lo));
   if (!s.ok()) [[unlikely]] {
     token.Release();
+    // Refused by the device (its shape, its scratch over the quota): not launched.
+    kernels_launched_.store(kernels_launched_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     // The parameters are right by construction: what the device refuses is the shape (on a GPU,
     // a block larger than the compiled kernel's registers allow).
     if (s.code() == StatusCode::kInvalidArgument) {

@@ -109,6 +109,7 @@ bool IdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c
 class Lexer {
  public:
   explicit Lexer(std::string_view s) : s_(s) {}
+  size_t offset() const { return i_; }
 
   Status Next(Token* t) {
     SkipSpace();
@@ -549,6 +550,7 @@ class Parser {
     GPUWASM_RETURN_IF_ERROR(Expect('{'));
     Status s = Body(&f);
     if (!s.ok()) return s;
+    statements_ += f.body.size();
     module_.functions[function_index_] = std::move(f);
     return Status::Ok();
   }
@@ -571,9 +573,10 @@ class Parser {
         range = true;
       }
       if (count > limits_.max_registers - std::min<uint64_t>(module_.registers.size(), limits_.max_registers)) {
-        return ErrorAt(p, "too many registers");
+        return ErrorAt(p, "too many registers (at most " + std::to_string(limits_.max_registers) + " in the module)");
       }
       if (range) {
+        scopes_.back().reserve(scopes_.back().size() + count);
         for (uint64_t k = 0; k < count; ++k) GPUWASM_RETURN_IF_ERROR(AddRegister(name + std::to_string(k), type, p));
       } else {
         GPUWASM_RETURN_IF_ERROR(AddRegister(name, type, p));
@@ -603,7 +606,9 @@ class Parser {
   Status Body(Function* f) {
     int depth = 0;
     for (;;) {
-      if (f->body.size() > limits_.max_statements) return Error("too many statements");
+      if (f->body.size() + statements_ > limits_.max_statements) {
+        return Error("too many statements (more than " + std::to_string(limits_.max_statements) + " in the module)");
+      }
       if (tok_.kind == Token::kEnd) return Error("unexpected end of input: function '" + f->name + "' is not closed");
       if (IsPunct('}')) {
         GPUWASM_RETURN_IF_ERROR(Advance());
@@ -668,6 +673,7 @@ class Parser {
 
   Status InstructionStmt(Instruction* in) {
     in->pos = tok_.pos;
+    const size_t start = lex_.offset();
     if (IsPunct('@')) {
       GPUWASM_RETURN_IF_ERROR(Advance());
       if (IsPunct('!')) {
@@ -688,10 +694,19 @@ class Parser {
       in->modifiers.push_back(op.substr(dot + 1, next == std::string::npos ? std::string::npos : next - dot - 1));
       dot = next;
     }
+    if (in->modifiers.size() > 16) return Error("too many modifiers in '" + op.substr(0, 64) + "'");
+    size_t operands = 0;
     while (!IsPunct(';')) {
       if (tok_.kind == Token::kEnd) return Error("missing ';' after " + op);
+      if (lex_.offset() - start > limits_.max_statement_bytes) {
+        return Error("instruction longer than " + std::to_string(limits_.max_statement_bytes) + " bytes");
+      }
       Operand o;
       GPUWASM_RETURN_IF_ERROR(ParseOperand(&o));
+      operands += 1 + o.elements.size();
+      if (operands > limits_.max_operands) {
+        return Error("too many operands for " + op + " (at most " + std::to_string(limits_.max_operands) + ")");
+      }
       in->operands.push_back(std::move(o));
       if (IsPunct(',')) GPUWASM_RETURN_IF_ERROR(Advance());
       else if (!IsPunct(';')) return Error("expected ',' or ';' after an operand of " + op + ", found '" + tok_.text + "'");
@@ -731,11 +746,14 @@ class Parser {
     return Status::Ok();
   }
 
-  Status ParseOperand(Operand* o) {
+  // `depth`: 0 at the top, 1 in an operand list, 2 after '!': a list holds no list and '!' no '!'
+  // (no recursion without bound).
+  Status ParseOperand(Operand* o, int depth = 0) {
     o->pos = tok_.pos;
     if (IsPunct('!')) {
+      if (depth >= 2) return Error("unexpected '!'");
       GPUWASM_RETURN_IF_ERROR(Advance());
-      GPUWASM_RETURN_IF_ERROR(ParseOperand(o));
+      GPUWASM_RETURN_IF_ERROR(ParseOperand(o, 2));
       if (o->kind != Operand::Kind::kRegister) return ErrorAt(o->pos, "'!' applies to predicate registers only");
       o->negate = true;
       return Status::Ok();
@@ -772,12 +790,13 @@ class Parser {
       return Expect(']');
     }
     if (IsPunct('{') || IsPunct('(')) {
+      if (depth != 0) return Error("operand lists do not nest");
       char close = IsPunct('{') ? '}' : ')';
       GPUWASM_RETURN_IF_ERROR(Advance());
       o->kind = Operand::Kind::kVector;
       while (!IsPunct(close)) {
         Operand e;
-        GPUWASM_RETURN_IF_ERROR(ParseOperand(&e));
+        GPUWASM_RETURN_IF_ERROR(ParseOperand(&e, 1));
         o->elements.push_back(std::move(e));
         if (o->elements.size() > 64) return Error("operand list too long");
         if (IsPunct(',')) GPUWASM_RETURN_IF_ERROR(Advance());
@@ -820,6 +839,7 @@ class Parser {
   Lexer lex_;
   Token tok_;
   ParseLimits limits_;
+  size_t statements_ = 0;  // in the functions parsed so far
   Module module_;
   std::vector<std::unordered_map<std::string, int>> scopes_;
   int function_index_ = -1;

@@ -80,6 +80,19 @@ TEST(Abi, quotas_on_bytes_and_buffers) {
   EXPECT_EQ(g.Metrics().device_bytes_allocated, 3u << 20);
 }
 
+// What a launch costs the host beyond its buffers is charged to the tenant's context: a guest
+// gets WCU_ERR_QUOTA naming it, and nothing was allocated.
+TEST(Abi, launch_scratch_counts_against_the_context_quota) {
+  auto shared = std::make_shared<host::ModuleCache>(*Cpu()->CreateContext({256ull << 20}));
+  GuestInstance g("abi.wasm", {}, "", shared);
+  EXPECT_GUEST_OK(g, "test_scratch_quota");
+  auto errors = g.Errors();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("the launch of 'regs' (registers, local and shared memory of "), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("would exceed the context's quota of 268435456 bytes"), std::string::npos) << errors[0];
+  EXPECT_EQ(g.Metrics().kernels_launched, 1u);
+}
+
 TEST(Abi, quota_on_modules) {
   host::WasiCudaOptions o;
   o.max_modules = 2;

@@ -167,7 +167,36 @@ TEST(Parser, limits_bound_untrusted_input) {
   // A range count near 2^64 must not wrap the limit check (it used to, and then declared forever).
   std::string wrap = ".version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %a;\n"
                      ".reg .b32 %r<18446744073709551615>;\n}\n";
-  EXPECT_EQ(Parse(wrap).status().message(), "line 7, column 11: too many registers");
+  EXPECT_EQ(Parse(wrap).status().message(), "line 7, column 11: too many registers (at most 262144 in the module)");
+}
+
+// What one statement may cost: operands, bytes, nesting (a hostile 15 MiB statement used to take
+// 32x its size in memory, and '!' or '{' repeated recursed without bound).
+TEST(Parser, statements_are_bounded) {
+  const std::string head = ".version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<4>;\n.reg .pred %p;\n";
+  std::string many = head + "add.s32 %r1";
+  for (int i = 0; i < 40; ++i) many += ", %r2";
+  many += ";\n}\n";
+  EXPECT_NE(Parse(many).status().message().find("too many operands for add.s32 (at most 32)"), std::string::npos)
+      << Parse(many).status();
+  std::string list = head + "mov.b32 %r1, {";
+  for (int i = 0; i < 40; ++i) list += std::string(i ? ", " : "") + "%r2";
+  list += "};\n}\n";
+  EXPECT_NE(Parse(list).status().message().find("too many operands"), std::string::npos) << Parse(list).status();
+  std::string bangs = head + "@" + std::string(1 << 20, '!') + "%p bra L;\n}\n";
+  EXPECT_FALSE(Parse(bangs).ok());
+  std::string neg = head + "not.pred %p, " + std::string(1 << 20, '!') + "%p;\n}\n";
+  EXPECT_NE(Parse(neg).status().message().find("unexpected '!'"), std::string::npos) << Parse(neg).status();
+  std::string nest = head + "mov.b32 %r1, " + std::string(1 << 20, '{') + ";\n}\n";
+  EXPECT_NE(Parse(nest).status().message().find("operand lists do not nest"), std::string::npos) << Parse(nest).status();
+  std::string longer = head + "add.s32 %r1, %r2, " + std::string(70'000, 'a') + ";\n}\n";
+  EXPECT_NE(Parse(longer).status().message().find("instruction longer than 65536 bytes"), std::string::npos)
+      << Parse(longer).status();
+  ParseLimits few;
+  few.max_statements = 10;
+  std::string two = head + "ret;\nret;\nret;\nret;\nret;\nret;\n}\n.visible .entry j()\n{\nret;\nret;\nret;\nret;\nret;\nret;\n}\n";
+  EXPECT_NE(Parse(two, few).status().message().find("too many statements (more than 10 in the module)"), std::string::npos)
+      << Parse(two, few).status();
 }
 
 TEST(Parser, wide_multiply_with_missing_operands_is_an_error_not_a_crash) {

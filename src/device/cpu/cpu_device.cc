@@ -38,6 +38,7 @@ class CtaPool {
     cv_.notify_all();
     for (auto& t : threads_) t.join();
   }
+  size_t size() const { return threads_.size(); }
   void Submit(std::shared_ptr<LaunchRun> run) {
     if (threads_.empty()) return;
     {
@@ -84,6 +85,24 @@ std::shared_ptr<uint8_t> ZeroedHostMemory(uint64_t bytes) {
 
 class CpuModule;
 
+// Host memory a context spends beyond its buffers: module variables (for the module's life), the
+// scratch of its launches and the data of copies queued behind running work (until they ran).
+// Charged against the context's quota together with its buffers; a charge ends with its holder.
+struct Ledger {
+  std::atomic<uint64_t> charged{0};
+};
+class Charge {
+ public:
+  Charge(std::shared_ptr<Ledger> ledger, uint64_t bytes) : ledger_(std::move(ledger)), bytes_(bytes) {}
+  ~Charge() { ledger_->charged.fetch_sub(bytes_, std::memory_order_relaxed); }
+  Charge(const Charge&) = delete;
+  Charge& operator=(const Charge&) = delete;
+
+ private:
+  std::shared_ptr<Ledger> ledger_;
+  uint64_t bytes_;
+};
+
 class CpuKernel final : public Kernel, public std::enable_shared_from_this<CpuKernel> {
  public:
   CpuKernel(std::shared_ptr<const CpuModule> module, const KernelEntry* entry, KernelSignature sig)
@@ -105,8 +124,9 @@ class CpuKernel final : public Kernel, public std::enable_shared_from_this<CpuKe
 class CpuModule final : public Module, public std::enable_shared_from_this<CpuModule> {
  public:
   CpuModule(std::shared_ptr<const Program> program, std::vector<MemoryView::Region> globals,
-            std::vector<std::shared_ptr<uint8_t>> storage)
-      : program_(std::move(program)), globals_(std::move(globals)), storage_(std::move(storage)) {}
+            std::vector<std::shared_ptr<uint8_t>> storage, std::unique_ptr<Charge> charge)
+      : program_(std::move(program)), globals_(std::move(globals)), storage_(std::move(storage)),
+        charge_(std::move(charge)) {}
 
   Result<std::shared_ptr<const Kernel>> GetKernel(std::string_view name) const override {
     const KernelEntry* k = program_->FindKernel(name);
@@ -134,6 +154,7 @@ class CpuModule final : public Module, public std::enable_shared_from_this<CpuMo
   std::shared_ptr<const Program> program_;
   std::vector<MemoryView::Region> globals_;
   std::vector<std::shared_ptr<uint8_t>> storage_;
+  std::unique_ptr<Charge> charge_;  // its variables, against the context's quota
 };
 
 const std::shared_ptr<NativeSlot>& CpuKernel::native_slot() const {
@@ -152,9 +173,10 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
     if (bytes == 0) return Status::InvalidArgument("cannot allocate 0 bytes");
     if (generation != nullptr) *generation = 0;  // the CPU device never resets a context
     std::lock_guard<std::mutex> lock(mu_);
-    if (bytes > options_.max_bytes || allocated_ > options_.max_bytes - bytes) {
+    const uint64_t used = allocated_ + ledger_->charged.load(std::memory_order_relaxed);
+    if (bytes > options_.max_bytes || used > options_.max_bytes - bytes) {
       return Status::ResourceExhausted("allocating " + std::to_string(bytes) + " bytes would exceed the context's quota of " +
-                                       std::to_string(options_.max_bytes) + " bytes (" + std::to_string(allocated_) +
+                                       std::to_string(options_.max_bytes) + " bytes (" + std::to_string(used) +
                                        " in use)");
     }
     auto data = ZeroedHostMemory(bytes);
@@ -186,6 +208,11 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
     GPUWASM_ASSIGN_OR_RETURN(Program program, Decode(parsed));
     std::vector<MemoryView::Region> regions;
     std::vector<std::shared_ptr<uint8_t>> storage;
+    // The module's variables and its decoded code live as long as the module.
+    uint64_t held = program.code.size() * sizeof(program.code[0]);
+    for (const GlobalVariable& g : program.globals) held += g.size;
+    GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<Charge> charge,
+                             ChargeHost(held, "the module (its .global and .const variables and decoded code)"));
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (GlobalVariable& g : program.globals) {
@@ -199,9 +226,15 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
       }
     }
     auto module = std::make_shared<CpuModule>(std::make_shared<const Program>(std::move(program)), std::move(regions),
-                                              std::move(storage));
+                                              std::move(storage), std::move(charge));
     std::lock_guard<std::mutex> lock(mu_);
     modules_[key] = module;
+    // Entries of modules no one holds any more go, once the map doubled since the last sweep: a
+    // tenant loading endless distinct PTX leaves nothing behind.
+    if (modules_.size() >= sweep_at_) {
+      std::erase_if(modules_, [](const auto& e) { return e.second.expired(); });
+      sweep_at_ = std::max<size_t>(64, modules_.size() * 2);
+    }
     return std::shared_ptr<const Module>(module);
   }
 
@@ -210,6 +243,30 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
   uint64_t allocated_bytes() const override {
     std::lock_guard<std::mutex> lock(mu_);
     return allocated_;
+  }
+  // Its buffers and what is charged beside them (module variables, launch scratch, staged copies).
+  uint64_t reserved_bytes() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return allocated_ + ledger_->charged.load(std::memory_order_relaxed);
+  }
+  size_t module_entries() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return modules_.size();
+  }
+
+  // Charges `bytes` of host memory spent for `what` to the context's quota (ResourceExhausted
+  // naming it beyond); the charge ends with the returned object.
+  Result<std::unique_ptr<Charge>> ChargeHost(uint64_t bytes, const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const uint64_t used = allocated_ + ledger_->charged.load(std::memory_order_relaxed);
+    if (bytes > options_.max_bytes || used > options_.max_bytes - bytes) {
+      return Status::ResourceExhausted(what + " need " + std::to_string(bytes) +
+                                       " bytes of host memory, which would exceed the context's quota of " +
+                                       std::to_string(options_.max_bytes) + " bytes (" + std::to_string(used) +
+                                       " in use)");
+    }
+    ledger_->charged.fetch_add(bytes, std::memory_order_relaxed);
+    return std::make_unique<Charge>(ledger_, bytes);
   }
 
   // Host address of [ptr, ptr + bytes) in one live allocation.
@@ -257,8 +314,10 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
   std::map<DevicePtr, Allocation> allocs_;
   uint64_t next_addr_;
   uint64_t allocated_ = 0;
+  std::shared_ptr<Ledger> ledger_ = std::make_shared<Ledger>();
   ContextOptions options_;
   std::map<std::string, std::weak_ptr<CpuModule>> modules_;
+  size_t sweep_at_ = 64;
 };
 
 class CpuDevice final : public Device, public std::enable_shared_from_this<CpuDevice> {
@@ -312,9 +371,16 @@ class CpuStream final : public Stream {
   Status MemcpyHtoD(DevicePtr dst, const void* src, uint64_t bytes) override {
     std::shared_ptr<uint8_t> keep;
     GPUWASM_RETURN_IF_ERROR(ctx_->Resolve(dst, bytes, &keep).status());
-    auto data = std::make_shared<std::vector<uint8_t>>(static_cast<const uint8_t*>(src),
-                                                       static_cast<const uint8_t*>(src) + bytes);
-    return Enqueue([this, dst, data]() -> Status {
+    // The data waits in host memory until the copy runs (after the stream's earlier work).
+    GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<Charge> c, ctx_->ChargeHost(bytes, "a copy queued behind running work"));
+    std::shared_ptr<std::vector<uint8_t>> data;
+    try {
+      data = std::make_shared<std::vector<uint8_t>>(static_cast<const uint8_t*>(src),
+                                                    static_cast<const uint8_t*>(src) + bytes);
+    } catch (const std::bad_alloc&) {
+      return Status::ResourceExhausted("out of host memory to stage a copy of " + std::to_string(bytes) + " bytes");
+    }
+    return Enqueue([this, dst, data, charge = std::shared_ptr<Charge>(std::move(c))]() -> Status {
       std::shared_ptr<uint8_t> k;
       GPUWASM_ASSIGN_OR_RETURN(uint8_t * p, ctx_->Resolve(dst, data->size(), &k));
       std::memcpy(p, data->data(), data->size());
@@ -366,9 +432,21 @@ class CpuStream final : public Stream {
     }
     // Keep the kernel (and so its module and program) alive until the launch ran.
     std::shared_ptr<const CpuKernel> hold = k->shared_from_this();
+    // Each thread that runs its CTAs (the stream's and the device pool's, at most one per CTA)
+    // holds a CTA's scratch: charged from now until the launch ran.
+    const Program& prog = *hold->module().program();
+    const uint64_t ctas = config.grid.count();
+    const uint64_t runners = std::min<uint64_t>(ctx_->device().pool().size() + 1, std::max<uint64_t>(ctas, 1));
+    const uint64_t per_cta = CtaScratchBytes(prog, config);
+    const uint64_t scratch = per_cta > UINT64_MAX / runners ? UINT64_MAX : per_cta * runners;
+    GPUWASM_ASSIGN_OR_RETURN(
+        std::unique_ptr<Charge> c,
+        ctx_->ChargeHost(scratch, "the launch of '" + k->signature().name + "' (registers, local and shared memory of " +
+                                        std::to_string(runners) + " CTAs of " + std::to_string(config.block.count()) +
+                                        " threads at once, " + std::to_string(per_cta) + " bytes each)"));
     auto p = std::make_shared<std::vector<uint8_t>>(std::move(params));
     auto deadline = options.deadline;
-    return Enqueue([this, hold, config, p, deadline]() -> Status {
+    return Enqueue([this, hold, config, p, deadline, charge = std::shared_ptr<Charge>(std::move(c))]() -> Status {
       LaunchSpec spec;
       spec.program = hold->module().program();
       spec.kernel = hold->entry();
@@ -499,6 +577,11 @@ uint64_t LastLaunchInstructions(const Stream& stream) {
 bool LastLaunchWasNative(const Stream& stream) {
   const auto* s = dynamic_cast<const CpuStream*>(&stream);
   return s != nullptr && s->last_native();
+}
+
+size_t ModuleEntries(const Context& context) {
+  const auto* c = dynamic_cast<const CpuContext*>(&context);
+  return c != nullptr ? c->module_entries() : 0;
 }
 
 std::string NativeCodeWhyNot(const Kernel& kernel) {

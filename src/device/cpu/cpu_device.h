@@ -34,6 +34,10 @@ uint64_t LastLaunchInstructions(const Stream& stream);
 // Whether the last launch on `stream` (a CPU stream) ran native code.
 bool LastLaunchWasNative(const Stream& stream);
 
+// Entries of the context's module map (loaded PTX by its hash; those of released modules are
+// swept as it grows), for tests.
+size_t ModuleEntries(const Context& context);
+
 // Why `kernel` (of a CPU device) has no native code: the instruction the translation does not
 // cover, or the compiler's error; "" when it has (or may still get) native code.
 std::string NativeCodeWhyNot(const Kernel& kernel);

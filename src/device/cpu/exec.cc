@@ -1879,6 +1879,17 @@ bool CtaExec::Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w,
 
 }  // namespace
 
+uint64_t CtaScratchBytes(const Program& p, const LaunchConfig& config) {
+  const uint64_t threads = config.block.count();
+  const uint64_t lanes = (threads + 31) / 32 * 32;
+  return lanes * p.slot_count * sizeof(uint64_t)                      // registers
+         + p.static_shared_bytes + config.shared_bytes + 16             // shared memory
+         + lanes * p.local_bytes + 16                                   // local memory
+         + lanes * (1 + kMaxCallDepth * sizeof(Frame))                  // call depth and frames
+         + p.code.size() * (sizeof(MemoryView::Region) + 1)             // per-instruction state
+         + uint64_t{p.slot_count} * 2 + threads * 2 * sizeof(uint32_t);  // uniformity, native next[]
+}
+
 bool LaunchRun::CheckStop(const std::string& kernel) {
   if (failed()) return false;
   if (spec_.cancel != nullptr && spec_.cancel->load(std::memory_order_relaxed)) {
@@ -1912,7 +1923,16 @@ void LaunchRun::Work() {
       since_check = 0;
       if (!CheckStop(spec_.kernel->name)) break;
     }
-    if (!exec) exec = std::make_unique<CtaExec>(*this, p, *spec_.kernel);
+    if (!exec) {
+      // Charged to the context before the launch was queued; the host may still be short of it.
+      try {
+        exec = std::make_unique<CtaExec>(*this, p, *spec_.kernel);
+      } catch (const std::bad_alloc&) {
+        Fail(Status::ResourceExhausted("out of host memory for the scratch of a CTA of '" + spec_.kernel->name + "' (" +
+                                       std::to_string(CtaScratchBytes(p, spec_.config)) + " bytes)"));
+        break;
+      }
+    }
     if (!exec->Run(cta)) break;
   }
   std::lock_guard<std::mutex> lock(mu_);

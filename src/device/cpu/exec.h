@@ -54,6 +54,11 @@ struct LaunchSpec {
   std::shared_ptr<const NativeCode> native;    // the kernel's native code, else interpreted
 };
 
+// Host memory one participating thread holds to run CTAs of `config` (registers of every thread,
+// shared and local memory, call frames, per-instruction state), zero-filled for each launch: what
+// a launch costs beyond its buffers, charged to the context's quota (cpu_device.cc).
+uint64_t CtaScratchBytes(const Program& p, const LaunchConfig& config);
+
 // State shared by the threads executing one launch.
 class LaunchRun {
  public:

@@ -185,6 +185,22 @@ EXPORT(test_module_quota) {  /* the host allows 2 modules */
   return 0;
 }
 
+/* 200,000 registers a thread: a CTA of 1024 threads would zero-fill 1.6 GB of register file. */
+static const unsigned char huge_regs_ptx[] =
+    ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry regs(.param .u64 out)\n{\n"
+    "  .reg .b64 %rd<200000>;\n  ld.param.u64 %rd1, [out];\n  ret;\n}\n";
+
+EXPORT(test_scratch_quota) {  /* the host's context allows 256 MiB */
+  int32_t k = load(huge_regs_ptx, sizeof huge_regs_ptx - 1, "regs");
+  EXPECT(k > 0);
+  wcu_arg args[] = {wcu_arg_u64(0)};
+  EXPECT(wcu_launch(k, 4, 1, 1, 1024, 1, 1, 0, args, 1) == WCU_ERR_QUOTA);
+  emit_error();
+  EXPECT(wcu_launch(k, 1, 1, 1, 1, 1, 1, 0, args, 1) == 0);  /* one warp's worth: 51 MB, within it */
+  EXPECT(wcu_synchronize() == 0);
+  return 0;
+}
+
 EXPORT(test_device_fault) {
   int32_t k = load(oob_write_ptx, oob_write_ptx_len, "oob_write");
   int32_t d = wcu_mem_alloc(256 * 4);
