@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Load test of `gpuwasm serve` (docs/reliability.md).
 
-    load_test.py GPUWASM BUILD_DIR [--clients 64] [--seconds 60] [--warmup 15] [--max-growth 5] [--attacker]
+    load_test.py GPUWASM BUILD_DIR [--clients 64] [--seconds 60] [--warmup 15] [--max-growth 5] [--attacker | --soak]
 
 Starts a server on loopback with a fresh store, deploys a mix of guests, and runs CLIENTS
 concurrent clients for SECONDS: each request picks a function at random and checks its answer
@@ -17,6 +17,14 @@ through what ends a tenant worker: a device fault (device_fault), a memory bomb 
 worker_memory (worker_lost), a kernel that never ends (deadline) and a trap mid-launch. The load
 tenant must still see zero wrong results; at the end no worker process, worker TMPDIR or server
 descriptor may be left beyond what the run started with.
+
+With --soak (the CPU device) the run alternates quiet phases and phases where "mallory" cycles
+through what used to take a node down (docs/reliability.md): a module declaring 20 M locals, PTX
+declaring 200,000 registers launched in CTAs of 1024 threads, 256 MiB of module variables, a grid
+of 2^31-1 x 65535 x 65535 one-thread CTAs, a statement of a million '!', distinct deploys without
+end (until max_versions), a file that is not wasm, and a memory bomb over worker_memory. The load
+tenant must see zero wrong results and zero errors, and its p99 latency in the attacked phases
+must stay within 2x of the quiet phases (interleaved in the same run).
 """
 import hashlib
 import argparse, http.client, json, os, random, re, signal, subprocess, sys, tempfile, threading, time
@@ -51,7 +59,10 @@ def main():
     ap.add_argument("--trace", action="store_true", help="print resident memory every 10 s")
     ap.add_argument("--max-growth", type=float, default=5, help="allowed resident-memory growth after warm-up, %%")
     ap.add_argument("--attacker", action="store_true", help="a second tenant ends its worker again and again")
+    ap.add_argument("--soak", action="store_true", help="a second tenant cycles through hostile inputs, in alternate phases")
+    ap.add_argument("--max-p99-ratio", type=float, default=2, help="--soak: allowed p99 of attacked over quiet phases")
     args = ap.parse_args()
+    hostile = args.attacker or args.soak
     b = args.build
     tmp = tempfile.mkdtemp(prefix="gpuwasm-load-")
     cfg = os.path.join(tmp, "config.toml")
@@ -60,10 +71,12 @@ def main():
     with open(cfg, "w") as f:
         f.write(f'[runtime]\nstore = "{tmp}/store"\nrunaway_grace = "300ms"\n[server]\nlisten = "127.0.0.1:0"\n'
                 f'[[tenants]]\nname = "load"\nconcurrent_invocations = {args.clients * 2}\nmax_deadline = "10s"\n')
-        if args.attacker:
+        if hostile:
             f.write(f'tokens = ["{sha(load_token)}"]\n'
                     f'[[tenants]]\nname = "mallory"\ntokens = ["{sha(mallory_token)}"]\nconcurrent_invocations = 16\n'
                     f'max_deadline = "10s"\nworker_memory = "192MiB"\n')
+        if args.soak:
+            f.write('device_bytes = "256MiB"\nmax_versions = 40\n')
     cmd = [args.gpuwasm, "serve", "--config", cfg, "--no-gpm"]
     server_env = dict(os.environ)
     if args.attacker:
@@ -73,7 +86,7 @@ def main():
     line = server.stdout.readline()
     port = int(re.search(r"127\.0\.0\.1:(\d+)", line).group(1))
     env = dict(os.environ, GPUWASM_SERVER=f"http://127.0.0.1:{port}")
-    if args.attacker:
+    if hostile:
         env["GPUWASM_TOKEN"] = load_token
     deploys = [("hello", f"{b}/examples/hello/hello.wasm", None),
                ("saxpy", f"{b}/examples/saxpy/saxpy.wasm", None),
@@ -85,7 +98,9 @@ def main():
         cmd = [args.gpuwasm, "deploy", path, "--name", name] + (["--entry", entry] if entry else [])
         subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
     attacks = [("fault", "fault"), ("bomb", "fill_holding"), ("forever", "never_ending_kernel"), ("trap", "trap_mid_launch")]
-    if args.attacker:
+    if args.soak:
+        attacks = [("bomb", "fill_holding"), ("ptx", "launch_input")]
+    if hostile:
         for name, entry in attacks:
             cmd = [args.gpuwasm, "deploy", f"{b}/tests/runtime/modules/lifecycle.wasm", "--name", name, "--entry", entry]
             subprocess.run(cmd, env=dict(env, GPUWASM_TOKEN=mallory_token), check=True, stdout=subprocess.DEVNULL)
@@ -116,14 +131,91 @@ def main():
         return False
 
     weights = [("hello", 30), ("echo", 30), ("saxpy", 20), ("fault", 8), ("trap", 7), ("spin", 5)]
+    if args.soak:
+        # Latency is the figure: only the guests that answer at once (a spinner waits for its deadline).
+        weights = [(n, w) for n, w in weights if n in ("hello", "echo", "saxpy")]
     if args.attacker:
         # On the fake GPU the load tenant's own faults and runaway kernels cost its own running instances
         # their GPU state (as on a GPU): here only mallory does such things.
         weights = [(n, w) for n, w in weights if n not in ("fault", "trap")]
     names = [n for n, w in weights for _ in range(w)]
 
-    auth = {"Authorization": f"Bearer {load_token}"} if args.attacker else {}
+    auth = {"Authorization": f"Bearer {load_token}"} if hostile else {}
     attack_stats = {}
+    # --soak: phases of equal length, quiet and attacked in turn; latencies by phase.
+    phases = 4
+    started_at = [0.0]
+    def phase_attacked():
+        return int((time.monotonic() - started_at[0]) / (args.seconds / phases)) % 2 == 1
+    latencies = {False: [], True: []}
+
+    def leb(n):
+        out = bytearray()
+        while True:
+            b = n & 0x7F
+            n >>= 7
+            out.append(b | 0x80 if n else b)
+            if not n:
+                return bytes(out)
+    def section(i, body):
+        return bytes([i]) + leb(len(body)) + body
+    def module(export):  # () -> () exported as _start and as `export`
+        e = export.encode()
+        exports = leb(2) + leb(6) + b"_start\0" + leb(0) + leb(len(e)) + e + b"\0" + leb(0)
+        return (b"\0asm\1\0\0\0" + section(1, leb(1) + b"\x60\0\0") + section(3, leb(1) + leb(0)) + section(7, exports)
+                + section(10, leb(1) + leb(2) + leb(0) + b"\x0b"))
+    def locals_bomb():  # 54 bytes: one function declaring 20 M locals
+        body = leb(1) + leb(20_000_000) + b"\x7f\x0b"
+        return (b"\0asm\1\0\0\0" + section(1, leb(1) + b"\x60\0\0") + section(3, leb(1) + leb(0))
+                + section(7, leb(1) + leb(6) + b"_start\0" + leb(0)) + section(10, leb(1) + leb(len(body)) + body))
+    ptx_head = ".version 8.0\n.target sm_80\n.address_size 64\n"
+    def launch_input(grid, block, decls, body):
+        ptx = ptx_head + decls + ".visible .entry k(.param .u64 out)\n{\n" + body + "  ret;\n}\n"
+        return b"".join(v.to_bytes(4, "little") for v in grid + block) + ptx.encode()
+    soak_attacks = [
+        ("regs", "launch", launch_input((4, 1, 1), (1024, 1, 1), "", "  .reg .b64 %rd<200000>;\n  ld.param.u64 %rd1, [out];\n")),
+        ("globals", "launch", launch_input((1, 1, 1), (1, 1, 1), ".global .align 8 .b8 big[268435456];\n", "")),
+        ("tiny_blocks", "launch", launch_input((2147483647, 65535, 65535), (1, 1, 1), "", "")),
+        ("bangs", "launch", launch_input((1, 1, 1), (1, 1, 1), "", "  .reg .pred %p;\n  not.pred %p, " + "!" * 500_000 + "%p;\n")),
+        ("locals", "deploy", locals_bomb()),
+        ("junk", "deploy", b"#!/bin/sh\necho not a module\n"),
+        ("flood", "deploy", None),
+        ("bomb", "invoke", (400 << 20).to_bytes(8, "little")),
+    ]
+
+    def soak_attacker(seed):
+        rng = random.Random(seed)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        n = 0
+        while time.monotonic() < stop:
+            if not phase_attacked():
+                time.sleep(0.05)
+                continue
+            name, kind, body = rng.choice(soak_attacks)
+            h = {"Authorization": f"Bearer {mallory_token}"}
+            if kind == "launch":
+                target = "/v1/functions/ptx/invoke?timeout=" + ("300ms" if name == "tiny_blocks" else "5s")
+            elif kind == "invoke":
+                target = f"/v1/functions/{name}/invoke?timeout=5s"
+            else:
+                n += 1
+                if body is None:
+                    body = module(f"f{seed}_{n}")
+                target = f"/v1/functions?name={name}"
+                h["Content-Type"] = "application/wasm"
+            try:
+                conn.request("POST", target, body=body, headers=h)
+                r = conn.getresponse()
+                out = r.read()
+                key = f"{name}:{r.headers.get('X-Gpuwasm-Status') or r.status}"
+                if kind == "launch" and r.status == 200:
+                    key += ":" + out.decode(errors="replace")
+            except Exception as e:
+                key = f"{name}:{e.__class__.__name__}"
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            with lock:
+                attack_stats[key] = attack_stats.get(key, 0) + 1
 
     def attacker(seed):
         # Mallory's clients: every answer is counted by status; none may hang or drop.
@@ -153,11 +245,16 @@ def main():
             sent = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 2048))) if name in ("hello", "echo") else b""
             target = f"/v1/functions/{name}/invoke" + ("?timeout=150ms" if name == "spin" else "")
             try:
+                attacked = phase_attacked()
+                t0 = time.monotonic()
                 conn.request("POST", target, body=sent, headers=auth)
                 r = conn.getresponse()
                 body = r.read()
+                took = time.monotonic() - t0
                 ok = check(name, r.status, r.headers, body, sent)
                 with lock:
+                    if attacked == phase_attacked():  # not across a phase change
+                        latencies[attacked].append(took)
                     stats["requests"] += 1
                     stats["by"][name] = stats["by"].get(name, 0) + 1
                     if not ok:
@@ -175,7 +272,10 @@ def main():
     threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
     if args.attacker:
         threads += [threading.Thread(target=attacker, args=(1000 + i,)) for i in range(2)]
+    if args.soak:
+        threads += [threading.Thread(target=soak_attacker, args=(1000 + i,)) for i in range(2)]
     started = time.monotonic()
+    started_at[0] = started
     for t in threads:
         t.start()
     samples = []  # taken while the clients run
@@ -222,6 +322,24 @@ def main():
           f"growth {growth:+.1f} %")
     print(f"at the end: device bytes live {live_bytes:.0f}, running instances {running:.0f}")
     leaks_ok = True
+    if args.soak:
+        def pct(xs, q):
+            xs = sorted(xs)
+            return xs[min(len(xs) - 1, int(len(xs) * q))] * 1000 if xs else float("nan")
+        q50, q99 = pct(latencies[False], 0.5), pct(latencies[False], 0.99)
+        a50, a99 = pct(latencies[True], 0.5), pct(latencies[True], 0.99)
+        print(f"attacker (mallory) answers: {dict(sorted(attack_stats.items()))}")
+        print(f"load tenant latency, quiet phases: p50 {q50:.1f} ms p99 {q99:.1f} ms ({len(latencies[False])} requests); "
+              f"attacked phases: p50 {a50:.1f} ms p99 {a99:.1f} ms ({len(latencies[True])} requests); "
+              f"p99 ratio {a99 / q99:.2f}x (allowed {args.max_p99_ratio:g})")
+        # An answer is counted by its status (lower case) or HTTP code; a dropped connection or a
+        # timeout by its exception's class name (upper case).
+        dropped = sum(n for k, n in attack_stats.items() if k.split(":")[1][:1].isupper())
+        answered = sum(attack_stats.values()) - dropped
+        print(f"attacks answered {answered}, dropped or timed out {dropped}")
+        # Every kind of attack was tried and answered.
+        tried = {k.split(":")[0] for k in attack_stats}
+        leaks_ok = a99 <= args.max_p99_ratio * q99 and dropped == 0 and len(tried) == len(soak_attacks)
     if args.attacker:
         print(f"attacker (mallory) answers: {dict(sorted(attack_stats.items()))}")
         print(f"worker processes at the end of the run: {len(workers)} (load's, mallory's); server descriptors "

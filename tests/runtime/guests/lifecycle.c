@@ -97,3 +97,43 @@ EXPORT(never_ending_kernel) {
   if (wcu_launch(k, 1, 1, 1, 32, 1, 1, 0, args, 2) != 0) return 3;
   return -wcu_synchronize();
 }
+
+/* Loads the PTX its input carries after a 24-byte header (grid x, y, z and block x, y, z as u32)
+ * and launches its kernel "k" on a 256-byte buffer: whatever PTX and shape a hostile tenant sends.
+ * Writes "load L launch N sync S" (0 or the negated WCU_ERR_* code of each step) and exits 0. */
+EXPORT(launch_input) {
+  static unsigned char ptx[1 << 20];
+  uint32_t dims[6] = {1, 1, 1, 1, 1, 1};
+  int32_t n = gpuwasm_input_len() - 24;
+  if (n <= 0 || n > (int32_t)sizeof ptx) return 1;
+  gpuwasm_input_read(dims, 24, 0);
+  gpuwasm_input_read(ptx, n, 24);
+  int32_t load_rc = 0, launch_rc = 0, sync_rc = 0;
+  int32_t k = load(ptx, (unsigned)n, "k");
+  int32_t d = wcu_mem_alloc(256);
+  if (k < 0) {
+    load_rc = k;
+  } else {
+    wcu_arg args[] = {wcu_arg_buffer(d, 0)};
+    launch_rc = wcu_launch(k, dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], 0, args, 1);
+    sync_rc = wcu_synchronize();
+  }
+  char out[64];
+  int len = 0;
+  const char* parts[3] = {"load ", " launch ", " sync "};
+  int32_t codes[3] = {load_rc, launch_rc, sync_rc};
+  for (int i = 0; i < 3; ++i) {
+    for (const char* p = parts[i]; *p; ++p) out[len++] = *p;
+    int32_t v = codes[i] < 0 ? -codes[i] : codes[i];
+    if (codes[i] < 0) out[len++] = '-';
+    char digits[12];
+    int nd = 0;
+    do {
+      digits[nd++] = (char)('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    while (nd > 0) out[len++] = digits[--nd];
+  }
+  gpuwasm_output_write(out, len);
+  return 0;
+}
