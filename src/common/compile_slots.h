@@ -36,7 +36,8 @@ class CompileSlot {
   bool counted_ = false;
 };
 
-// Waits for a free slot until `give_up` (ResourceExhausted then) or `cancel` (Cancelled).
+// Waits for a free slot until `give_up` (Unavailable then: the node is busy, try again later) or
+// `cancel` (Cancelled).
 Result<std::unique_ptr<CompileSlot>> AcquireCompileSlot(std::chrono::steady_clock::time_point give_up,
                                                         const std::atomic<bool>* cancel = nullptr);
 

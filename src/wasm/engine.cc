@@ -298,8 +298,9 @@ Result<Artifact> Engine::CompileUncached(std::span<const uint8_t> wasm, const st
   // however many deploys arrive, only so many compilers run at once; the rest wait their turn.
   ProcessLimits limits = options_.compile_limits;
   limits.cancel = &cancel_;
+  // A deploy waits as long as it takes (the node is busy, the module is not at fault), until cancelled.
   GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<CompileSlot> slot,
-                           AcquireCompileSlot(std::chrono::steady_clock::now() + limits.wall, &cancel_));
+                           AcquireCompileSlot(std::chrono::steady_clock::time_point::max(), &cancel_));
   Result<Translation> translated = options_.translator.empty()
                                        ? Translate(wasm, options_.imports, options_.interrupt_checks)
                                        : TranslateInChild(wasm, work);

@@ -1181,6 +1181,13 @@ void NativeSlot::StartCompile(bool wait, const std::string& cc) {
   auto job = [self = shared_from_this(), cc, src = source_]() {
     auto r = NativeCode::Compile(*src, cc);
     std::lock_guard<std::mutex> lock(self->mu_);
+    if (!r.ok() && r.status().code() == StatusCode::kUnavailable) {
+      // No compile slot in time (the node is busy): interpreted for now, asked again later.
+      self->compiling_ = false;
+      self->interpreted_ = 0;
+      self->cv_.notify_all();
+      return;
+    }
     if (r.ok()) {
       self->code_ = std::move(*r);
     } else {
