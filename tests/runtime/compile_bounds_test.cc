@@ -106,11 +106,15 @@ TEST_F(CompileBounds, one_tenants_slow_deploys_do_not_hold_back_anothers) {
   ASSERT_TRUE(ready.ok());
   EXPECT_EQ(ready->status, store::DeployStatus::kReady) << ready->error;
   auto beta_took = Clock::now() - t0;
-  // beta's compile ran after the one of acme's running then, not after all four.
-  auto last = rt->GetFunction("acme", slow.back().id);
-  ASSERT_TRUE(last.ok());
-  EXPECT_EQ(last->status, store::DeployStatus::kCompiling);
-  EXPECT_LT(beta_took, milliseconds(2900));
+  // beta's compile ran after the one of acme's running then (and at most one more, taken in the
+  // same round), not after all four (first come, first served: 4 s of acme's first).
+  int acme_ready = 0;
+  for (const auto& f : slow) {
+    auto r = rt->GetFunction("acme", f.id);
+    ASSERT_TRUE(r.ok());
+    acme_ready += r->status == store::DeployStatus::kReady ? 1 : 0;
+  }
+  EXPECT_LE(acme_ready, 2) << "beta waited " << std::chrono::duration_cast<milliseconds>(beta_took).count() << " ms";
   for (const auto& f : slow) {
     auto r = rt->WaitReady("acme", f.id, milliseconds(60'000));
     ASSERT_TRUE(r.ok());
