@@ -239,7 +239,9 @@ TEST_P(Isolated, a_kernel_that_never_ends_costs_only_its_tenant) {
   }
   auto t0 = Clock::now();
   InvokeResult r = Life("never_ending_kernel", "", milliseconds(300));
-  EXPECT_EQ(r.exit_status, 10);  // the guest's synchronize returned WCU_ERR_DEADLINE at the deadline
+  // The guest's synchronize returned WCU_ERR_DEADLINE at the deadline (exit 10), or, the same
+  // instant, the invocation's deadline stopped the guest first (a loaded machine: a sanitizer build).
+  EXPECT_TRUE(r.exit_status == 10 || r.status == InvocationStatus::kDeadline) << r.exit_status << " " << r.error;
   EXPECT_LT(Clock::now() - t0, milliseconds(3000));
   // A trap while a 5 s kernel runs: the instance is torn down without waiting for the kernel.
   InvokeResult trap = Life("trap_mid_launch");

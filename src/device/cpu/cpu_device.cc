@@ -218,7 +218,7 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
       for (GlobalVariable& g : program.globals) {
         auto data = ZeroedHostMemory(g.size);
         if (!data) return Status::ResourceExhausted("out of host memory for module variable " + g.name);
-        std::memcpy(data.get(), g.init.data(), std::min<uint64_t>(g.init.size(), g.size));
+        if (!g.init.empty()) std::memcpy(data.get(), g.init.data(), std::min<uint64_t>(g.init.size(), g.size));
         DevicePtr addr = Reserve(g.size);
         program.consts[g.address_slot - program.const_base] = addr;
         regions.push_back({addr, g.size, data.get()});
