@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <fstream>
 
 #include <atomic>
 #include <chrono>
@@ -70,6 +74,37 @@ TEST(RunLimited, the_child_inherits_no_descriptor_of_its_parent) {
   ASSERT_TRUE(r.ok());
   // 0, 1, 2, and the descriptor ls reads its directory with (3): nothing of the parent's.
   EXPECT_EQ(r->output, "0 1 2 3 ") << r->output;
+}
+
+// A compiler never outlives the process that started it: killed with it (PR_SET_PDEATHSIG).
+TEST(RunLimited, the_child_dies_with_the_process_that_started_it) {
+  char path[] = "/tmp/gpuwasm-pdeath-XXXXXX";
+  int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  pid_t helper = ::fork();
+  ASSERT_GE(helper, 0);
+  if (helper == 0) {
+    (void)RunLimited({"sh", "-c", std::string("echo $$ > ") + path + "; exec sleep 30"}, {});
+    ::_exit(0);
+  }
+  pid_t child = 0;
+  for (int i = 0; i < 500 && child == 0; ++i) {
+    std::ifstream(path) >> child;
+    if (child == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(child, 0);
+  ::kill(helper, SIGKILL);
+  ::waitpid(helper, nullptr, 0);
+  auto alive = [&] {  // a zombie waiting for its new parent to reap it is dead too
+    std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+    std::string pid, comm, state;
+    return static_cast<bool>(stat >> pid >> comm >> state) && state != "Z";
+  };
+  for (int i = 0; i < 200 && alive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_FALSE(alive()) << "the child " << child << " outlived the process that started it";
+  if (alive()) ::kill(child, SIGKILL);
+  ::unlink(path);
 }
 
 TEST(RunLimited, a_cancel_kills_the_child_at_once) {
