@@ -243,15 +243,17 @@ class Session : public InFlight, public std::enable_shared_from_this<Session> {
 
   // Closing at once while the client still sends its body makes the kernel reset the connection,
   // and the client may never read the answer. So: stop sending, read and discard what the client
-  // still sends until it stops (EOF), or at most 64 MiB or 5 s, then close.
+  // still sends until it stops (EOF), or at most 64 MiB, 5 s without a byte or 30 s in all, then
+  // close. (A slow client, a loaded machine, takes more than 5 s to send 16 MiB.)
   void Linger() {
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     linger_left_ = 64u << 20;
-    stream_.expires_after(std::chrono::seconds(5));
+    linger_until_ = Clock::now() + std::chrono::seconds(30);
     Drain();
   }
   void Drain() {
+    stream_.expires_after(std::min<Clock::duration>(std::chrono::seconds(5), linger_until_ - Clock::now()));
     drain_.resize(64 << 10);
     stream_.async_read_some(net::buffer(drain_), [self = shared_from_this()](beast::error_code ec, size_t n) {
       if (ec || n >= self->linger_left_) return self->Close();
@@ -275,6 +277,7 @@ class Session : public InFlight, public std::enable_shared_from_this<Session> {
   std::string client_;
   std::vector<char> drain_;
   uint64_t linger_left_ = 0;
+  Clock::time_point linger_until_;
   bool handling_ = false;  // a handler runs for the current request (on the session's executor)
   bool answered_ = false;  // ... and shutdown answered it
   unsigned version_ = 11;

@@ -238,7 +238,9 @@ TEST_P(Isolated, a_kernel_that_never_ends_costs_only_its_tenant) {
     });
   }
   auto t0 = Clock::now();
-  InvokeResult r = Life("never_ending_kernel", "", milliseconds(300));
+  // 800 ms: time for the guest to reach its launch on a loaded machine (a sanitizer build beside
+  // the rest of the suite took over 300 ms, and the launch found its deadline passed).
+  InvokeResult r = Life("never_ending_kernel", "", milliseconds(800));
   // The guest's synchronize returned WCU_ERR_DEADLINE at the deadline (exit 10), or, the same
   // instant, the invocation's deadline stopped the guest first (a loaded machine: a sanitizer build).
   EXPECT_TRUE(r.exit_status == 10 || r.status == InvocationStatus::kDeadline) << r.exit_status << " " << r.error;
