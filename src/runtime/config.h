@@ -55,7 +55,7 @@ std::string_view IsolationName(Isolation i);
 struct ServerConfig {
   std::string listen = "127.0.0.1:8080";
   uint64_t max_body = 64ull << 20;                 // any request body, before tenant limits
-  std::chrono::milliseconds read_timeout{30'000};  // to receive one request (slow clients)
+  std::chrono::milliseconds read_timeout{30'000};  // to receive one request, + 1 s per MiB of body
   std::chrono::milliseconds idle_timeout{60'000};  // keep-alive connection without a request
   std::string metrics_token_sha256;                // "" = /metrics needs no token
   uint32_t io_threads = 2;

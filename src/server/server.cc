@@ -175,7 +175,10 @@ class Session : public InFlight, public std::enable_shared_from_this<Session> {
     method_ = std::string(parser_->get().method_string().data(), parser_->get().method_string().size());
     if (admission_.reject) return Send(std::move(*admission_.reject));
     parser_->body_limit(admission_.body_limit);
-    stream_.expires_after(srv_->rt.config().server.read_timeout);
+    // The whole request within read_timeout, plus a second per MiB of body: a 64 MiB deploy over a
+    // modest link (or from a loaded machine) is not cut, a client dripping bytes still is.
+    uint64_t body = parser_->content_length().value_or(0);
+    stream_.expires_after(srv_->rt.config().server.read_timeout + std::chrono::seconds(body >> 20));
     // A client that asked (curl does for bodies over 1 MiB) is told to send the body now.
     auto expect = parser_->get().find(http::field::expect);
     if (expect != parser_->get().end() && beast::iequals(expect->value(), "100-continue")) {

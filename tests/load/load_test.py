@@ -184,21 +184,21 @@ def main():
     ]
 
     def soak_attacker(seed):
-        rng = random.Random(seed)
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         n = 0
         while time.monotonic() < stop:
             if not phase_attacked():
                 time.sleep(0.05)
                 continue
-            name, kind, body = rng.choice(soak_attacks)
+            # In turn (from a per-client start): every kind is tried however short the run.
+            name, kind, body = soak_attacks[(seed + n) % len(soak_attacks)]
+            n += 1
             h = {"Authorization": f"Bearer {mallory_token}"}
             if kind == "launch":
                 target = "/v1/functions/ptx/invoke?timeout=" + ("300ms" if name == "tiny_blocks" else "5s")
             elif kind == "invoke":
                 target = f"/v1/functions/{name}/invoke?timeout=5s"
             else:
-                n += 1
                 if body is None:
                     body = module(f"f{seed}_{n}")
                 target = f"/v1/functions?name={name}"
