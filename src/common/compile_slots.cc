@@ -44,11 +44,6 @@ Status SetCompileSlots(const std::filesystem::path& dir, uint32_t slots) {
   return Status::Ok();
 }
 
-uint32_t CompileSlotCount() {
-  std::lock_guard<std::mutex> lock(Get().mu);
-  return Get().count;
-}
-
 CompileSlot::~CompileSlot() {
   if (fd_ >= 0) ::close(fd_);  // releases the flock
   if (counted_) {

@@ -20,7 +20,6 @@ namespace gpuwasm {
 // Sets the bound: `slots` compiles at once, shared through `dir` when it is not empty (created if
 // missing). The default, before any call: max(1, hardware threads / 2) in this process.
 Status SetCompileSlots(const std::filesystem::path& dir, uint32_t slots);
-uint32_t CompileSlotCount();
 
 class CompileSlot {
  public:

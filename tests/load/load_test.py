@@ -183,6 +183,24 @@ def main():
         ("bomb", "invoke", (400 << 20).to_bytes(8, "little")),
     ]
 
+    def attack(conn, name, target, body, headers, with_output=False):
+        # One of mallory's requests, counted by its status (and, with_output, a 200's body) or by
+        # the exception that dropped it; returns the connection to go on with.
+        try:
+            conn.request("POST", target, body=body, headers=headers)
+            r = conn.getresponse()
+            out = r.read()
+            key = f"{name}:{r.headers.get('X-Gpuwasm-Status') or r.status}"
+            if with_output and r.status == 200:
+                key += ":" + out.decode(errors="replace")
+        except Exception as e:
+            key = f"{name}:{e.__class__.__name__}"
+            conn.close()
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        with lock:
+            attack_stats[key] = attack_stats.get(key, 0) + 1
+        return conn
+
     def soak_attacker(seed):
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         n = 0
@@ -203,19 +221,7 @@ def main():
                     body = module(f"f{seed}_{n}")
                 target = f"/v1/functions?name={name}"
                 h["Content-Type"] = "application/wasm"
-            try:
-                conn.request("POST", target, body=body, headers=h)
-                r = conn.getresponse()
-                out = r.read()
-                key = f"{name}:{r.headers.get('X-Gpuwasm-Status') or r.status}"
-                if kind == "launch" and r.status == 200:
-                    key += ":" + out.decode(errors="replace")
-            except Exception as e:
-                key = f"{name}:{e.__class__.__name__}"
-                conn.close()
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-            with lock:
-                attack_stats[key] = attack_stats.get(key, 0) + 1
+            conn = attack(conn, name, target, body, h, with_output=kind == "launch")
 
     def attacker(seed):
         # Mallory's clients: every answer is counted by status; none may hang or drop.
@@ -225,17 +231,7 @@ def main():
             name, _ = rng.choice(attacks)
             body = (400 << 20).to_bytes(8, "little") if name == "bomb" else b""
             target = f"/v1/functions/{name}/invoke?timeout=" + ("300ms" if name == "forever" else "5s")
-            try:
-                conn.request("POST", target, body=body, headers={"Authorization": f"Bearer {mallory_token}"})
-                r = conn.getresponse()
-                r.read()
-                key = f"{name}:{r.headers.get('X-Gpuwasm-Status') or r.status}"
-            except Exception as e:
-                key = f"{name}:{e.__class__.__name__}"
-                conn.close()
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-            with lock:
-                attack_stats[key] = attack_stats.get(key, 0) + 1
+            conn = attack(conn, name, target, body, {"Authorization": f"Bearer {mallory_token}"})
 
     def client(seed):
         rng = random.Random(seed)

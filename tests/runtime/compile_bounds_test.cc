@@ -7,6 +7,7 @@
 
 #include "../common/guests.h"
 #include "../common/temp_dir.h"
+#include "../common/wasm_bytes.h"
 
 #include <chrono>
 #include <filesystem>
@@ -20,20 +21,12 @@ namespace {
 namespace fs = std::filesystem;
 using gpuwasm::testing::Cpu;
 using gpuwasm::testing::Span;
+using gpuwasm::testing::Leb;
+using gpuwasm::testing::Section;
 using gpuwasm::testing::TempDir;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-std::string Leb(uint64_t n) {
-  std::string out;
-  do {
-    uint8_t b = n & 0x7f;
-    n >>= 7;
-    out.push_back(static_cast<char>(n != 0 ? b | 0x80 : b));
-  } while (n != 0);
-  return out;
-}
-std::string Section(int id, const std::string& body) { return std::string(1, static_cast<char>(id)) + Leb(body.size()) + body; }
 
 // A module whose one function () -> () is exported as _start and as `name` (so each name is a
 // distinct module, and the C compiler sees the name).

@@ -11,6 +11,7 @@
 
 #include "host/guest_io.h"
 #include "test_support.h"
+#include "../common/wasm_bytes.h"
 #include "wasm/translate.h"
 
 namespace gpuwasm::testing {
@@ -37,16 +38,6 @@ wasm::EngineOptions Options(const std::filesystem::path& dir, bool child) {
   return o;
 }
 
-std::string Leb(uint64_t n) {
-  std::string out;
-  do {
-    uint8_t b = n & 0x7f;
-    n >>= 7;
-    out.push_back(static_cast<char>(n != 0 ? b | 0x80 : b));
-  } while (n != 0);
-  return out;
-}
-std::string Section(int id, const std::string& body) { return std::string(1, static_cast<char>(id)) + Leb(body.size()) + body; }
 
 // `functions` functions of type () -> (), each declaring `locals` i32 locals, the first exported
 // as _start.
