@@ -726,12 +726,40 @@ class Parser {
       o->reg = r;
       return Status::Ok();
     }
+    if (name == "WARP_SZ") {  // the PTX ISA's predefined constant (every use of warpSize)
+      o->kind = Operand::Kind::kImmediate;
+      o->imm_bits = 32;
+      return Status::Ok();
+    }
     if (name[0] == '%') {
-      static const char* kSpecials[] = {"%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid",
-                                        "%smid", "%nsmid", "%gridid", "%clock", "%clock64", "%lanemask_eq",
-                                        "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt",
-                                        "%dynamic_smem_size", "%total_smem_size", "%globaltimer"};
+      // The special registers of the PTX ISA (section "Special Registers"); %pm<n>, %envreg<n>
+      // and %reserved_smem_offset_<n> by prefix.
+      static const char* kSpecials[] = {
+          "%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid", "%gridid",
+          "%clock", "%clock_hi", "%clock64", "%lanemask_eq", "%lanemask_le", "%lanemask_lt", "%lanemask_ge",
+          "%lanemask_gt", "%dynamic_smem_size", "%total_smem_size", "%aggr_smem_size", "%globaltimer",
+          "%globaltimer_lo", "%globaltimer_hi", "%is_explicit_cluster", "%clusterid", "%nclusterid",
+          "%cluster_ctaid", "%cluster_nctaid", "%cluster_ctarank", "%cluster_nctarank",
+          "%reserved_smem_offset_begin", "%reserved_smem_offset_end", "%reserved_smem_offset_cap",
+          "%current_graph_exec"};
       std::string base = name.substr(0, name.find('.'));
+      auto numbered = [&](std::string_view prefix, int limit) {
+        if (base.size() <= prefix.size() || base.compare(0, prefix.size(), prefix) != 0) return false;
+        std::string_view rest = std::string_view(base).substr(prefix.size());
+        if (rest.ends_with("_64")) rest.remove_suffix(3);
+        if (rest.empty() || rest.size() > 2) return false;
+        int n = 0;
+        for (char c : rest) {
+          if (c < '0' || c > '9') return false;
+          n = n * 10 + (c - '0');
+        }
+        return n < limit;
+      };
+      if (numbered("%pm", 8) || numbered("%envreg", 32) || numbered("%reserved_smem_offset_", 2)) {
+        o->kind = Operand::Kind::kSpecial;
+        o->symbol = name;
+        return Status::Ok();
+      }
       for (const char* s : kSpecials) {
         if (base == s) {
           o->kind = Operand::Kind::kSpecial;

@@ -276,6 +276,24 @@ TEST(Unsupported, instruction_is_named_with_its_line) {
   EXPECT_EQ(m.status().message(), "line 7: unsupported instruction 'bar.arrive': only barrier 0 without a thread count is supported");
 }
 
+TEST(Unsupported, every_unsupported_construct_of_a_module_is_named_at_once) {
+  // A module's author learns all that this device lacks from one load, not one line per try.
+  KernelHarness h;
+  const char* ptx =
+      ".version 8.0\n.target sm_80\n.address_size 64\n"
+      ".visible .entry k(.param .u64 p)\n{\n  .reg .b32 %r<4>;\n"
+      "  bar.arrive 1, 64;\n  pmevent 1;\n  ret;\n}\n"
+      ".visible .entry k2(.param .u64 p)\n{\n  .reg .b32 %r<4>;\n"
+      "  mov.u32 %r1, 7;\n  bar.arrive 2, 64;\n  ret;\n}\n";
+  auto m = h.context().LoadModule(ptx);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kUnsupported);
+  EXPECT_EQ(m.status().message(),
+            "3 unsupported constructs: line 7: unsupported instruction 'bar.arrive': only barrier 0 without a thread "
+            "count is supported; line 8: unsupported instruction 'pmevent'; line 15: unsupported instruction "
+            "'bar.arrive': only barrier 0 without a thread count is supported");
+}
+
 TEST(Unsupported, recursion_is_refused) {
   KernelHarness h;
   const char* ptx =

@@ -95,8 +95,12 @@ class KernelHarness {
   static bool TestDeviceIsCpu() { return SharedTestDevice()->info().kind == device::DeviceKind::kCpu; }
 
   std::shared_ptr<const device::Kernel> Load(const std::string& file, const std::string& arch, const std::string& kernel) {
-    auto m = ctx_->LoadModule(ReadText(KernelPtxPath(file, arch)));
-    EXPECT_TRUE(m.ok()) << file << "." << arch << ": " << m.status();
+    return LoadFrom(KernelPtxPath(file, arch), kernel);
+  }
+
+  std::shared_ptr<const device::Kernel> LoadFrom(const std::string& path, const std::string& kernel) {
+    auto m = ctx_->LoadModule(ReadText(path));
+    EXPECT_TRUE(m.ok()) << path << ": " << m.status();
     if (!m.ok()) return nullptr;
     modules_.push_back(*m);
     auto k = (*m)->GetKernel(kernel);

@@ -499,7 +499,7 @@ class CtaExec {
   bool SourcesUniform(const Inst& in) const {
     switch (in.op) {
       case Op::kLd: case Op::kSt: case Op::kAtom: case Op::kShfl: case Op::kVote: case Op::kActivemask:
-      case Op::kClock: case Op::kNop:
+      case Op::kClock: case Op::kNop: case Op::kWarpSync:
         return false;
       default: break;
     }
@@ -696,17 +696,35 @@ class CtaExec {
     return mask;
   }
 
+  // The lowest pc of the warp's runnable lanes outside `group` (UINT32_MAX when none).
+  static uint32_t WaitingPc(const Warp& wp, uint32_t group) {
+    uint32_t best = UINT32_MAX;
+    for (uint32_t m = wp.run & ~group; m != 0; m &= m - 1) best = std::min(best, wp.pc[__builtin_ctz(m)]);
+    return best;
+  }
+
   bool CheckStop() { return run_.CheckStop(k_.name); }
 
+  // Runs the warp's lanes with the lowest pc together. Lanes that split at a branch are one group
+  // again as soon as the running group reaches the pc where the others wait (or passes it: the
+  // lower pc runs first), so the warp-wide instructions after an if or a loop whose trip count
+  // differs per lane (shfl.sync, vote, a __syncwarp'ed shared-memory tree) see the whole warp.
   bool RunWarp(uint32_t w) {
     Warp& wp = warps_[w];
     uint64_t* R = Regs(w);
     uint32_t gpc;
     uint32_t group = Regroup(wp, &gpc);
+    uint32_t waiting = WaitingPc(wp, group);
     uint64_t insts = 0;
     uint32_t steps = 0;
     auto reg = [&](uint32_t s) { return R + static_cast<size_t>(s) * stride_; };
     while (group != 0) {
+      if (gpc >= waiting) {  // reached (or jumped past) lanes waiting: regroup at the lowest pc
+        ForLanes(group, [&](int l) { wp.pc[l] = gpc; });
+        group = Regroup(wp, &gpc);
+        waiting = WaitingPc(wp, group);
+        continue;
+      }
       if (++steps == 4096) {
         steps = 0;
         run_.AddInstructions(insts);
@@ -736,6 +754,7 @@ class CtaExec {
             } else {
               group = Regroup(wp, &gpc);
             }
+            waiting = WaitingPc(wp, group);
           }
           continue;
         }
@@ -743,6 +762,7 @@ class CtaExec {
           ForLanes(group, [&](int l) { wp.pc[l] = gpc + 1; });
           wp.run &= ~exec;
           group = Regroup(wp, &gpc);
+          waiting = WaitingPc(wp, group);
           continue;
         }
         case Op::kBar: {
@@ -760,6 +780,7 @@ class CtaExec {
           wp.run &= ~exec;
           wp.bar |= exec;
           group = Regroup(wp, &gpc);
+          waiting = WaitingPc(wp, group);
           continue;
         }
         case Op::kCall: {
@@ -782,6 +803,7 @@ class CtaExec {
           });
           if (!ok) return Fault(in, "call stack deeper than " + std::to_string(kMaxCallDepth));
           group = Regroup(wp, &gpc);
+          waiting = WaitingPc(wp, group);
           continue;
         }
         case Op::kRet: {
@@ -802,6 +824,7 @@ class CtaExec {
             wp.pc[l] = f.ret_pc;
           });
           group = Regroup(wp, &gpc);
+          waiting = WaitingPc(wp, group);
           continue;
         }
         case Op::kTrap:
@@ -1653,7 +1676,7 @@ void CtaExec::Convert(const Inst& in, uint32_t mask, uint64_t* R) {
 
 bool CtaExec::Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w, uint64_t* R) {
   switch (in.op) {
-    case Op::kNop: return true;
+    case Op::kNop: case Op::kWarpSync: return true;
     case Op::kMov: {
       uint64_t* d = REG(in.d[0]);
       const uint64_t* a = REG(in.s[0]);
@@ -1854,7 +1877,7 @@ bool CtaExec::Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w,
       return true;
     }
     case Op::kClock: {
-      uint64_t now = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+      uint64_t now = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) >> in.offset;
       uint64_t* d = REG(in.d[0]);
       ForLanes(mask, [&](int l) { d[l] = now; });
       return true;

@@ -157,14 +157,18 @@ class Translator {
       case Op::kMulWide: case Op::kMadWide: case Op::kSetp: case Op::kSelp: case Op::kCvt: case Op::kAdd: case Op::kSub:
       case Op::kMulLo: case Op::kMadLo: case Op::kMin: case Op::kMax: case Op::kAnd: case Op::kOr: case Op::kXor:
       case Op::kNot: case Op::kNeg: case Op::kShl: case Op::kShr: case Op::kFma: case Op::kBra: case Op::kBar:
-      case Op::kExit: case Op::kRet:
+      case Op::kWarpSync: case Op::kExit: case Op::kRet:
         return true;
       default:
         return false;
     }
   }
 
-  static bool IsTerminator(Op op) { return op == Op::kBra || op == Op::kBar || op == Op::kExit || op == Op::kRet; }
+  // bar.warp.sync ends a block too: the block runs thread after thread, so the threads of a warp
+  // only see each other's shared-memory stores from before a __syncwarp() in the next block.
+  static bool IsTerminator(Op op) {
+    return op == Op::kBra || op == Op::kBar || op == Op::kWarpSync || op == Op::kExit || op == Op::kRet;
+  }
 
   // The instructions reachable from the entry, cut into blocks at branch targets and after
   // branches, barriers and exits; each block's successors.
@@ -184,8 +188,8 @@ class Translator {
           work.push_back(in.target);
           leaders.insert(pc + 1);
           if (in.guard == kNoSlot) break;
-        } else if (in.op == Op::kBar) {
-          if (in.guard != kNoSlot) return Unsupported(in, "guarded bar.sync");
+        } else if (in.op == Op::kBar || in.op == Op::kWarpSync) {
+          if (in.guard != kNoSlot) return Unsupported(in, "guarded barrier");
           leaders.insert(pc + 1);
         } else if (in.op == Op::kExit || in.op == Op::kRet) {
           leaders.insert(pc + 1);
@@ -219,7 +223,7 @@ class Translator {
       } else if (in.op == Op::kBra) {
         out.push_back(BlockOf(in.target));
         if (in.guard != kNoSlot) out.push_back(BlockOf(last + 1));
-      } else if (in.op == Op::kBar) {
+      } else if (in.op == Op::kBar || in.op == Op::kWarpSync) {
         out.push_back(BlockOf(last + 1));
       } else {
         out.push_back(kExit);
@@ -476,6 +480,9 @@ class Translator {
         } else if (in.op == Op::kBar) {
           taken_all = "c->go = " + std::to_string(fall) + "u;";  // everyone arrives at once: released
           taken_thread = "{ next[t] = " + std::to_string(fall) + "u | " + kWaitC + "; ++waiting; }";
+        } else if (in.op == Op::kWarpSync) {  // the next block runs once every thread is through
+          taken_all = "c->go = " + std::to_string(fall) + "u;";
+          taken_thread = Go(fall) + ";";
         } else {
           taken_all = "c->go = " + kExitedC + ";";
           taken_thread = "{ next[t] = " + kExitedC + "; ++exited; }";

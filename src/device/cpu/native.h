@@ -1,9 +1,9 @@
 // Native code for CPU-device kernels: a kernel's PTX, decoded, translated to C and compiled by the
 // system C compiler (the one that compiles guests' Wasm), then loaded with dlopen.
 //
-// The translation splits the kernel into basic blocks (a bar.sync ends one). Each block becomes a
-// C function that runs the block for every thread of the CTA waiting to enter it, thread after
-// thread: within a block threads do not interact (a barrier would end it), so one thread may run
+// The translation splits the kernel into basic blocks (a bar.sync or bar.warp.sync ends one).
+// Each block becomes a C function that runs the block for every thread of the CTA waiting to enter
+// it, thread after thread: within a block threads do not interact (a barrier would end it), so one thread may run
 // the whole block before the next. The executor (exec.cc) picks the lowest block some thread waits
 // for, exactly as its interpreter picks the lowest pc, releases bar.sync when every live thread
 // arrived, and checks for cancellation and deadlines between blocks.

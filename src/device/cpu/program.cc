@@ -110,11 +110,11 @@ class Decoder {
       const ptx::Function& f = m_.functions[fi];
       if (f.is_entry) continue;
       for (const ptx::Param& prm : f.params) {
-        if (prm.size > 8) return Status::Unsupported("function '" + f.name + "': parameter " + prm.name + " larger than 8 bytes");
+        if (prm.size > 8) unsupported_.push_back("function '" + f.name + "': parameter " + prm.name + " larger than 8 bytes");
         func_param_slot_[fi][prm.name] = next++;
       }
       for (const ptx::Param& prm : f.returns) {
-        if (prm.size > 8) return Status::Unsupported("function '" + f.name + "': return value larger than 8 bytes");
+        if (prm.size > 8) unsupported_.push_back("function '" + f.name + "': return value larger than 8 bytes");
         func_param_slot_[fi][prm.name] = next++;
       }
     }
@@ -135,6 +135,13 @@ class Decoder {
       if (!m_.functions[fi].has_body) continue;
       GPUWASM_RETURN_IF_ERROR(EmitFunction(static_cast<int>(fi)));
     }
+    if (!unsupported_.empty()) {  // every construct the module uses that this device lacks, at once
+      const size_t n = unsupported_.size();
+      std::string msg = n == 1 ? "" : std::to_string(n) + " unsupported constructs: ";
+      for (size_t i = 0; i < std::min<size_t>(n, kListedUnsupported); ++i) msg += (i ? "; " : "") + unsupported_[i];
+      if (n > kListedUnsupported) msg += "; and " + std::to_string(n - kListedUnsupported) + " more";
+      return Status::Unsupported(msg);
+    }
     for (auto& [site, callee] : pending_calls_) {
       auto it = entry_pc_.find(callee);
       if (it == entry_pc_.end()) return Status::Unsupported("call to '" + m_.functions[callee].name + "', which has no body");
@@ -149,6 +156,16 @@ class Decoder {
   }
 
  private:
+  static constexpr size_t kListedUnsupported = 16;
+
+  // Keeps an Unsupported status to report with the others (decoding goes on: a module's author
+  // learns everything this device lacks from one load); returns any other error.
+  Status Note(Status s) {
+    if (s.ok() || s.code() != StatusCode::kUnsupported) return s;
+    unsupported_.push_back(s.message());
+    return Status::Ok();
+  }
+
   struct Symbol {
     enum Kind { kKernelParam, kSlot, kShared, kLocal, kGlobal, kDynShared } kind;
     uint64_t value = 0;  // offset, or slot
@@ -238,8 +255,21 @@ class Decoder {
             {"%lanemask_ge", kLanemaskGe}, {"%smid", kSmId},        {"%nsmid", kNSmId},        {"%gridid", kGridId},
             {"%dynamic_smem_size", kDynSmem}, {"%total_smem_size", kTotalSmem}};
         auto it = kSpecials.find(o.symbol);
-        if (it == kSpecials.end()) return Unsupported(in, "special register " + o.symbol);
-        return p_.special_base + it->second;
+        if (it != kSpecials.end()) return p_.special_base + it->second;
+        // A launch runs without clusters: every CTA is a cluster of one (the ISA's implicit
+        // cluster), so cluster ids are CTA ids and cluster-relative values are 0 of 1.
+        static const std::map<std::string, uint32_t> kClusterAsCta = {
+            {"%clusterid.x", kCtaidX},   {"%clusterid.y", kCtaidY},   {"%clusterid.z", kCtaidZ},
+            {"%nclusterid.x", kNctaidX}, {"%nclusterid.y", kNctaidY}, {"%nclusterid.z", kNctaidZ},
+            {"%aggr_smem_size", kTotalSmem}};
+        if (auto c = kClusterAsCta.find(o.symbol); c != kClusterAsCta.end()) return p_.special_base + c->second;
+        const std::string base = o.symbol.substr(0, o.symbol.find('.'));
+        if (base == "%cluster_nctaid" || base == "%cluster_nctarank") return Const(1);
+        if (base == "%cluster_ctaid" || base == "%cluster_ctarank" || base == "%is_explicit_cluster" ||
+            base.rfind("%pm", 0) == 0 || base.rfind("%envreg", 0) == 0 || base == "%current_graph_exec") {
+          return Const(0);  // no performance counters, no driver environment registers, no graph
+        }
+        return Unsupported(in, "special register " + o.symbol);
       }
       case Operand::Kind::kSymbol: return SymbolValue(in, o.symbol);
       default: return BadAt(in, "unexpected operand");
@@ -317,10 +347,12 @@ class Decoder {
           local_bytes_ += v.size();
           if (local_bytes_ > (1u << 20)) return Status::Unsupported("more than 1 MiB of local memory per thread");
         } else if (v.space == ptx::Space::kParam) {
-          if (v.size() > 8) return Status::Unsupported("line " + std::to_string(v.pos.line) + ": call parameter larger than 8 bytes");
+          if (v.size() > 8) {
+            GPUWASM_RETURN_IF_ERROR(Note(Status::Unsupported("line " + std::to_string(v.pos.line) + ": call parameter larger than 8 bytes")));
+          }
           local_symbols_[v.name] = {Symbol::kSlot, param_var_base_ + param_var_used_++};
         } else {
-          return Status::Unsupported("line " + std::to_string(v.pos.line) + ": variable in this state space inside a function");
+          GPUWASM_RETURN_IF_ERROR(Note(Status::Unsupported("line " + std::to_string(v.pos.line) + ": variable in this state space inside a function")));
         }
         continue;
       }
@@ -328,7 +360,14 @@ class Decoder {
       if (in.opcode == "bra") {
         branches.emplace_back(p_.code.size(), in.operands[0].symbol);
       }
-      GPUWASM_RETURN_IF_ERROR(Instruction(fi, in));
+      const size_t before = p_.code.size(), refused = unsupported_.size();
+      GPUWASM_RETURN_IF_ERROR(Note(Instruction(fi, in)));
+      if (unsupported_.size() != refused) {  // a stand-in keeps every later pc where it belongs
+        p_.code.resize(before);
+        Inst stand_in;
+        stand_in.op = Op::kTrap;
+        p_.code.push_back(stand_in);
+      }
     }
     // A function falls off its end only if the PTX is malformed; end it explicitly.
     Inst end;
@@ -379,9 +418,11 @@ class Decoder {
     }
     if (op == "mov") {
       GPUWASM_RETURN_IF_ERROR(need(2));
-      if (ops[1].kind == Operand::Kind::kSpecial && (ops[1].symbol == "%clock" || ops[1].symbol == "%clock64" ||
-                                                       ops[1].symbol == "%globaltimer")) {
+      if (ops[1].kind == Operand::Kind::kSpecial &&
+          (ops[1].symbol == "%clock" || ops[1].symbol == "%clock64" || ops[1].symbol == "%clock_hi" ||
+           ops[1].symbol.rfind("%globaltimer", 0) == 0)) {
         x.op = Op::kClock;
+        x.offset = ops[1].symbol == "%clock_hi" || ops[1].symbol == "%globaltimer_hi" ? 32 : 0;  // shift
         GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
         return Emit(x, in);
       }
@@ -632,7 +673,9 @@ class Decoder {
     if (op == "bar" || op == "barrier") {
       bool warp = m.other.count("warp") != 0;
       if (warp) {
-        x.op = Op::kNop;  // bar.warp.sync: lanes of a group are already in lockstep
+        // bar.warp.sync: the interpreter regroups a warp's lanes wherever they meet again (so
+        // they are in lockstep here); native code ends a block at it (native.h).
+        x.op = Op::kWarpSync;
         return Emit(x, in);
       }
       if (m.other.count("arrive") != 0 || m.other.count("red") != 0) {
@@ -804,6 +847,7 @@ class Decoder {
   uint64_t shared_bytes_ = 0, local_bytes_ = 0;
   std::map<int, uint32_t> entry_pc_;
   std::vector<std::pair<size_t, int>> pending_calls_;
+  std::vector<std::string> unsupported_;  // Note()
   std::map<int, std::set<int>> callees_;
   int current_function_ = -1;
 
@@ -836,7 +880,7 @@ std::vector<uint8_t> LaunchInvariant(const Program& p) {
     switch (op) {
       case Op::kNop: case Op::kLd: case Op::kSt: case Op::kAtom: case Op::kShfl: case Op::kVote:
       case Op::kActivemask: case Op::kClock: case Op::kTrap: case Op::kBra: case Op::kCall: case Op::kRet:
-      case Op::kExit: case Op::kBar:
+      case Op::kExit: case Op::kBar: case Op::kWarpSync:
         return false;
       default:
         return true;  // register-to-register arithmetic, conversions, ld.param of the kernel

@@ -1,0 +1,102 @@
+// Runs every PTX conformance case (cases.h) for the sm_80 and sm_90 PTX nvcc produces, on the
+// interpreter and with native code, and compares `out` with the C++ reference's words in
+// <file>.expected. On $GPUWASM_TEST_DEVICE=cuda:0 the cases run on that device (native code is
+// the CPU device's tier: those instances skip).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstring>
+
+#include "cases.h"
+#include "device/cpu/cpu_device.h"
+#include "kernel_harness.h"
+
+namespace gpuwasm::testing {
+namespace {
+
+using conformance::Case;
+using conformance::Compare;
+
+struct Param {
+  Case c;
+  std::string arch;
+  bool native = false;
+};
+
+std::vector<Param> AllParams() {
+  std::vector<Param> out;
+  for (const Case& c : conformance::LoadCases(GPUWASM_CONFORMANCE_SOURCE_DIR)) {
+    for (const char* arch : {"sm_80", "sm_90"}) {
+      for (bool native : {false, true}) out.push_back({c, arch, native});
+    }
+  }
+  return out;
+}
+
+void PrintTo(const Param& p, std::ostream* os) {
+  *os << p.c.file << ".cu " << p.c.kernel << " " << p.arch << (p.native ? " native" : " interpreted");
+}
+
+class Conformance : public ::testing::TestWithParam<Param> {};
+
+TEST_P(Conformance, matches_the_reference) {
+  const Param& p = GetParam();
+  ASSERT_TRUE(p.c.error.empty()) << p.c.file << ".cu, case " << p.c.kernel << ": " << p.c.error;
+  if (p.native && !KernelHarness::TestDeviceIsCpu()) GTEST_SKIP() << "native code is the CPU device's tier";
+  auto expected = conformance::ReadExpected(std::string(GPUWASM_CONFORMANCE_SOURCE_DIR) + "/" + p.c.file + ".expected");
+  auto want = expected.find(p.c.kernel);
+  ASSERT_NE(want, expected.end()) << p.c.file << ".expected has no line for " << p.c.kernel
+                                  << ": run conformance_reference --write";
+  ASSERT_EQ(want->second.size(), p.c.out_words) << p.c.file << ".expected: " << p.c.kernel;
+
+  KernelHarness h{p.native ? KernelHarness::SharedNativeCpuDevice() : nullptr};
+  auto k = h.LoadFrom(std::string(GPUWASM_CONFORMANCE_PTX_DIR) + "/" + p.c.file + "." + p.arch + ".ptx", p.c.kernel);
+  ASSERT_NE(k, nullptr);
+  auto in = h.Upload(conformance::Input());
+  auto out = h.Zeros<uint32_t>(p.c.out_words);
+  Status s = h.Run(*k, {p.c.grid[0], p.c.grid[1], p.c.grid[2]}, {p.c.block[0], p.c.block[1], p.c.block[2]},
+                   Params(k->signature()).Add(out).Add(in).Build());
+  ASSERT_TRUE(s.ok()) << s;
+  if (p.native) {  // the tier this case is said to run in
+    const std::string why = device::cpu::NativeCodeWhyNot(*k);
+    EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), p.c.native)
+        << p.c.kernel << (p.c.native ? ": no native code: " + why : ": has native code now: drop native=no");
+    if (!p.c.native) RecordProperty("interpreted_because", why);
+  }
+  auto got = h.Download<uint32_t>(out, p.c.out_words);
+  int wrong = 0;
+  for (uint32_t i = 0; i < p.c.out_words && wrong < 8; ++i) {
+    bool ok = false;
+    switch (p.c.cmp) {
+      case Compare::kExact:
+        ok = got[i] == want->second[i];
+        break;
+      case Compare::kF32Ulp:
+        ok = UlpDiff(std::bit_cast<float>(got[i]), std::bit_cast<float>(want->second[i])) <= p.c.ulps;
+        break;
+      case Compare::kF64Ulp: {
+        uint32_t j = i & ~1u;
+        uint64_t g = got[j] | uint64_t{got[j + 1]} << 32, w = want->second[j] | uint64_t{want->second[j + 1]} << 32;
+        ok = UlpDiff(std::bit_cast<double>(g), std::bit_cast<double>(w)) <= p.c.ulps;
+        break;
+      }
+    }
+    if (!ok) {
+      ++wrong;
+      ADD_FAILURE() << p.c.kernel << " out[" << i << "] = 0x" << std::hex << got[i] << ", reference 0x"
+                    << want->second[i];
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ptx, Conformance, ::testing::ValuesIn(AllParams()), [](const auto& info) {
+  const Param& p = info.param;
+  std::string n = p.c.file + "_" + p.c.kernel + "_" + p.arch + (p.native ? "_native" : "_interpreted");
+  for (char& ch : n) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return n;
+});
+
+}  // namespace
+}  // namespace gpuwasm::testing
