@@ -190,7 +190,8 @@ class Validator {
     if (op == "cvt" && t.size() == 2) {
       if (ops.size() != 2) return ErrorAt(in.pos, "cvt needs 2 operands");
       GPUWASM_RETURN_IF_ERROR(CheckWidth(in, ops[0], 0, t[0], TypeSize(t[0]) < 4));
-      return CheckWidth(in, ops[1], 1, t[1], TypeSize(t[1]) < 4);
+      // An integer source may sit in a wider register (its low bits are converted), as nvcc emits.
+      return CheckWidth(in, ops[1], 1, t[1], TypeSize(t[1]) < 4 || !IsFloat(t[1]));
     }
     if (op == "ld" || op == "st" || op == "ldu") {
       if (ops.size() != 2) return ErrorAt(in.pos, in.text() + " needs 2 operands");

@@ -499,7 +499,7 @@ class CtaExec {
   bool SourcesUniform(const Inst& in) const {
     switch (in.op) {
       case Op::kLd: case Op::kSt: case Op::kAtom: case Op::kShfl: case Op::kVote: case Op::kActivemask:
-      case Op::kClock: case Op::kNop: case Op::kWarpSync:
+      case Op::kClock: case Op::kNop: case Op::kWarpSync: case Op::kRedux: case Op::kMatch:
         return false;
       default: break;
     }
@@ -546,7 +546,8 @@ class CtaExec {
   bool ExecuteConverged(const Inst& in, uint64_t* R, const uint32_t* exec, bool dense) {
     bool per_warp = false;
     switch (in.op) {
-      case Op::kAtom: case Op::kShfl: case Op::kVote: case Op::kActivemask: case Op::kClock:
+      case Op::kAtom: case Op::kShfl: case Op::kVote: case Op::kRedux: case Op::kMatch: case Op::kActivemask:
+      case Op::kClock:
         per_warp = true;
         break;
       case Op::kLd: case Op::kSt:
@@ -852,6 +853,11 @@ class CtaExec {
   bool HalfOp(const Inst& in, uint32_t mask, uint64_t* R);
   void IntOp(const Inst& in, uint32_t mask, uint64_t* R);
   void Setp(const Inst& in, uint32_t mask, uint64_t* R);
+  void Carry(const Inst& in, uint32_t mask, uint64_t* R);
+  void DotProduct(const Inst& in, uint32_t mask, uint64_t* R);
+  void Video(const Inst& in, uint32_t mask, uint64_t* R);
+  void Redux(const Inst& in, uint32_t mask, uint64_t* R);
+  void Match(const Inst& in, uint32_t mask, uint64_t* R);
 
   LaunchRun& run_;
   const Program& p_;
@@ -1674,6 +1680,175 @@ void CtaExec::Convert(const Inst& in, uint32_t mask, uint64_t* R) {
   });
 }
 
+// add.cc addc sub.cc subc mad.cc madc: 32- or 64-bit arithmetic that reads (kCarryIn) and writes
+// (kCarryOut) the carry flag, a register slot of its own. sub's flag is the borrow: subc computes
+// a - (b + CF). mad.lo/.hi adds c to the low or high half of the full product (signed for .s).
+void CtaExec::Carry(const Inst& in, uint32_t mask, uint64_t* R) {
+  using U128 = unsigned __int128;
+  const unsigned bits = ptx::TypeSize(in.t) * 8;
+  const uint64_t vm = bits == 64 ? ~uint64_t{0} : 0xffffffffull;
+  const bool sign = ptx::IsSigned(in.t), hi = in.cmp == 1;
+  uint64_t* d = REG(in.d[0]);
+  const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]);
+  const uint64_t* c = in.op == Op::kMadC ? REG(in.s[2]) : nullptr;
+  const uint64_t* cf = (in.flags & kCarryIn) ? REG(in.s[3]) : nullptr;
+  uint64_t* cfo = (in.flags & kCarryOut) ? REG(in.d[1]) : nullptr;
+  ForLanes(mask, [&](int l) {
+    const uint64_t x = a[l] & vm, y = b[l] & vm, carry = cf ? (cf[l] & 1) : 0;
+    uint64_t r, out;
+    if (in.op == Op::kSubC) {
+      const U128 take = U128{y} + carry;
+      r = static_cast<uint64_t>(U128{x} - take) & vm;
+      out = U128{x} < take ? 1 : 0;
+    } else {
+      uint64_t addend = y;
+      if (in.op == Op::kMadC) {
+        U128 p;
+        if (sign) {
+          const __int128 sx = bits == 64 ? static_cast<int64_t>(x) : static_cast<int32_t>(static_cast<uint32_t>(x));
+          const __int128 sy = bits == 64 ? static_cast<int64_t>(y) : static_cast<int32_t>(static_cast<uint32_t>(y));
+          p = static_cast<U128>(sx * sy);
+        } else {
+          p = U128{x} * y;
+        }
+        addend = static_cast<uint64_t>(hi ? p >> bits : p) & vm;
+        const U128 s = U128{c[l] & vm} + addend + carry;
+        r = static_cast<uint64_t>(s) & vm;
+        out = static_cast<uint64_t>(s >> bits) & 1;
+      } else {
+        const U128 s = U128{x} + addend + carry;
+        r = static_cast<uint64_t>(s) & vm;
+        out = static_cast<uint64_t>(s >> bits) & 1;
+      }
+    }
+    d[l] = r;
+    if (cfo) cfo[l] = out;
+  });
+}
+
+namespace {
+int32_t Element(uint32_t v, unsigned bits, unsigned i, bool sign) {
+  const uint32_t e = bits == 8 ? (v >> (8 * i)) & 0xff : (v >> (16 * i)) & 0xffff;
+  if (!sign) return static_cast<int32_t>(e);
+  return bits == 8 ? static_cast<int8_t>(e) : static_cast<int16_t>(e);
+}
+}  // namespace
+
+// dp4a.atype.btype: c + the four byte products; dp2a.lo/.hi.atype.btype: c + a's two halfwords
+// times b's bytes 0-1 (.lo) or 2-3 (.hi). Each element extends by its type; the sum wraps.
+void CtaExec::DotProduct(const Inst& in, uint32_t mask, uint64_t* R) {
+  const bool sa = ptx::IsSigned(in.t), sb = ptx::IsSigned(in.t2), four = in.op == Op::kDp4a;
+  const unsigned first = in.cmp == 1 ? 2 : 0;
+  uint64_t* d = REG(in.d[0]);
+  const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]), *c = REG(in.s[2]);
+  ForLanes(mask, [&](int l) {
+    const uint32_t x = static_cast<uint32_t>(a[l]), y = static_cast<uint32_t>(b[l]);
+    uint32_t s = static_cast<uint32_t>(c[l]);
+    for (unsigned i = 0; i < (four ? 4u : 2u); ++i) {
+      const int64_t p = int64_t{Element(x, four ? 8 : 16, i, sa)} * Element(y, 8, four ? i : first + i, sb);
+      s += static_cast<uint32_t>(p);
+    }
+    d[l] = s;
+  });
+}
+
+// vop2 / vop4 (default selectors and mask): per halfword or byte, the operation on a's and b's
+// elements extended by their type; .sat clamps to the destination element's range; then every
+// element goes to d (the merge with c keeps none of c), or with .add their sum plus c.
+void CtaExec::Video(const Inst& in, uint32_t mask, uint64_t* R) {
+  const unsigned n = in.vec, bits = 32 / n;
+  const bool sab = ptx::IsSigned(in.t2), sd = ptx::IsSigned(in.t), sat = in.flags & kSat;
+  const bool acc = in.flags & kAccumulate;
+  const auto vop = static_cast<VideoOp>(in.cmp);
+  const auto cmp = static_cast<Cmp>(in.bool_op);
+  const int64_t lo = sat ? (sd ? -(int64_t{1} << (bits - 1)) : 0) : INT64_MIN;
+  const int64_t hi = sat ? (sd ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1) : INT64_MAX;
+  const uint32_t em = bits == 8 ? 0xffu : 0xffffu;
+  uint64_t* d = REG(in.d[0]);
+  const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]), *c = REG(in.s[2]);
+  ForLanes(mask, [&](int l) {
+    const uint32_t av = static_cast<uint32_t>(a[l]), bv = static_cast<uint32_t>(b[l]);
+    uint32_t merged = 0, sum = static_cast<uint32_t>(c[l]);
+    for (unsigned i = 0; i < n; ++i) {
+      const int64_t x = Element(av, bits, i, sab), y = Element(bv, bits, i, sab);
+      int64_t r = 0;
+      switch (vop) {
+        case VideoOp::kAdd: r = x + y; break;
+        case VideoOp::kSub: r = x - y; break;
+        case VideoOp::kAvrg: r = x + y >= 0 ? (x + y + 1) >> 1 : (x + y) >> 1; break;
+        case VideoOp::kAbsdiff: r = x > y ? x - y : y - x; break;
+        case VideoOp::kMin: r = std::min(x, y); break;
+        case VideoOp::kMax: r = std::max(x, y); break;
+        case VideoOp::kSet:
+          switch (cmp) {
+            case Cmp::kEq: r = x == y; break;
+            case Cmp::kNe: r = x != y; break;
+            case Cmp::kLt: r = x < y; break;
+            case Cmp::kLe: r = x <= y; break;
+            case Cmp::kGt: r = x > y; break;
+            default: r = x >= y; break;
+          }
+          break;
+      }
+      r = std::clamp(r, lo, hi);
+      merged |= (static_cast<uint32_t>(r) & em) << (bits * i);
+      sum += static_cast<uint32_t>(r);
+    }
+    d[l] = acc ? sum : merged;
+  });
+}
+
+// redux.sync: the operation over the lanes of the warp that run it and are in the member mask;
+// every one of them gets the result.
+void CtaExec::Redux(const Inst& in, uint32_t mask, uint64_t* R) {
+  const uint64_t *a = REG(in.s[0]), *mm = REG(in.s[1]);
+  const uint32_t members = mask & static_cast<uint32_t>(mm[__builtin_ctz(mask)]);
+  const bool sign = ptx::IsSigned(in.t);
+  const auto op = static_cast<ReduxOp>(in.cmp);
+  uint32_t r = op == ReduxOp::kAnd ? ~0u : 0u;
+  bool first = true;
+  ForLanes(members, [&](int l) {
+    const uint32_t v = static_cast<uint32_t>(a[l]);
+    switch (op) {
+      case ReduxOp::kAdd: r += v; break;
+      case ReduxOp::kAnd: r &= v; break;
+      case ReduxOp::kOr: r |= v; break;
+      case ReduxOp::kXor: r ^= v; break;
+      case ReduxOp::kMin:
+        r = first ? v : sign ? static_cast<uint32_t>(std::min(static_cast<int32_t>(r), static_cast<int32_t>(v))) : std::min(r, v);
+        break;
+      case ReduxOp::kMax:
+        r = first ? v : sign ? static_cast<uint32_t>(std::max(static_cast<int32_t>(r), static_cast<int32_t>(v))) : std::max(r, v);
+        break;
+    }
+    first = false;
+  });
+  uint64_t* d = REG(in.d[0]);
+  ForLanes(mask, [&](int l) { d[l] = r; });
+}
+
+// match.any: per lane, the member lanes whose value equals its own; match.all: the member mask
+// when every member's value is the same (and the predicate true), else 0.
+void CtaExec::Match(const Inst& in, uint32_t mask, uint64_t* R) {
+  const uint64_t *a = REG(in.s[0]), *mm = REG(in.s[1]);
+  const uint32_t members = mask & static_cast<uint32_t>(mm[__builtin_ctz(mask)]);
+  const uint64_t vm = ptx::TypeSize(in.t) == 8 ? ~uint64_t{0} : 0xffffffffull;
+  uint32_t same[32] = {};
+  ForLanes(members, [&](int l) {
+    ForLanes(members, [&](int k) { same[l] |= static_cast<uint32_t>((a[k] & vm) == (a[l] & vm)) << k; });
+  });
+  uint64_t* d = REG(in.d[0]);
+  if (in.cmp == 1) {
+    const bool all = members != 0 && same[__builtin_ctz(members)] == members;
+    ForLanes(mask, [&](int l) {
+      d[l] = all ? members : 0;
+      if (in.flags & kDualDst) REG(in.d[1])[l] = all;
+    });
+  } else {
+    ForLanes(mask, [&](int l) { d[l] = same[l]; });
+  }
+}
+
 bool CtaExec::Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w, uint64_t* R) {
   switch (in.op) {
     case Op::kNop: case Op::kWarpSync: return true;
@@ -1876,6 +2051,11 @@ bool CtaExec::Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w,
       ForLanes(mask, [&](int l) { d[l] = group; });
       return true;
     }
+    case Op::kAddC: case Op::kSubC: case Op::kMadC: Carry(in, mask, R); return true;
+    case Op::kDp4a: case Op::kDp2a: DotProduct(in, mask, R); return true;
+    case Op::kVideo: Video(in, mask, R); return true;
+    case Op::kRedux: Redux(in, mask, R); return true;
+    case Op::kMatch: Match(in, mask, R); return true;
     case Op::kClock: {
       uint64_t now = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) >> in.offset;
       uint64_t* d = REG(in.d[0]);

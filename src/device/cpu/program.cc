@@ -31,6 +31,12 @@ Status BadAt(const ptx::Instruction& in, const std::string& why) {
 
 uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+bool IsVideoSimd(const std::string& op) {
+  static const std::set<std::string> kOps = {"vadd2", "vsub2", "vavrg2", "vabsdiff2", "vmin2", "vmax2", "vset2",
+                                             "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4"};
+  return kOps.count(op) != 0;
+}
+
 struct Mods {
   std::vector<Type> types;
   std::string space;  // global shared local param const ""(generic)
@@ -126,6 +132,7 @@ class Decoder {
     param_var_base_ = next;
     next += param_var_count_;
     sink_ = next++;
+    cc_ = next++;
     p_.special_base = next;
     p_.const_base = next + kSpecialCount;
 
@@ -413,7 +420,8 @@ class Decoder {
     if (!m.other.empty() && op != "mov" && op != "ld" && op != "st" && op != "bar" && op != "barrier" &&
         op != "membar" && op != "fence" && op != "shfl" && op != "vote" && op != "atom" && op != "red" &&
         op != "call" && op != "min" && op != "max" && op != "cvt" && op != "div" && op != "prmt" && op != "shf" &&
-        op != "ldu" && op != "testp") {
+        op != "ldu" && op != "testp" && op != "add" && op != "sub" && op != "mad" && op != "addc" &&
+        op != "subc" && op != "madc" && op != "redux" && op != "match" && op != "dp2a" && !IsVideoSimd(op)) {
       return Unsupported(in, "modifier ." + *m.other.begin());
     }
     if (op == "mov") {
@@ -513,10 +521,48 @@ class Decoder {
       GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
       return Emit(x, in);
     }
+    const bool cc = m.other.count("cc") != 0;
+    if (op == "addc" || op == "subc" || op == "madc" || cc) {  // a carry chain (CC.CF in its own slot)
+      for (const std::string& o : m.other) {
+        if (o != "cc") return Unsupported(in, "modifier ." + o);
+      }
+      if (ptx::IsFloat(x.t) || ptx::TypeSize(x.t) < 4) return Unsupported(in, "carry chain of this type");
+      const bool mad = op == "mad" || op == "madc";
+      if (!mad && op != "add" && op != "sub" && op != "addc" && op != "subc") return Unsupported(in, "modifier .cc");
+      if (mad && m.hi == m.lo) return BadAt(in, "mad with carry needs .lo or .hi");
+      GPUWASM_RETURN_IF_ERROR(need(mad ? 4 : 3));
+      x.op = mad ? Op::kMadC : (op == "add" || op == "addc") ? Op::kAddC : Op::kSubC;
+      if (mad && m.hi) x.cmp = 1;
+      if (op == "addc" || op == "subc" || op == "madc") {
+        x.flags |= kCarryIn;
+        x.s[3] = cc_;
+      }
+      if (cc) {
+        x.flags |= kCarryOut;
+        x.d[1] = cc_;
+      }
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+      GPUWASM_RETURN_IF_ERROR(srcs(1, mad ? 3 : 2));
+      return Emit(x, in);
+    }
     if (op == "add" || op == "sub") {
-      if (!m.other.empty()) return Unsupported(in, "");
+      if (!m.other.empty()) return Unsupported(in, "modifier ." + *m.other.begin());
       return arith(op == "add" ? Op::kAdd : Op::kSub, 2);
     }
+    if (op == "dp4a" || op == "dp2a") {  // .atype.btype: a's and b's element types
+      if (m.types.size() != 2) return BadAt(in, op + " needs two types");
+      if (!m.other.empty()) return Unsupported(in, "modifier ." + *m.other.begin());
+      if (op == "dp2a" && m.hi == m.lo) return BadAt(in, "dp2a needs .lo or .hi");
+      GPUWASM_RETURN_IF_ERROR(need(4));
+      x.op = op == "dp4a" ? Op::kDp4a : Op::kDp2a;
+      x.t = m.types[0];
+      x.t2 = m.types[1];
+      if (m.hi) x.cmp = 1;
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+      for (size_t k = 0; k < 3; ++k) { GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, ops[k + 1], Type::kB32)); }
+      return Emit(x, in);
+    }
+    if (IsVideoSimd(op)) return VideoSimd(in, m, x);
     if (op == "mul" || op == "mad") {
       bool mad = op == "mad";
       if (ptx::IsFloat(x.t)) return arith(mad ? Op::kFma : Op::kMulLo, mad ? 3 : 2);
@@ -749,6 +795,45 @@ class Decoder {
       if (ops.size() == 3) { GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kB32)); }
       return Emit(x, in);
     }
+    if (op == "redux") {  // redux.sync.op.type d, a, membermask
+      static const std::map<std::string, ReduxOp> kOps = {{"add", ReduxOp::kAdd}, {"min", ReduxOp::kMin},
+                                                         {"max", ReduxOp::kMax}, {"and", ReduxOp::kAnd},
+                                                         {"or", ReduxOp::kOr},   {"xor", ReduxOp::kXor}};
+      int found = -1;
+      for (const std::string& o : m.other) {
+        if (auto r = kOps.find(o); r != kOps.end() && found < 0) found = static_cast<int>(r->second);
+        else if (o != "sync") return Unsupported(in, "modifier ." + o);
+      }
+      if (found < 0) return BadAt(in, "redux needs an operation");
+      if (ptx::IsFloat(x.t) || ptx::TypeSize(x.t) != 4) return Unsupported(in, "redux of this type");
+      GPUWASM_RETURN_IF_ERROR(need(3));
+      x.op = Op::kRedux;
+      x.cmp = static_cast<uint8_t>(found);
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kB32));
+      return Emit(x, in);
+    }
+    if (op == "match") {  // match.any.sync.type d, a, membermask; match.all.sync.type d[|p], a, membermask
+      const bool all = m.other.count("all") != 0;
+      for (const std::string& o : m.other) {
+        if (o != "sync" && o != "any" && o != "all") return Unsupported(in, "modifier ." + o);
+      }
+      if (all == (m.other.count("any") != 0)) return BadAt(in, "match needs .any or .all");
+      if (ptx::TypeSize(x.t) != 4 && ptx::TypeSize(x.t) != 8) return BadAt(in, "match needs .b32 or .b64");
+      GPUWASM_RETURN_IF_ERROR(need(3));
+      x.op = Op::kMatch;
+      x.cmp = all ? 1 : 0;
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], Type::kB32));
+      if (ops[0].reg2 >= 0) {
+        if (!all) return BadAt(in, "only match.all has a predicate destination");
+        x.d[1] = static_cast<uint32_t>(ops[0].reg2);
+        x.flags |= kDualDst;
+      }
+      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kB32));
+      return Emit(x, in);
+    }
     if (op == "activemask") {
       GPUWASM_RETURN_IF_ERROR(need(1));
       x.op = Op::kActivemask;
@@ -759,6 +844,49 @@ class Decoder {
       return EmitCall(in);
     }
     return Unsupported(in, "");
+  }
+
+  // vadd2 vsub2 vavrg2 vabsdiff2 vmin2 vmax2 vset2 and their 4-element twins, with the default
+  // selectors and mask (nvcc's intrinsics use no others).
+  Status VideoSimd(const ptx::Instruction& in, const Mods& m, Inst x) {
+    static const std::map<std::string, VideoOp> kOps = {
+        {"vadd", VideoOp::kAdd}, {"vsub", VideoOp::kSub}, {"vavrg", VideoOp::kAvrg}, {"vabsdiff", VideoOp::kAbsdiff},
+        {"vmin", VideoOp::kMin}, {"vmax", VideoOp::kMax}, {"vset", VideoOp::kSet}};
+    const std::string& op = in.opcode;
+    const VideoOp vop = kOps.at(op.substr(0, op.size() - 1));
+    x.op = Op::kVideo;
+    x.cmp = static_cast<uint8_t>(vop);
+    x.vec = op.back() == '2' ? 2 : 4;
+    static const std::map<std::string, Cmp> kCmps = {{"eq", Cmp::kEq}, {"ne", Cmp::kNe}, {"lt", Cmp::kLt},
+                                                     {"le", Cmp::kLe}, {"gt", Cmp::kGt}, {"ge", Cmp::kGe}};
+    for (const std::string& o : m.other) {
+      if (o == "add") {
+        x.flags |= kAccumulate;
+      } else if (auto c = kCmps.find(o); vop == VideoOp::kSet && c != kCmps.end()) {
+        x.bool_op = static_cast<uint8_t>(c->second);
+      } else {
+        return Unsupported(in, "modifier ." + o);
+      }
+    }
+    const size_t ntypes = vop == VideoOp::kSet ? 2 : 3;
+    if (m.types.size() != ntypes) return BadAt(in, "expected " + std::to_string(ntypes) + " types");
+    if (vop == VideoOp::kSet && m.other.size() == (x.flags & kAccumulate ? 1u : 0u)) return BadAt(in, "vset needs a comparison");
+    for (Type t : m.types) {
+      if (t != Type::kU32 && t != Type::kS32) return BadAt(in, "video types are .u32 or .s32");
+    }
+    if (m.types[ntypes - 2] != m.types[ntypes - 1]) return Unsupported(in, "a and b of different signedness");
+    if ((x.flags & kSat) && (x.flags & kAccumulate)) return BadAt(in, ".sat cannot be used with .add");
+    x.t = vop == VideoOp::kSet ? Type::kU32 : m.types[0];
+    x.t2 = m.types[ntypes - 1];
+    if (in.operands.size() != 4) return BadAt(in, "expected 4 operands");
+    for (const Operand& o : in.operands) {
+      if (o.kind != Operand::Kind::kRegister && o.kind != Operand::Kind::kImmediate) {
+        return Unsupported(in, "operand selectors or masks");
+      }
+    }
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, in.operands[0], Type::kB32));
+    for (size_t k = 0; k < 3; ++k) { GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, in.operands[k + 1], Type::kB32)); }
+    return Emit(x, in);
   }
 
   Status EmitCall(const ptx::Instruction& in) {
@@ -848,6 +976,7 @@ class Decoder {
   std::map<int, uint32_t> entry_pc_;
   std::vector<std::pair<size_t, int>> pending_calls_;
   std::vector<std::string> unsupported_;  // Note()
+  uint32_t cc_ = 0;  // the carry flag CC.CF of add.cc/addc and family, a register of its own
   std::map<int, std::set<int>> callees_;
   int current_function_ = -1;
 
@@ -880,7 +1009,7 @@ std::vector<uint8_t> LaunchInvariant(const Program& p) {
     switch (op) {
       case Op::kNop: case Op::kLd: case Op::kSt: case Op::kAtom: case Op::kShfl: case Op::kVote:
       case Op::kActivemask: case Op::kClock: case Op::kTrap: case Op::kBra: case Op::kCall: case Op::kRet:
-      case Op::kExit: case Op::kBar: case Op::kWarpSync:
+      case Op::kExit: case Op::kBar: case Op::kWarpSync: case Op::kRedux: case Op::kMatch:
         return false;
       default:
         return true;  // register-to-register arithmetic, conversions, ld.param of the kernel

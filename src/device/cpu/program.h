@@ -23,7 +23,8 @@ enum class Op : uint8_t {
   kAdd, kSub, kMulLo, kMulHi, kMulWide, kMadLo, kMadHi, kMadWide, kFma, kDiv, kRem, kMin, kMax, kAbs, kNeg,
   kAnd, kOr, kXor, kNot, kCnot, kShl, kShr, kPopc, kClz, kBrev, kBfind, kBfe, kBfi, kPrmt, kShf, kLop3,
   kSetp, kSelp, kSqrt, kRcp, kRsqrt, kSin, kCos, kEx2, kLg2, kTanh, kCopysign, kCvt, kTestp,
-  kBra, kCall, kRet, kExit, kBar, kWarpSync, kAtom, kShfl, kVote, kActivemask, kClock, kTrap,
+  kAddC, kSubC, kMadC, kDp4a, kDp2a, kVideo,
+  kBra, kCall, kRet, kExit, kBar, kWarpSync, kAtom, kShfl, kVote, kRedux, kMatch, kActivemask, kClock, kTrap,
 };
 
 // Memory state spaces as the executor sees them.
@@ -37,6 +38,9 @@ enum Flag : uint16_t {
   kNegSrc0 = 256,  // vote: the predicate operand is negated
   kDualDst = 512,  // setp/shfl: a second (predicate) destination
   kVolatile = 1024,  // ld/st.volatile
+  kCarryIn = 2048,   // addc/subc/madc: adds the carry flag (slot s[3])
+  kCarryOut = 4096,  // .cc: writes the carry flag (slot d[1])
+  kAccumulate = 8192,  // video SIMD .add: the elements' sum plus c, not a merge
 };
 
 enum class Cmp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kLo, kLs, kHi, kHs, kEqu, kNeu, kLtu, kLeu, kGtu, kGeu, kNum, kNan };
@@ -44,6 +48,10 @@ enum class BoolOp : uint8_t { kNone, kAnd, kOr, kXor };
 enum class AtomOp : uint8_t { kAdd, kMin, kMax, kInc, kDec, kAnd, kOr, kXor, kExch, kCas };
 enum class ShflMode : uint8_t { kUp, kDown, kBfly, kIdx };
 enum class VoteMode : uint8_t { kAll, kAny, kUni, kBallot };
+enum class ReduxOp : uint8_t { kAdd, kMin, kMax, kAnd, kOr, kXor };
+// Video SIMD (vop2/vop4; Inst::vec elements): t is the destination type, t2 a's and b's (vset:
+// t2 only, the comparison in Inst::bool_op as a Cmp).
+enum class VideoOp : uint8_t { kAdd, kSub, kAvrg, kAbsdiff, kMin, kMax, kSet };
 
 constexpr uint32_t kNoSlot = 0xffffffffu;
 

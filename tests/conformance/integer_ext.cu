@@ -1,0 +1,104 @@
+// Integer instructions beyond plain arithmetic: extended-precision carry chains (big-integer code,
+// and the slow path of every double-precision sin/cos), dot products, SIMD video instructions,
+// conversions from a wider source register. Every kernel: (unsigned* out, const unsigned* in).
+
+// case: carry_chain_add_sub grid=1 block=64 out=512 native=no
+// 128-bit add and subtract through add.cc/addc.cc/addc and sub.cc/subc.cc/subc, plus the carry out.
+extern "C" __global__ void carry_chain_add_sub(unsigned* out, const unsigned* in) {
+  unsigned t = threadIdx.x;
+  const unsigned* a = in + t * 8;
+  const unsigned* b = in + 1024 + t * 8;
+  unsigned s0, s1, s2, s3, c, d0, d1, d2, d3, bw;
+  asm("add.cc.u32 %0, %6, %10;\n\t"
+      "addc.cc.u32 %1, %7, %11;\n\t"
+      "addc.cc.u32 %2, %8, %12;\n\t"
+      "addc.cc.u32 %3, %9, %13;\n\t"
+      "addc.u32 %4, 0, 0;\n\t"
+      "mov.u32 %5, 0;"
+      : "=r"(s0), "=r"(s1), "=r"(s2), "=r"(s3), "=r"(c), "=r"(bw)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]));
+  asm("sub.cc.u32 %0, %5, %9;\n\t"
+      "subc.cc.u32 %1, %6, %10;\n\t"
+      "subc.cc.u32 %2, %7, %11;\n\t"
+      "subc.cc.u32 %3, %8, %12;\n\t"
+      "subc.u32 %4, 0, 0;"
+      : "=r"(d0), "=r"(d1), "=r"(d2), "=r"(d3), "=r"(bw)
+      : "r"(a[4]), "r"(a[5]), "r"(a[6]), "r"(a[7]), "r"(b[4]), "r"(b[5]), "r"(b[6]), "r"(b[7]));
+  unsigned* o = out + t * 8;
+  o[0] = s0; o[1] = s1; o[2] = s2; o[3] = s3;
+  o[4] = d0 ^ c; o[5] = d1; o[6] = d2 ^ bw; o[7] = d3;
+}
+
+// case: carry_chain_mad grid=1 block=64 out=256 native=no
+// A 64x64->128-bit product from 32-bit limbs with mad.lo.cc / madc.hi.cc / madc.lo / madc.hi,
+// and a 64-bit add.cc.u64 / addc.u64 chain.
+extern "C" __global__ void carry_chain_mad(unsigned* out, const unsigned* in) {
+  unsigned t = threadIdx.x;
+  unsigned a0 = in[t * 4], a1 = in[t * 4 + 1], b0 = in[t * 4 + 2], b1 = in[t * 4 + 3];
+  unsigned r0, r1, r2, r3;
+  asm("mul.lo.u32 %0, %4, %6;\n\t"
+      "mul.hi.u32 %1, %4, %6;\n\t"
+      "mad.lo.cc.u32 %1, %5, %6, %1;\n\t"
+      "madc.hi.u32 %2, %5, %6, 0;\n\t"
+      "mad.lo.cc.u32 %1, %4, %7, %1;\n\t"
+      "madc.hi.cc.u32 %2, %4, %7, %2;\n\t"
+      "addc.u32 %3, 0, 0;\n\t"
+      "mad.lo.cc.u32 %2, %5, %7, %2;\n\t"
+      "madc.hi.u32 %3, %5, %7, %3;"
+      : "=&r"(r0), "=&r"(r1), "=&r"(r2), "=&r"(r3)
+      : "r"(a0), "r"(a1), "r"(b0), "r"(b1));
+  unsigned long long x = (unsigned long long)in[2048 + t * 2] << 32 | in[2049 + t * 2], lo, hi;
+  asm("add.cc.u64 %0, %2, %2;\n\t"
+      "addc.u64 %1, 0, 0;"
+      : "=l"(lo), "=l"(hi)
+      : "l"(x));
+  out[t * 4] = r0;
+  out[t * 4 + 1] = r1 ^ (unsigned)lo;
+  out[t * 4 + 2] = r2 ^ (unsigned)(lo >> 32);
+  out[t * 4 + 3] = r3 ^ (unsigned)hi;
+}
+
+// case: dot_products grid=1 block=64 out=256 native=no
+// __dp4a (signed and unsigned) and __dp2a_lo / __dp2a_hi.
+extern "C" __global__ void dot_products(unsigned* out, const unsigned* in) {
+  unsigned t = threadIdx.x;
+  unsigned a = in[t], b = in[t + 64], c = in[t + 128];
+  out[t * 4] = (unsigned)__dp4a((int)a, (int)b, (int)c);
+  out[t * 4 + 1] = __dp4a(a, b, c);
+  out[t * 4 + 2] = (unsigned)__dp2a_lo((int)a, (int)b, (int)c);
+  out[t * 4 + 3] = __dp2a_hi(a, b, c);
+}
+
+// case: simd_video grid=1 block=64 out=512 native=no
+// The SIMD video instructions on packed bytes and halfwords, with and without a secondary add.
+extern "C" __global__ void simd_video(unsigned* out, const unsigned* in) {
+  unsigned t = threadIdx.x;
+  unsigned a = in[t], b = in[t + 64], c = in[t + 128], r[8];
+  asm("vabsdiff4.u32.u32.u32 %0, %1, %2, %3;" : "=r"(r[0]) : "r"(a), "r"(b), "r"(c));
+  asm("vabsdiff4.u32.u32.u32.add %0, %1, %2, %3;" : "=r"(r[1]) : "r"(a), "r"(b), "r"(c));
+  asm("vadd4.s32.s32.s32.sat %0, %1, %2, %3;" : "=r"(r[2]) : "r"(a), "r"(b), "r"(c));
+  asm("vsub2.u32.u32.u32 %0, %1, %2, %3;" : "=r"(r[3]) : "r"(a), "r"(b), "r"(c));
+  asm("vavrg4.u32.u32.u32 %0, %1, %2, %3;" : "=r"(r[4]) : "r"(a), "r"(b), "r"(c));
+  asm("vmax2.s32.s32.s32 %0, %1, %2, %3;" : "=r"(r[5]) : "r"(a), "r"(b), "r"(c));
+  asm("vmin4.u32.u32.u32.add %0, %1, %2, %3;" : "=r"(r[6]) : "r"(a), "r"(b), "r"(c));
+  asm("vset4.u32.u32.lt %0, %1, %2, %3;" : "=r"(r[7]) : "r"(a), "r"(b), "r"(c));
+  for (int k = 0; k < 8; ++k) out[t * 8 + k] = r[k];
+}
+
+// case: cvt_from_wider_register grid=1 block=64 out=256 native=no
+// cvt whose source register is wider than its type (the low bits are converted), as nvcc emits it
+// for casts of a value it keeps in a 64-bit register.
+extern "C" __global__ void cvt_from_wider_register(unsigned* out, const unsigned* in) {
+  unsigned t = threadIdx.x;
+  unsigned long long x = (unsigned long long)in[t] << 32 | in[t + 64];
+  long long s;
+  unsigned long long u;
+  unsigned short h;
+  asm("cvt.s64.s32 %0, %1;" : "=l"(s) : "l"(x));
+  asm("cvt.u64.u16 %0, %1;" : "=l"(u) : "l"(x));
+  asm("cvt.u16.u32 %0, %1;" : "=h"(h) : "l"(x));
+  out[t * 4] = (unsigned)s;
+  out[t * 4 + 1] = (unsigned)(s >> 32);
+  out[t * 4 + 2] = (unsigned)u ^ (unsigned)(u >> 32);
+  out[t * 4 + 3] = h;
+}
