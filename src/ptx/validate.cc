@@ -187,6 +187,11 @@ class Validator {
       if (ops.size() > 3) GPUWASM_RETURN_IF_ERROR(CheckWidth(in, ops[3], 3, Type::kPred));
       return Status::Ok();
     }
+    if (op == "cvt" && t.size() == 2 && (t[0] == Type::kF16x2 || t[0] == Type::kBF16x2) && t[1] == Type::kF32) {
+      if (ops.size() != 3) return ErrorAt(in.pos, "a packing cvt needs 3 operands");  // d, a (upper), b (lower)
+      GPUWASM_RETURN_IF_ERROR(CheckWidth(in, ops[0], 0, t[0]));
+      return check_all(1, Type::kF32);
+    }
     if (op == "cvt" && t.size() == 2) {
       if (ops.size() != 2) return ErrorAt(in.pos, "cvt needs 2 operands");
       GPUWASM_RETURN_IF_ERROR(CheckWidth(in, ops[0], 0, t[0], TypeSize(t[0]) < 4));

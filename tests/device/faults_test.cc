@@ -294,6 +294,20 @@ TEST(Unsupported, every_unsupported_construct_of_a_module_is_named_at_once) {
             "'bar.arrive': only barrier 0 without a thread count is supported");
 }
 
+TEST(Unsupported, a_huge_call_parameter_is_refused_before_anything_is_allocated) {
+  // Call parameters are registers of every thread: a 1 GiB one must not become 1 GiB per thread.
+  KernelHarness h;
+  const char* ptx =
+      ".version 8.0\n.target sm_80\n.address_size 64\n"
+      ".func (.param .align 8 .b8 r[1073741824]) f()\n{\n  ret;\n}\n"
+      ".visible .entry k()\n{\n  .param .align 8 .b8 big[1073741824];\n  call.uni (big), f, ();\n  ret;\n}\n";
+  auto m = h.context().LoadModule(ptx);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kUnsupported) << m.status();
+  EXPECT_NE(m.status().message().find("a call parameter of 1073741824 bytes (at most 4096)"), std::string::npos)
+      << m.status();
+}
+
 TEST(Unsupported, recursion_is_refused) {
   KernelHarness h;
   const char* ptx =

@@ -130,7 +130,6 @@ uint64_t Store(T v) {  // register value: sign-extended for signed types, zero-e
   else return static_cast<uint64_t>(v);
 }
 
-bool IsHalfLike(Type t) { return t == Type::kF16 || t == Type::kBF16 || t == Type::kF16x2 || t == Type::kBF16x2; }
 
 class CtaExec {
  public:
@@ -1089,7 +1088,7 @@ T AtomicRmw(uint8_t* p, AtomOp op, T b, T c, bool shared) {
     std::memcpy(p, &v, sizeof v);
     return old;
   }
-  using Bitsize = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  using Bitsize = std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
   std::atomic_ref<Bitsize> a(*reinterpret_cast<Bitsize*>(p));
   Bitsize cur = a.load(std::memory_order_relaxed);
   for (;;) {
@@ -1100,6 +1099,36 @@ T AtomicRmw(uint8_t* p, AtomOp op, T b, T c, bool shared) {
     std::memcpy(&nb, &v, sizeof nb);
     if (a.compare_exchange_weak(cur, nb, std::memory_order_acq_rel, std::memory_order_relaxed)) return old;
   }
+}
+
+// The half-precision add of atom/red (.f16 .bf16, and the packed .f16x2 .bf16x2 per half): each
+// half's exact sum, rounded once to nearest. `bits` are the operand's 16 or 32 bits.
+uint32_t HalfAdd(Type t, uint32_t old, uint32_t b) {
+  const bool bf = t == Type::kBF16 || t == Type::kBF16x2;
+  const int n = t == Type::kF16x2 || t == Type::kBF16x2 ? 2 : 1;
+  uint32_t r = 0;
+  for (int k = 0; k < n; ++k) {
+    const auto x = static_cast<uint16_t>(old >> (16 * k)), y = static_cast<uint16_t>(b >> (16 * k));
+    const double s = bf ? Bf16ToDouble(x) + Bf16ToDouble(y) : HalfToDouble(x) + HalfToDouble(y);
+    r |= static_cast<uint32_t>(bf ? DoubleToBf16(s) : DoubleToHalf(s)) << (16 * k);
+  }
+  return r;
+}
+
+template <class B>
+B HalfAtomicAdd(uint8_t* p, Type t, B b, bool shared) {
+  if (shared) {
+    const B old = Load<B>(p);
+    const B v = static_cast<B>(HalfAdd(t, old, b));
+    std::memcpy(p, &v, sizeof v);
+    return old;
+  }
+  std::atomic_ref<B> a(*reinterpret_cast<B*>(p));
+  B cur = a.load(std::memory_order_relaxed);
+  while (!a.compare_exchange_weak(cur, static_cast<B>(HalfAdd(t, cur, b)), std::memory_order_acq_rel,
+                                  std::memory_order_relaxed)) {
+  }
+  return cur;
 }
 
 bool CtaExec::Atomic(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
@@ -1132,12 +1161,19 @@ bool CtaExec::Atomic(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
       case Type::kF64: go(double{}); break;
       case Type::kS32: go(int32_t{}); break;
       case Type::kS64: go(int64_t{}); break;
+      case Type::kF16: case Type::kBF16:
+        old = HalfAtomicAdd<uint16_t>(p, in.t, static_cast<uint16_t>(b), shared);
+        break;
+      case Type::kF16x2: case Type::kBF16x2:
+        old = HalfAtomicAdd<uint32_t>(p, in.t, static_cast<uint32_t>(b), shared);
+        break;
       default:
-        if (size == 4) go(uint32_t{});
+        if (size == 2) go(uint16_t{});
+        else if (size == 4) go(uint32_t{});
         else go(uint64_t{});
         break;
     }
-    REG(in.d[0])[l] = size == 4 ? (old & 0xffffffffu) : old;
+    REG(in.d[0])[l] = size == 2 ? (old & 0xffffu) : size == 4 ? (old & 0xffffffffu) : old;
   });
   return ok;
 }
@@ -2054,6 +2090,14 @@ bool CtaExec::Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w,
     case Op::kAddC: case Op::kSubC: case Op::kMadC: Carry(in, mask, R); return true;
     case Op::kDp4a: case Op::kDp2a: DotProduct(in, mask, R); return true;
     case Op::kVideo: Video(in, mask, R); return true;
+    case Op::kCvtPack: {  // cvt.rn.{f16x2,bf16x2}.f32 d, a, b: a rounded into the upper half, b the lower
+      const bool bf = in.t == Type::kBF16x2;
+      uint64_t* d = REG(in.d[0]);
+      const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]);
+      auto half = [&](uint64_t f) { return bf ? DoubleToBf16(AsF32(f)) : DoubleToHalf(AsF32(f)); };
+      ForLanes(mask, [&](int l) { d[l] = uint64_t{half(a[l])} << 16 | half(b[l]); });
+      return true;
+    }
     case Op::kRedux: Redux(in, mask, R); return true;
     case Op::kMatch: Match(in, mask, R); return true;
     case Op::kClock: {

@@ -115,18 +115,26 @@ class Decoder {
     for (size_t fi = 0; fi < m_.functions.size(); ++fi) {
       const ptx::Function& f = m_.functions[fi];
       if (f.is_entry) continue;
+      // A parameter or return value takes a slot per 8 bytes (an aggregate such as
+      // `.param .align 8 .b8 func_retval0[16]` several).
       for (const ptx::Param& prm : f.params) {
-        if (prm.size > 8) unsupported_.push_back("function '" + f.name + "': parameter " + prm.name + " larger than 8 bytes");
-        func_param_slot_[fi][prm.name] = next++;
+        CheckParamSize(prm.size, "function '" + f.name + "'");
+        const uint32_t n = ParamSlots(prm.size);
+        func_param_slot_[fi][prm.name] = {next, n};
+        next += n;
       }
       for (const ptx::Param& prm : f.returns) {
-        if (prm.size > 8) unsupported_.push_back("function '" + f.name + "': return value larger than 8 bytes");
-        func_param_slot_[fi][prm.name] = next++;
+        CheckParamSize(prm.size, "function '" + f.name + "'");
+        const uint32_t n = ParamSlots(prm.size);
+        func_param_slot_[fi][prm.name] = {next, n};
+        next += n;
       }
     }
     for (const ptx::Function& f : m_.functions) {
       for (const ptx::Statement& s : f.body) {
-        if (s.kind == ptx::Statement::Kind::kVariable && s.var.space == ptx::Space::kParam) ++param_var_count_;
+        if (s.kind == ptx::Statement::Kind::kVariable && s.var.space == ptx::Space::kParam) {
+          param_var_count_ += ParamSlots(s.var.size());
+        }
       }
     }
     param_var_base_ = next;
@@ -176,7 +184,21 @@ class Decoder {
   struct Symbol {
     enum Kind { kKernelParam, kSlot, kShared, kLocal, kGlobal, kDynShared } kind;
     uint64_t value = 0;  // offset, or slot
+    uint32_t slots = 1;  // kSlot: how many (a call parameter of more than 8 bytes has one per 8)
   };
+
+  // Call parameters are registers of every thread: their size is bounded (as CUDA bounds a
+  // function's parameters to 4 KiB); a larger one is reported and given one slot.
+  static constexpr uint64_t kMaxCallParamBytes = 4096;
+  static uint32_t ParamSlots(uint64_t bytes) {
+    return bytes > kMaxCallParamBytes ? 1 : std::max<uint32_t>(1, static_cast<uint32_t>((bytes + 7) / 8));
+  }
+  void CheckParamSize(uint64_t bytes, const std::string& where) {
+    if (bytes > kMaxCallParamBytes) {
+      unsupported_.push_back(where + ": a call parameter of " + std::to_string(bytes) + " bytes (at most " +
+                             std::to_string(kMaxCallParamBytes) + ")");
+    }
+  }
 
   uint32_t Const(uint64_t v) {
     auto it = const_index_.find(v);
@@ -322,10 +344,14 @@ class Decoder {
       if (f.is_entry) {
         local_symbols_[prm.name] = {Symbol::kKernelParam, prm.offset};
       } else {
-        local_symbols_[prm.name] = {Symbol::kSlot, func_param_slot_[fi][prm.name]};
+        const auto [slot, n] = func_param_slot_[fi][prm.name];
+        local_symbols_[prm.name] = {Symbol::kSlot, slot, n};
       }
     }
-    for (const ptx::Param& prm : f.returns) local_symbols_[prm.name] = {Symbol::kSlot, func_param_slot_[fi][prm.name]};
+    for (const ptx::Param& prm : f.returns) {
+      const auto [slot, n] = func_param_slot_[fi][prm.name];
+      local_symbols_[prm.name] = {Symbol::kSlot, slot, n};
+    }
     entry_pc_[fi] = static_cast<uint32_t>(p_.code.size());
     if (f.is_entry) {
       KernelEntry k;
@@ -354,10 +380,10 @@ class Decoder {
           local_bytes_ += v.size();
           if (local_bytes_ > (1u << 20)) return Status::Unsupported("more than 1 MiB of local memory per thread");
         } else if (v.space == ptx::Space::kParam) {
-          if (v.size() > 8) {
-            GPUWASM_RETURN_IF_ERROR(Note(Status::Unsupported("line " + std::to_string(v.pos.line) + ": call parameter larger than 8 bytes")));
-          }
-          local_symbols_[v.name] = {Symbol::kSlot, param_var_base_ + param_var_used_++};
+          CheckParamSize(v.size(), "line " + std::to_string(v.pos.line));
+          const uint32_t n = ParamSlots(v.size());
+          local_symbols_[v.name] = {Symbol::kSlot, param_var_base_ + param_var_used_, n};
+          param_var_used_ += n;
         } else {
           GPUWASM_RETURN_IF_ERROR(Note(Status::Unsupported("line " + std::to_string(v.pos.line) + ": variable in this state space inside a function")));
         }
@@ -478,16 +504,8 @@ class Decoder {
           }
           return Emit(x, in);
         }
-        if (sym->kind != Symbol::kSlot || addr.offset != 0 || m.vec != 1) return Unsupported(in, "call parameter at an offset");
-        x.op = Op::kMov;
-        if (store) {
-          x.d[0] = static_cast<uint32_t>(sym->value);
-          GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, val, x.t));
-        } else {
-          GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-          x.s[0] = static_cast<uint32_t>(sym->value);
-        }
-        return Emit(x, in);
+        if (sym->kind != Symbol::kSlot) return Unsupported(in, "call parameter access of this kind");
+        return CallParamAccess(in, *sym, addr.offset, store, val, x);
       }
       x.op = store ? Op::kSt : Op::kLd;
       x.mem = op == "ldu" ? Mem::kGlobal : SpaceOf(m.space);
@@ -685,6 +703,17 @@ class Decoder {
     if (op == "cvt") {
       if (!m.other.empty()) return Unsupported(in, "modifier ." + *m.other.begin());
       if (m.types.size() != 2) return BadAt(in, "cvt needs a destination and a source type");
+      if ((m.types[0] == Type::kF16x2 || m.types[0] == Type::kBF16x2) && m.types[1] == Type::kF32) {
+        // cvt.rn.f16x2.f32 d, a, b: a to the upper half, b to the lower.
+        if (m.rnd != Round::kRn) return Unsupported(in, "packing conversion other than .rn");
+        GPUWASM_RETURN_IF_ERROR(need(3));
+        x.op = Op::kCvtPack;
+        x.t = m.types[0];
+        x.t2 = Type::kF32;
+        GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+        GPUWASM_RETURN_IF_ERROR(srcs(1, 2));
+        return Emit(x, in);
+      }
       GPUWASM_RETURN_IF_ERROR(need(2));
       x.op = Op::kCvt;
       x.t = m.types[0];
@@ -741,11 +770,17 @@ class Decoder {
       auto a = kAtoms.find(m.atom);
       if (a == kAtoms.end()) return BadAt(in, "atomic operation missing");
       for (const std::string& o : m.other) {
-        if (o != "relaxed" && o != "gpu" && o != "sys" && o != "cta" && o != "acquire" && o != "release" && o != "acq_rel") {
+        // Every scope and ordering is kept by the host's atomics (acquire-release, one address space).
+        if (o != "relaxed" && o != "gpu" && o != "sys" && o != "cta" && o != "cluster" && o != "acquire" &&
+            o != "release" && o != "acq_rel" && o != "noftz") {
           return Unsupported(in, "modifier ." + o);
         }
       }
-      if (ptx::TypeSize(x.t) != 4 && ptx::TypeSize(x.t) != 8) return Unsupported(in, "atomic of this size");
+      if (IsHalfLike(x.t) && a->second != AtomOp::kAdd) return Unsupported(in, "half-precision atomic other than add");
+      const bool b16 = x.t == Type::kB16 && (a->second == AtomOp::kCas || a->second == AtomOp::kExch);
+      if (ptx::TypeSize(x.t) != 4 && ptx::TypeSize(x.t) != 8 && !b16 && !IsHalfLike(x.t)) {
+        return Unsupported(in, "atomic of this size");
+      }
       x.op = Op::kAtom;
       x.cmp = static_cast<uint8_t>(a->second);
       x.mem = SpaceOf(m.space);
@@ -889,6 +924,52 @@ class Decoder {
     return Emit(x, in);
   }
 
+  // ld/st.param of a call parameter (a slot per 8 bytes). A whole slot, or the only one at offset 0,
+  // moves; a part of an aggregate's slot is a bit-field extract or insert. Each element of a
+  // vector access is one instruction.
+  Status CallParamAccess(const ptx::Instruction& in, const Symbol& sym, int64_t offset, bool store, const Operand& val,
+                         Inst x) {
+    const uint32_t size = ptx::TypeSize(x.t);
+    std::vector<const Operand*> elems;
+    if (val.kind == Operand::Kind::kVector) {
+      for (const Operand& e : val.elements) elems.push_back(&e);
+    } else {
+      elems.push_back(&val);
+    }
+    for (size_t k = 0; k < elems.size(); ++k) {
+      const int64_t off = offset + static_cast<int64_t>(k * size);
+      if (off < 0 || static_cast<uint64_t>(off) + size > uint64_t{sym.slots} * 8) {
+        return BadAt(in, "access outside the parameter");
+      }
+      const uint32_t sub = static_cast<uint32_t>(off % 8), slot = static_cast<uint32_t>(sym.value + off / 8);
+      if (sub + size > 8) return Unsupported(in, "call parameter access across an 8-byte boundary");
+      GPUWASM_ASSIGN_OR_RETURN(uint32_t reg, Slot(in, *elems[k], x.t));
+      Inst e = x;
+      if (sub == 0 && (size == 8 || sym.slots == 1)) {
+        e.op = Op::kMov;
+        e.d[0] = store ? slot : reg;
+        e.s[0] = store ? reg : slot;
+      } else if (store) {  // bfi.b64 slot, value, slot, 8*sub, 8*size
+        e.op = Op::kBfi;
+        e.t = Type::kB64;
+        e.d[0] = slot;
+        e.s[0] = reg;
+        e.s[1] = slot;
+        e.s[2] = Const(sub * 8);
+        e.s[3] = Const(size * 8);
+      } else {  // bfe.{u64,s64} value, slot, 8*sub, 8*size
+        e.op = Op::kBfe;
+        e.t = ptx::IsSigned(x.t) ? Type::kS64 : Type::kU64;
+        e.d[0] = reg;
+        e.s[0] = slot;
+        e.s[1] = Const(sub * 8);
+        e.s[2] = Const(size * 8);
+      }
+      GPUWASM_RETURN_IF_ERROR(Emit(e, in));
+    }
+    return Status::Ok();
+  }
+
   Status EmitCall(const ptx::Instruction& in) {
     const Operand* ret = nullptr;
     const Operand* args = nullptr;
@@ -915,17 +996,29 @@ class Decoder {
     }
     for (size_t k = 0; k < nargs; ++k) {
       auto s = args->elements[k].kind == Operand::Kind::kSymbol ? Lookup(args->elements[k].symbol) : std::nullopt;
-      uint32_t slot;
-      if (s && s->kind == Symbol::kSlot) slot = static_cast<uint32_t>(s->value);
-      else { GPUWASM_ASSIGN_OR_RETURN(slot, Slot(in, args->elements[k], f.params[k].type)); }
+      const auto [param, n] = func_param_slot_[fi][f.params[k].name];
+      if (s && s->kind == Symbol::kSlot) {
+        if (s->slots != n) return BadAt(in, "argument " + std::to_string(k + 1) + " differs in size from the parameter");
+        for (uint32_t j = 0; j < n; ++j) {
+          cs.arg_slots.push_back(static_cast<uint32_t>(s->value) + j);
+          cs.param_slots.push_back(param + j);
+        }
+        continue;
+      }
+      if (n != 1) return BadAt(in, "argument " + std::to_string(k + 1) + " must be a .param variable");
+      GPUWASM_ASSIGN_OR_RETURN(uint32_t slot, Slot(in, args->elements[k], f.params[k].type));
       cs.arg_slots.push_back(slot);
-      cs.param_slots.push_back(func_param_slot_[fi][f.params[k].name]);
+      cs.param_slots.push_back(param);
     }
     for (size_t k = 0; k < nret; ++k) {
       auto s = ret->elements[k].kind == Operand::Kind::kSymbol ? Lookup(ret->elements[k].symbol) : std::nullopt;
       if (!s || s->kind != Symbol::kSlot) return BadAt(in, "call results must be .param variables");
-      cs.result_slots.push_back(static_cast<uint32_t>(s->value));
-      cs.ret_slots.push_back(func_param_slot_[fi][f.returns[k].name]);
+      const auto [ret_slot, n] = func_param_slot_[fi][f.returns[k].name];
+      if (s->slots != n) return BadAt(in, "result " + std::to_string(k + 1) + " differs in size from the return value");
+      for (uint32_t j = 0; j < n; ++j) {
+        cs.result_slots.push_back(static_cast<uint32_t>(s->value) + j);
+        cs.ret_slots.push_back(ret_slot + j);
+      }
     }
     Inst x;
     x.op = Op::kCall;
@@ -966,7 +1059,7 @@ class Decoder {
  private:
   const ptx::Module& m_;
   Program p_;
-  std::map<int, std::map<std::string, uint32_t>> func_param_slot_;
+  std::map<int, std::map<std::string, std::pair<uint32_t, uint32_t>>> func_param_slot_;  // first slot, count
   uint32_t param_var_base_ = 0, param_var_count_ = 0, param_var_used_ = 0;
   uint32_t sink_ = 0;
   std::unordered_map<uint64_t, uint32_t> const_index_;

@@ -23,7 +23,7 @@ enum class Op : uint8_t {
   kAdd, kSub, kMulLo, kMulHi, kMulWide, kMadLo, kMadHi, kMadWide, kFma, kDiv, kRem, kMin, kMax, kAbs, kNeg,
   kAnd, kOr, kXor, kNot, kCnot, kShl, kShr, kPopc, kClz, kBrev, kBfind, kBfe, kBfi, kPrmt, kShf, kLop3,
   kSetp, kSelp, kSqrt, kRcp, kRsqrt, kSin, kCos, kEx2, kLg2, kTanh, kCopysign, kCvt, kTestp,
-  kAddC, kSubC, kMadC, kDp4a, kDp2a, kVideo,
+  kAddC, kSubC, kMadC, kDp4a, kDp2a, kVideo, kCvtPack,
   kBra, kCall, kRet, kExit, kBar, kWarpSync, kAtom, kShfl, kVote, kRedux, kMatch, kActivemask, kClock, kTrap,
 };
 
@@ -54,6 +54,10 @@ enum class ReduxOp : uint8_t { kAdd, kMin, kMax, kAnd, kOr, kXor };
 enum class VideoOp : uint8_t { kAdd, kSub, kAvrg, kAbsdiff, kMin, kMax, kSet };
 
 constexpr uint32_t kNoSlot = 0xffffffffu;
+
+inline bool IsHalfLike(ptx::Type t) {
+  return t == ptx::Type::kF16 || t == ptx::Type::kBF16 || t == ptx::Type::kF16x2 || t == ptx::Type::kBF16x2;
+}
 
 struct Inst {
   Op op = Op::kNop;

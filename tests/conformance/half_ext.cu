@@ -1,0 +1,42 @@
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+// Packed half conversions and half-precision atomics; double sin/cos (their slow path is an
+// extended-precision carry chain).
+
+// case: pack_halves grid=1 block=64 out=128 native=no
+extern "C" __global__ void pack_halves(unsigned* out, const unsigned* in) {
+  unsigned t = threadIdx.x;
+  float a = (float)(int)in[t] / 65536.0f, b = (float)(int)in[t + 64] / 1048576.0f;
+  __half2 h = __floats2half2_rn(a, b);
+  __nv_bfloat162 bf = __floats2bfloat162_rn(a, b);
+  out[t * 2] = *reinterpret_cast<unsigned*>(&h);
+  out[t * 2 + 1] = *reinterpret_cast<unsigned*>(&bf);
+}
+
+// case: half_atomics grid=2 block=64 out=8 native=no
+// Every thread adds small values whose partial sums stay exact in the type, so any order of the
+// atomic adds gives the same sums.
+extern "C" __global__ void half_atomics(unsigned* out, const unsigned* in) {
+  unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  float x = (float)(in[t] & 7) * 0.25f, y = (float)(in[t] & 1);
+  atomicAdd(reinterpret_cast<__half*>(out), __float2half(x));
+  atomicAdd(reinterpret_cast<__half2*>(out + 1), __floats2half2_rn(x, 2 * x));
+  atomicAdd(reinterpret_cast<__nv_bfloat16*>(out + 2), __float2bfloat16(y));
+  atomicAdd(reinterpret_cast<__nv_bfloat162*>(out + 3), __floats2bfloat162_rn(y, -y));
+}
+
+// case: double_sin_cos grid=1 block=64 out=256 cmp=f64ulp:2 native=no
+// Arguments from tiny to 1e300 (the huge ones take the Payne-Hanek slow path).
+extern "C" __global__ void double_sin_cos(unsigned* out, const unsigned* in) {
+  unsigned t = threadIdx.x;
+  double m = (double)(in[t] >> 8) / 16777216.0;
+  int e = (int)(in[t + 64] % 1000) - 10;
+  double x = ldexp(m, t < 16 ? e % 8 : t < 48 ? e % 64 : e);
+  if (t & 1) x = -x;
+  double s = sin(x), c = cos(x);
+  unsigned long long sb = __double_as_longlong(s), cb = __double_as_longlong(c);
+  out[t * 4] = (unsigned)sb;
+  out[t * 4 + 1] = (unsigned)(sb >> 32);
+  out[t * 4 + 2] = (unsigned)cb;
+  out[t * 4 + 3] = (unsigned)(cb >> 32);
+}
