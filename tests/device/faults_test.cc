@@ -295,16 +295,19 @@ TEST(Unsupported, every_unsupported_construct_of_a_module_is_named_at_once) {
 }
 
 TEST(Unsupported, a_huge_call_parameter_is_refused_before_anything_is_allocated) {
-  // Call parameters are registers of every thread: a 1 GiB one must not become 1 GiB per thread.
+  // Call parameters are registers of every thread: each is bounded (the parser bounds a
+  // function's to 4096 elements, the decoder every one to 4 KiB).
   KernelHarness h;
   const char* ptx =
       ".version 8.0\n.target sm_80\n.address_size 64\n"
-      ".func (.param .align 8 .b8 r[1073741824]) f()\n{\n  ret;\n}\n"
-      ".visible .entry k()\n{\n  .param .align 8 .b8 big[1073741824];\n  call.uni (big), f, ();\n  ret;\n}\n";
+      ".func (.param .align 8 .b64 r[1024]) f()\n{\n  ret;\n}\n"
+      ".visible .entry k()\n{\n  .param .align 8 .b8 big[1048576];\n  call.uni (big), f, ();\n  ret;\n}\n";
   auto m = h.context().LoadModule(ptx);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), StatusCode::kUnsupported) << m.status();
-  EXPECT_NE(m.status().message().find("a call parameter of 1073741824 bytes (at most 4096)"), std::string::npos)
+  EXPECT_NE(m.status().message().find("function 'f': a call parameter of 8192 bytes (at most 4096)"), std::string::npos)
+      << m.status();
+  EXPECT_NE(m.status().message().find("line 10: a call parameter of 1048576 bytes (at most 4096)"), std::string::npos)
       << m.status();
 }
 
