@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--one-thread") == 0) one_thread = true;
     if (std::strcmp(argv[i], "--no-interp") == 0) no_interp = true;
   }
-  // --only=vector|matmul|reduction runs one kernel; --one-thread skips the all-cores run,
+  // --only=vector|matmul|reduction|warp reduce|histogram runs one kernel; --one-thread skips the all-cores run,
   // --no-interp the interpreter's (all for profiling, e.g. under callgrind).
   auto wanted = [&](const char* name) { return only.empty() || std::string(name).find(only) != std::string::npos; };
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
@@ -221,6 +221,52 @@ int main(int argc, char** argv) {
       auto k = run->Load("block_reduce", "block_reduce_sum");
       DevicePtr pin = run->Upload(in), pout = run->Upload(out);
       Paired t = TimePaired(native, [&] { run->Launch(*k, {blocks}, {256}, Pack(k->signature(), pin, pout, n)); });
+      if (!record(run, r, t)) return 1;
+    }
+    rows.push_back(r);
+  }
+
+  if (wanted("warp reduce")) {  // shfl.sync and global atomics: host blocks in native code
+    unsigned n = 1 << 22;
+    std::vector<int> in(n);
+    for (unsigned i = 0; i < n; ++i) in[i] = static_cast<int>(i % 7);
+    std::vector<int> total(1), per_warp(n / 32);
+    Row r{.name = "warp reduce 4M"};
+    std::function<void()> native = [&] {
+      int sum = 0;
+      for (unsigned w = 0; w < n / 32; ++w) {
+        int v = 0;
+        for (unsigned l = 0; l < 32; ++l) v += in[w * 32 + l];
+        per_warp[w] = v;
+        sum += v;
+      }
+      total[0] = sum;
+      asm volatile("" ::"r"(per_warp.data()) : "memory");
+    };
+    for (Runner* run : runners) {
+      auto k = run->Load("warp_reduce", "warp_reduce_sum");
+      DevicePtr pin = run->Upload(in), ptotal = run->Upload(total), pwarp = run->Upload(per_warp);
+      Paired t = TimePaired(native, [&] { run->Launch(*k, {n / 256}, {256}, Pack(k->signature(), pin, ptotal, pwarp, n)); });
+      if (!record(run, r, t)) return 1;
+    }
+    rows.push_back(r);
+  }
+  if (wanted("histogram")) {  // shared-memory atomics in a grid-stride loop
+    unsigned n = 1 << 24, blocks = 64;
+    std::vector<uint8_t> data(n);
+    for (auto& x : data) x = static_cast<uint8_t>(rng());
+    std::vector<unsigned> bins(256);
+    Row r{.name = "histogram 16M"};
+    std::function<void()> native = [&] {
+      unsigned local[256] = {};
+      for (uint8_t x : data) ++local[x];
+      for (int i = 0; i < 256; ++i) bins[i] += local[i];
+      asm volatile("" ::"r"(bins.data()) : "memory");
+    };
+    for (Runner* run : runners) {
+      auto k = run->Load("histogram", "histogram256");
+      DevicePtr pdata = run->Upload(data), pbins = run->Upload(bins);
+      Paired t = TimePaired(native, [&] { run->Launch(*k, {blocks}, {256}, Pack(k->signature(), pdata, n, pbins)); });
       if (!record(run, r, t)) return 1;
     }
     rows.push_back(r);

@@ -6,9 +6,15 @@
 
 #include <bit>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "cases.h"
 #include "device/cpu/cpu_device.h"
+#include "device/cpu/native.h"
+#include "device/cpu/program.h"
+#include "ptx/parser.h"
 #include "kernel_harness.h"
 
 namespace gpuwasm::testing {
@@ -87,6 +93,39 @@ TEST_P(Conformance, matches_the_reference) {
                     << want->second[i];
     }
   }
+}
+
+// Native code covers what real kernels use: of every kernel in the corpus (tests/kernels) and the
+// conformance cases, for both architectures, at least 95 % translate (the rest are listed).
+TEST(NativeCoverage, at_least_95_percent_of_the_kernels_translate) {
+  int kernels = 0, translated = 0;
+  std::string missing;
+  for (const char* dir : {GPUWASM_KERNEL_PTX_DIR, GPUWASM_CONFORMANCE_PTX_DIR}) {
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      if (e.path().extension() != ".ptx") continue;
+      std::ifstream f(e.path());
+      std::stringstream text;
+      text << f.rdbuf();
+      auto m = ptx::Parse(text.str());
+      ASSERT_TRUE(m.ok()) << e.path() << ": " << m.status();
+      auto p = device::cpu::Decode(*m);
+      if (!p.ok()) {  // refused for this device altogether (the corpus keeps a few such on purpose)
+        continue;
+      }
+      for (const auto& k : p->kernels) {
+        ++kernels;
+        auto src = device::cpu::TranslateKernel(*p, k);
+        if (src.ok()) ++translated;
+        else missing += "\n  " + e.path().filename().string() + " " + k.name + ": " + src.status().message();
+      }
+    }
+  }
+  ASSERT_GT(kernels, 100);
+  RecordProperty("kernels", kernels);
+  RecordProperty("translated", translated);
+  std::printf("native code for %d of %d kernels (%.1f %%)%s\n", translated, kernels, 100.0 * translated / kernels,
+              missing.c_str());
+  EXPECT_GE(translated * 100, kernels * 95) << missing;
 }
 
 INSTANTIATE_TEST_SUITE_P(Ptx, Conformance, ::testing::ValuesIn(AllParams()), [](const auto& info) {

@@ -3,7 +3,7 @@
 // Packed half conversions and half-precision atomics; double sin/cos (their slow path is an
 // extended-precision carry chain).
 
-// case: pack_halves grid=1 block=64 out=128 native=no
+// case: pack_halves grid=1 block=64 out=128
 extern "C" __global__ void pack_halves(unsigned* out, const unsigned* in) {
   unsigned t = threadIdx.x;
   float a = (float)(int)in[t] / 65536.0f, b = (float)(int)in[t + 64] / 1048576.0f;
@@ -13,7 +13,7 @@ extern "C" __global__ void pack_halves(unsigned* out, const unsigned* in) {
   out[t * 2 + 1] = *reinterpret_cast<unsigned*>(&bf);
 }
 
-// case: half_atomics grid=2 block=64 out=8 native=no
+// case: half_atomics grid=2 block=64 out=8
 // Every thread adds small values whose partial sums stay exact in the type, so any order of the
 // atomic adds gives the same sums.
 extern "C" __global__ void half_atomics(unsigned* out, const unsigned* in) {

@@ -2,7 +2,7 @@
 // and the slow path of every double-precision sin/cos), dot products, SIMD video instructions,
 // conversions from a wider source register. Every kernel: (unsigned* out, const unsigned* in).
 
-// case: carry_chain_add_sub grid=1 block=64 out=512 native=no
+// case: carry_chain_add_sub grid=1 block=64 out=512
 // 128-bit add and subtract through add.cc/addc.cc/addc and sub.cc/subc.cc/subc, plus the carry out.
 extern "C" __global__ void carry_chain_add_sub(unsigned* out, const unsigned* in) {
   unsigned t = threadIdx.x;
@@ -29,7 +29,7 @@ extern "C" __global__ void carry_chain_add_sub(unsigned* out, const unsigned* in
   o[4] = d0 ^ c; o[5] = d1; o[6] = d2 ^ bw; o[7] = d3;
 }
 
-// case: carry_chain_mad grid=1 block=64 out=256 native=no
+// case: carry_chain_mad grid=1 block=64 out=256
 // A 64x64->128-bit product from 32-bit limbs with mad.lo.cc / madc.hi.cc / madc.lo / madc.hi,
 // and a 64-bit add.cc.u64 / addc.u64 chain.
 extern "C" __global__ void carry_chain_mad(unsigned* out, const unsigned* in) {
@@ -58,7 +58,7 @@ extern "C" __global__ void carry_chain_mad(unsigned* out, const unsigned* in) {
   out[t * 4 + 3] = r3 ^ (unsigned)hi;
 }
 
-// case: dot_products grid=1 block=64 out=256 native=no
+// case: dot_products grid=1 block=64 out=256
 // __dp4a (signed and unsigned) and __dp2a_lo / __dp2a_hi.
 extern "C" __global__ void dot_products(unsigned* out, const unsigned* in) {
   unsigned t = threadIdx.x;
@@ -69,7 +69,7 @@ extern "C" __global__ void dot_products(unsigned* out, const unsigned* in) {
   out[t * 4 + 3] = __dp2a_hi(a, b, c);
 }
 
-// case: simd_video grid=1 block=64 out=512 native=no
+// case: simd_video grid=1 block=64 out=512
 // The SIMD video instructions on packed bytes and halfwords, with and without a secondary add.
 extern "C" __global__ void simd_video(unsigned* out, const unsigned* in) {
   unsigned t = threadIdx.x;
@@ -85,7 +85,7 @@ extern "C" __global__ void simd_video(unsigned* out, const unsigned* in) {
   for (int k = 0; k < 8; ++k) out[t * 8 + k] = r[k];
 }
 
-// case: cvt_from_wider_register grid=1 block=64 out=256 native=no
+// case: cvt_from_wider_register grid=1 block=64 out=256
 // cvt whose source register is wider than its type (the low bits are converted), as nvcc emits it
 // for casts of a value it keeps in a 64-bit register.
 extern "C" __global__ void cvt_from_wider_register(unsigned* out, const unsigned* in) {

@@ -1,7 +1,7 @@
 // Warp reductions and matches (sm_80): redux.sync, match.any.sync, match.all.sync.
 // Every kernel: (unsigned* out, const unsigned* in).
 
-// case: redux_ops grid=1 block=64 out=384 native=no
+// case: redux_ops grid=1 block=64 out=384
 // Every redux.sync operation over a full warp, and over the lanes of a data-dependent branch.
 extern "C" __global__ void redux_ops(unsigned* out, const unsigned* in) {
   unsigned t = threadIdx.x, v = in[t];
@@ -18,7 +18,7 @@ extern "C" __global__ void redux_ops(unsigned* out, const unsigned* in) {
   }
 }
 
-// case: match_any_all grid=1 block=64 out=256 native=no
+// case: match_any_all grid=1 block=64 out=256
 // Lanes grouped by a value with few distinct cases (match.any on 32 and 64 bits), and match.all
 // on a value that is the same for the whole warp in one warp and not in the other.
 extern "C" __global__ void match_any_all(unsigned* out, const unsigned* in) {

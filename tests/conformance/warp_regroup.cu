@@ -2,7 +2,7 @@
 // instructions that follow (shfl.sync, __syncwarp, a shared-memory tree), whatever path each took.
 // Every kernel: (unsigned* out, const unsigned* in); `in` holds the runner's pattern.
 
-// case: loop_once_more_then_shfl grid=1 block=32 out=33 native=no
+// case: loop_once_more_then_shfl grid=1 block=32 out=33
 // Lanes 0-2 run the loop once more than the others (35 values over 32 lanes), then all shuffle.
 extern "C" __global__ void loop_once_more_then_shfl(unsigned* out, const unsigned* in) {
   unsigned lane = threadIdx.x & 31;
@@ -27,7 +27,7 @@ extern "C" __global__ void syncwarp_tree(unsigned* out, const unsigned* in) {
   out[lane] = s[lane];
 }
 
-// case: warp_size_generic grid=2 block=96 out=200 native=no
+// case: warp_size_generic grid=2 block=96 out=200
 // warpSize (WARP_SZ in PTX) used for lane arithmetic and a warp-size-generic reduction.
 extern "C" __global__ void warp_size_generic(unsigned* out, const unsigned* in) {
   unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -38,7 +38,7 @@ extern "C" __global__ void warp_size_generic(unsigned* out, const unsigned* in) 
   if (lane == 0) out[192 + blockIdx.x * 4 + warp] = warpSize;
 }
 
-// case: divergent_depth_then_ballot grid=1 block=64 out=64 native=no
+// case: divergent_depth_then_ballot grid=1 block=64 out=64
 // A data-dependent loop count per lane (0..7 iterations), then a ballot and a shuffle by index.
 extern "C" __global__ void divergent_depth_then_ballot(unsigned* out, const unsigned* in) {
   unsigned t = threadIdx.x;
@@ -49,7 +49,7 @@ extern "C" __global__ void divergent_depth_then_ballot(unsigned* out, const unsi
   out[t] = b ^ other;
 }
 
-// case: threadfence_two_pass grid=8 block=64 out=9 native=no
+// case: threadfence_two_pass grid=8 block=64 out=9
 // A two-pass sum: each block writes its partial, fences, and the last block to finish adds them up
 // (the threadFenceReduction sample's pattern), with a warp-shuffle reduction inside each block.
 __device__ unsigned g_done;

@@ -84,16 +84,39 @@ TEST(NativeCode, a_load_from_one_address_in_every_thread_may_still_differ_per_th
   for (int t = 0; t < 64; ++t) ASSERT_EQ(got[t], t + 1) << t;
 }
 
-TEST(NativeCode, a_kernel_with_warp_shuffles_runs_interpreted_and_says_why) {
+TEST(NativeCode, warp_shuffles_and_atomics_run_in_native_code_as_host_blocks) {
+  // shfl.sync and atom are blocks of their own that the executor runs warp by warp; the rest of
+  // the kernel stays C.
   KernelHarness h(KernelHarness::SharedNativeCpuDevice());
   auto k = h.Load("warp_reduce", "sm_80", "warp_reduce_sum");
   ASSERT_NE(k, nullptr);
+  EXPECT_EQ(device::cpu::NativeCodeWhyNot(*k), "");
   unsigned n = 256;
   std::vector<int> in(n, 1);
   auto pin = h.Upload(in), ptotal = h.Zeros<int>(1), pwarp = h.Zeros<int>(n / 32);
   ASSERT_TRUE(h.Run(*k, {1}, {256}, Params(k->signature()).Add(pin).Add(ptotal).Add(pwarp).Add(n).Build()).ok());
-  EXPECT_FALSE(device::cpu::LastLaunchWasNative(h.stream()));
+  EXPECT_TRUE(device::cpu::LastLaunchWasNative(h.stream()));
   EXPECT_EQ(h.Download<int>(ptotal, 1)[0], 256);
+  for (int w : h.Download<int>(pwarp, n / 32)) EXPECT_EQ(w, 32);
+}
+
+TEST(NativeCode, a_kernel_with_a_call_runs_interpreted_and_says_why) {
+  KernelHarness h(KernelHarness::SharedNativeCpuDevice());
+  const char* ptx =
+      ".version 8.0\n.target sm_80\n.address_size 64\n"
+      ".func (.param .b32 r) twice(.param .b32 a)\n{\n  .reg .b32 %v<3>;\n  ld.param.b32 %v1, [a];\n"
+      "  add.u32 %v2, %v1, %v1;\n  st.param.b32 [r], %v2;\n  ret;\n}\n"
+      ".visible .entry calls(.param .u64 p)\n{\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n"
+      "  ld.param.u64 %rd1, [p];\n  cvta.to.global.u64 %rd2, %rd1;\n  mov.u32 %r1, 21;\n"
+      "  { .param .b32 a0; .param .b32 r0; st.param.b32 [a0], %r1;\n"
+      "  call.uni (r0), twice, (a0);\n  ld.param.b32 %r2, [r0]; }\n  st.global.u32 [%rd2], %r2;\n  ret;\n}\n";
+  auto m = h.context().LoadModule(ptx);
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto k = *(*m)->GetKernel("calls");
+  auto out = h.Zeros<int>(1);
+  ASSERT_TRUE(h.Run(*k, {1}, {1}, Params(k->signature()).Add(out).Build()).ok());
+  EXPECT_FALSE(device::cpu::LastLaunchWasNative(h.stream()));
+  EXPECT_EQ(h.Download<int>(out, 1)[0], 42);
   const std::string why = device::cpu::NativeCodeWhyNot(*k);
   EXPECT_EQ(why.rfind("native code: ", 0), 0u) << why;
   EXPECT_NE(why.find("(PTX line "), std::string::npos) << why;

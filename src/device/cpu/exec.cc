@@ -240,6 +240,7 @@ class CtaExec {
     c.host = this;
     c.threads = threads_;
     c.flat = cfg_.block.y == 1 && cfg_.block.z == 1;
+    c.host_exec = &CtaExec::NativeHostExec;
     uint32_t live = threads_, first = 0;
     uint32_t together = code.entry_block();  // the block every live thread is at, or kNativeApart
     uint32_t steps = 0;
@@ -299,6 +300,42 @@ class CtaExec {
     }
     run_.AddInstructions(c.instructions);
     return ok;
+  }
+
+  // NativeCtx::host_exec: an instruction native code leaves to the interpreter (warp-wide ones,
+  // atomics, and what the translation has no C for), run for the lanes of each warp waiting for
+  // its block together, as the interpreter would run the lanes that reached it.
+  static int NativeHostExec(NativeCtx* c, uint32_t pc, uint32_t block, uint32_t fall) {
+    auto* e = static_cast<CtaExec*>(c->host);
+    const Inst& in = e->p_.code[pc];
+    uint32_t moved = 0;
+    for (uint32_t w = 0; w < e->nwarps_; ++w) {
+      uint32_t group = 0;
+      const uint32_t lanes = std::min(32u, e->threads_ - w * 32);
+      for (uint32_t l = 0; l < lanes; ++l) {
+        const uint32_t n = c->next[w * 32 + l];
+        if (c->all ? n != kNativeExited : n == block) group |= 1u << l;
+      }
+      if (group == 0) continue;
+      uint64_t* R = e->Regs(w);
+      uint32_t exec = group;
+      if (in.guard != kNoSlot) {
+        exec &= PredicateMask(R + static_cast<size_t>(in.guard) * e->stride_) ^ (in.guard_negated ? kFull : 0u);
+      }
+      c->instructions += Popcount32(exec);
+      if (exec != 0 && !e->Execute(in, exec, group, w, R)) return 1;
+      if (!c->all) {
+        for (uint32_t m = group; m != 0; m &= m - 1) c->next[w * 32 + __builtin_ctz(m)] = fall;
+        moved += Popcount32(group);
+      }
+    }
+    if (c->all) {
+      c->go = fall;
+    } else {
+      c->count[block] = 0;
+      c->count[fall] += moved;
+    }
+    return 0;
   }
 
   // NativeCtx::address: an access the generated fast path did not cover.

@@ -32,7 +32,7 @@ const std::string kExitedC = std::to_string(kNativeExited) + "u";
 const std::string kApartC = std::to_string(kNativeApart) + "u";
 
 // Bump with any change to what the translation emits.
-constexpr const char* kNativeVersion = "gpuwasm-native-1";
+constexpr const char* kNativeVersion = "gpuwasm-native-2";
 
 // The C twin of NativeCtx, and helpers the generated code uses.
 constexpr const char* kPrelude = R"(#include <stdint.h>
@@ -46,6 +46,7 @@ struct gw_ctx {
   uint8_t* (*address)(struct gw_ctx*, uint32_t, uint32_t, uint64_t, uint32_t, uint32_t, int);
   void* host; uint64_t instructions; uint32_t threads; uint32_t waiting;
   uint32_t all; uint32_t live; uint32_t first; uint32_t go; uint32_t exited; uint32_t flat;
+  int (*host_exec)(struct gw_ctx*, uint32_t, uint32_t, uint32_t);
 };
 /* The slow path of an access (another region, or a fault): out of line, so that the hot loops keep
    their values in registers. */
@@ -150,7 +151,18 @@ class Translator {
     return Status::Unsupported("native code: " + what + " (PTX line " + std::to_string(in.line) + ")");
   }
 
-  // The instructions the translation covers (what it does not cover stays with the interpreter).
+  // Whether the translation writes `in` as C (else it is a host block: NativeCtx::host_exec runs
+  // it with the interpreter's semantics, warp by warp, for every thread waiting for it).
+  bool Inline(const Inst& in, uint32_t pc) {
+    if (!Translatable(in.op)) return false;
+    const auto used = used_, uused = uused_;
+    const bool bad = bad_operand_;
+    const bool ok = Compute(in, pc, [&](uint32_t) { return std::string("x"); }).ok();
+    used_ = used, uused_ = uused, bad_operand_ = bad;
+    return ok;
+  }
+
+  // The instructions the translation covers as C.
   static bool Translatable(Op op) {
     switch (op) {
       case Op::kNop: case Op::kMov: case Op::kLdKParam: case Op::kLd: case Op::kSt: case Op::kCvta: case Op::kCvtaTo:
@@ -182,7 +194,17 @@ class Translator {
       while (pc < p_.code.size() && seen.insert(pc).second) {
         if (seen.size() > kMaxInstructions) return Status::Unsupported("native code: kernel too large");
         const Inst& in = p_.code[pc];
-        if (!Translatable(in.op)) return Unsupported(in, "an instruction outside the translated set");
+        if (in.op == Op::kCall || in.op == Op::kTrap) return Unsupported(in, "call or trap");
+        if ((in.op == Op::kLd || in.op == Op::kSt) && (in.flags & kVolatile) && in.mem != Mem::kGlobal) {
+          // The warp-synchronous idiom (volatile shared memory, no __syncwarp) relies on the
+          // threads of a warp running in lockstep; native code runs them one after another.
+          return Unsupported(in, "volatile shared memory access (warp-synchronous code)");
+        }
+        if (!IsTerminator(in.op) && !Inline(in, pc)) {  // a block of its own, run by the executor
+          host_.insert(pc);
+          leaders.insert(pc);
+          leaders.insert(pc + 1);
+        }
         if (in.op == Op::kBra) {
           leaders.insert(in.target);
           work.push_back(in.target);
@@ -284,7 +306,9 @@ class Translator {
         for (uint32_t pc = starts_[b]; pc < BlockEnd(b); ++pc) {
           const Inst& in = p_.code[pc];
           ReadsWrites(in, reads, writes);
-          bool d = in.op == Op::kLd;
+          // Loads, atomics, warp instructions and the clock give each thread its own value.
+          bool d = in.op == Op::kLd || in.op == Op::kAtom || in.op == Op::kShfl || in.op == Op::kVote ||
+                   in.op == Op::kRedux || in.op == Op::kMatch || in.op == Op::kActivemask || in.op == Op::kClock;
           for (uint32_t r : reads) d = d || divergent_[r];
           if (d) {
             for (uint32_t w : writes) mark(w);
@@ -418,6 +442,11 @@ class Translator {
   // than once while threads arrive at different times).
   Result<std::string> Block(uint32_t b) {
     succ_.clear();
+    if (host_.count(starts_[b])) {  // the executor runs it and moves its threads on
+      const std::string B = std::to_string(b), fall = std::to_string(BlockOf(starts_[b] + 1));
+      return "static int gw_b" + B + "(struct gw_ctx* c) { return c->host_exec(c, " + std::to_string(starts_[b]) +
+             "u, " + B + "u, " + fall + "u); }\n";
+    }
     std::string all_body, thread_body;
     {
       all_ = true;
@@ -691,7 +720,7 @@ class Translator {
     const uint32_t f = b + 1, j = BlockOf(bra.target);
     if (j <= f || starts_[j] != bra.target) return false;
     const uint32_t fend = BlockEnd(f);
-    if (fend - starts_[f] > 64) return false;
+    if (fend - starts_[f] > 64 || host_.count(starts_[f])) return false;
     const Inst& last = p_.code[fend - 1];
     if (IsTerminator(last.op)) {
       if (last.op != Op::kBra || last.guard != kNoSlot || last.target != bra.target) return false;
@@ -778,11 +807,6 @@ class Translator {
       case Op::kSt: {
         const unsigned size = ptx::TypeSize(t);
         if (size != 1 && size != 2 && size != 4 && size != 8) return Unsupported(in, "access size");
-        if ((in.flags & kVolatile) && in.mem != Mem::kGlobal) {
-          // The warp-synchronous idiom (volatile shared memory, no __syncwarp) relies on the
-          // threads of a warp running in lockstep; native code runs them one after another.
-          return Unsupported(in, "volatile shared memory access (warp-synchronous code)");
-        }
         const bool store = in.op == Op::kSt;
         std::string s = "{ " + Address(in, pc, size * in.vec, store);
         const char* u = size == 1 ? "uint8_t" : size == 2 ? "uint16_t" : size == 4 ? "uint32_t" : "uint64_t";
@@ -951,6 +975,7 @@ class Translator {
   std::set<uint32_t> succ_, ptrs_;
   std::vector<uint32_t> region_;  // instructions of an if-region inlined into the block
   bool all_ = false;  // generating the all-threads-together body
+  std::set<uint32_t> host_;  // pcs of host blocks (Inline() is false)
   bool bad_operand_ = false;
 };
 

@@ -66,6 +66,10 @@ struct NativeCtx {
                              // block, or kNativeExited; else kNativeApart (next[] was written)
   uint32_t exited;           // threads that exited in the call
   uint32_t flat;             // the block is one-dimensional: thread t has %tid.x = t
+  // Runs the host block `block` (instruction `pc` alone) for every thread waiting for it (every
+  // live one when `all`), warp by warp with the interpreter's semantics, and moves them on to
+  // `fall`; 0, or 1 when it faulted the launch.
+  int (*host_exec)(NativeCtx* c, uint32_t pc, uint32_t block, uint32_t fall);
 };
 
 inline constexpr uint32_t kNativeWait = 0x80000000u;
