@@ -120,7 +120,7 @@ TEST(NativeCoverage, at_least_95_percent_of_the_kernels_translate) {
       }
     }
   }
-  ASSERT_GT(kernels, 100);
+  ASSERT_GT(kernels, 80);  // both directories were read
   RecordProperty("kernels", kernels);
   RecordProperty("translated", translated);
   std::printf("native code for %d of %d kernels (%.1f %%)%s\n", translated, kernels, 100.0 * translated / kernels,
