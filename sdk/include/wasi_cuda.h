@@ -34,8 +34,9 @@ extern "C" {
 /* Kernel argument record: one per .param of the kernel, in order. */
 typedef struct wcu_arg {
   uint32_t kind;   /* WCU_ARG_* */
-  uint32_t handle; /* buffer handle for WCU_ARG_BUFFER */
-  uint64_t value;  /* the value (little-endian, low bytes used), or the byte offset into the buffer */
+  uint32_t handle; /* buffer handle for WCU_ARG_BUFFER; the byte count for WCU_ARG_BYTES */
+  uint64_t value;  /* the value (little-endian, low bytes used), the byte offset into the buffer, or
+                      the guest address of WCU_ARG_BYTES's bytes */
 } wcu_arg;
 
 #define WCU_ARG_B8 1u
@@ -43,6 +44,7 @@ typedef struct wcu_arg {
 #define WCU_ARG_B32 3u     /* int, unsigned, float */
 #define WCU_ARG_B64 4u     /* long long, double */
 #define WCU_ARG_BUFFER 5u  /* device address of a buffer plus a byte offset */
+#define WCU_ARG_BYTES 6u   /* a parameter of any size (a struct passed by value): `handle` bytes at guest address `value` */
 
 /* Filled by wcu_device_info (little-endian, 120 bytes). */
 typedef struct wcu_device_info_t {
@@ -109,6 +111,12 @@ static inline wcu_arg wcu_arg_f64(double v) {
   union { double d; uint64_t u; } x;
   x.d = v;
   return wcu_arg_u64(x.u);
+}
+
+/* A struct (or any parameter) passed by value: its bytes, exactly as large as the parameter. */
+static inline wcu_arg wcu_arg_bytes(const void* p, uint32_t len) {
+  wcu_arg a = {WCU_ARG_BYTES, len, (uint64_t)(uintptr_t)p};
+  return a;
 }
 
 /* Kernel handle for `name` in `module`. */

@@ -241,9 +241,9 @@ static_assert(std::has_unique_object_representations_v<device::LaunchConfig>, "l
 // The launch path is the guest's hot path (bench_launch): the checks below are the cheap verdicts,
 // and every message is built in a cold path only once something is wrong.
 int32_t WasiCudaContext::Launch(int32_t kernel, const uint32_t grid[3], const uint32_t block[3], uint32_t shared_bytes,
-                                std::span<const uint8_t> args, uint32_t count) {
+                                std::span<const uint8_t> args, uint32_t count, const GuestIo* guest) {
   if (args.size() < uint64_t{count} * kWcuArgSize) return Fail(WCU_ERR_BAD_ARGS, "launch: fewer argument bytes than records");
-  return LaunchInline(kernel, grid, block, shared_bytes, args.data(), count);
+  return LaunchInline(kernel, grid, block, shared_bytes, args.data(), count, guest);
 }
 
 int32_t WasiCudaContext::FailGuestRange(uint32_t ptr, uint64_t len, const char* what) {
@@ -252,7 +252,8 @@ int32_t WasiCudaContext::FailGuestRange(uint32_t ptr, uint64_t len, const char* 
 }
 
 inline int32_t WasiCudaContext::LaunchInline(int32_t kernel, const uint32_t grid[3], const uint32_t block[3],
-                                             uint32_t shared_bytes, const uint8_t* args, uint32_t count) {
+                                             uint32_t shared_bytes, const uint8_t* args, uint32_t count,
+                                             const GuestIo* guest) {
   if (!options_.gpu_enabled || device_lost_) [[unlikely]] return CheckUsable();
   const KernelRegistry::KernelEntry* k = registry_.FindKernel(kernel);
   if (k == nullptr) [[unlikely]] return Fail(WCU_ERR_BAD_HANDLE, "launch: bad kernel handle " + std::to_string(kernel));
@@ -288,6 +289,14 @@ inline int32_t WasiCudaContext::LaunchInline(int32_t kernel, const uint32_t grid
       const Buffer* b = slot->size == 8 ? buffers_.Get(static_cast<int32_t>(handle)) : nullptr;
       if (b == nullptr || value > b->size) [[unlikely]] return FailArgument(sig, i, kind, handle, value);
       value += b->ptr;
+    } else if (kind == WCU_ARG_BYTES) {  // raw bytes from guest memory, exactly the parameter's size
+      if (handle != slot->size || guest == nullptr || value > UINT32_MAX) [[unlikely]] {
+        return FailArgument(sig, i, kind, handle, value, guest != nullptr);
+      }
+      const uint8_t* bytes = guest->GuestPtr(static_cast<uint32_t>(value), handle);
+      if (bytes == nullptr) [[unlikely]] return FailGuestRange(static_cast<uint32_t>(value), handle, "launch argument bytes");
+      std::memcpy(params.data() + slot->offset, bytes, handle);
+      continue;
     } else if (kind != slot->scalar_kind) [[unlikely]] {
       return FailArgument(sig, i, kind, handle, value);
     }
@@ -340,7 +349,7 @@ inline int32_t WasiCudaContext::LaunchInline(int32_t kernel, const uint32_t grid
 
 // Why argument record `i` was refused (the launch loop's cold path).
 int32_t WasiCudaContext::FailArgument(const device::KernelSignature& sig, uint32_t i, uint32_t kind, uint32_t handle,
-                                      uint64_t value) {
+                                      uint64_t value, bool have_guest) {
   const device::KernelParam& p = sig.params[i];
   const std::string where = "launch of '" + sig.name + "': argument " + std::to_string(i) + " (" + p.name + ", " +
                             std::to_string(p.size) + " bytes)";
@@ -350,6 +359,12 @@ int32_t WasiCudaContext::FailArgument(const device::KernelSignature& sig, uint32
     if (b == nullptr) return Fail(WCU_ERR_BAD_HANDLE, where + ": bad buffer handle " + std::to_string(static_cast<int32_t>(handle)));
     return Fail(WCU_ERR_OUT_OF_RANGE, where + ": offset " + std::to_string(value) + " is past the end of the buffer (" +
                                           std::to_string(b->size) + " bytes)");
+  }
+  if (kind == WCU_ARG_BYTES) {
+    if (!have_guest) return Fail(WCU_ERR_BAD_ARGS, where + ": BYTES arguments need the guest's memory");
+    if (value > UINT32_MAX) return FailGuestRange(UINT32_MAX, handle, "launch argument bytes");
+    return Fail(WCU_ERR_BAD_ARGS, where + ": got " + std::to_string(handle) + " bytes, the parameter is " +
+                                      std::to_string(p.size) + " bytes");
   }
   const uint64_t size = ScalarArgBytes(kind);
   if (size == 0) return Fail(WCU_ERR_BAD_ARGS, where + ": unknown argument kind " + std::to_string(kind));
@@ -407,5 +422,6 @@ extern "C" uint32_t Z_wasi_cudaZ_launch(void* env, uint32_t kernel, uint32_t gx,
     return static_cast<uint32_t>(cuda->FailGuestRange(args, uint64_t{count} * kWcuArgSize, "launch arguments"));
   }
   const uint32_t grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
-  return static_cast<uint32_t>(cuda->LaunchInline(static_cast<int32_t>(kernel), grid, block, shared, records, count));
+  return static_cast<uint32_t>(
+      cuda->LaunchInline(static_cast<int32_t>(kernel), grid, block, shared, records, count, &e->io));
 }

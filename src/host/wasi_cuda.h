@@ -35,6 +35,8 @@ extern "C" uint32_t Z_wasi_cudaZ_launch(void* env, uint32_t kernel, uint32_t gx,
 
 namespace gpuwasm::host {
 
+class GuestIo;
+
 // Error codes of the guest ABI (docs/abi.md; sdk/include/wasi_cuda.h has the same values).
 enum WcuError : int32_t {
   WCU_OK = 0,
@@ -55,7 +57,10 @@ enum WcuError : int32_t {
 };
 
 // Argument record kinds (struct wcu_arg { u32 kind; u32 handle; u64 value; }).
-enum WcuArgKind : uint32_t { WCU_ARG_B8 = 1, WCU_ARG_B16 = 2, WCU_ARG_B32 = 3, WCU_ARG_B64 = 4, WCU_ARG_BUFFER = 5 };
+enum WcuArgKind : uint32_t {
+  WCU_ARG_B8 = 1, WCU_ARG_B16 = 2, WCU_ARG_B32 = 3, WCU_ARG_B64 = 4, WCU_ARG_BUFFER = 5,
+  WCU_ARG_BYTES = 6,  // `handle` bytes at guest address `value` (a struct passed by value)
+};
 
 // Bytes of a scalar argument record kind (B8, B16, B32, B64); 0 for BUFFER and unknown kinds.
 constexpr uint64_t ScalarArgBytes(uint32_t kind) {
@@ -102,9 +107,10 @@ class WasiCudaContext {
   int32_t MemcpyDtoH(std::span<uint8_t> dst, int32_t buffer, int64_t offset);
   int32_t MemcpyDtoD(int32_t dst, int64_t dst_offset, int32_t src, int64_t src_offset, int64_t bytes);
   int32_t MemsetD8(int32_t buffer, int64_t offset, int32_t value, int64_t bytes);
-  // `args` holds `count` 16-byte records.
+  // `args` holds `count` 16-byte records; `guest` resolves WCU_ARG_BYTES addresses (without it
+  // such a record is refused).
   int32_t Launch(int32_t kernel, const uint32_t grid[3], const uint32_t block[3], uint32_t shared_bytes,
-                 std::span<const uint8_t> args, uint32_t count);
+                 std::span<const uint8_t> args, uint32_t count, const GuestIo* guest = nullptr);
   // Records WCU_ERR_BAD_POINTER for a guest range outside linear memory (the imports' cold path).
   int32_t FailGuestRange(uint32_t ptr, uint64_t len, const char* what);
   int32_t Synchronize();
@@ -132,7 +138,8 @@ class WasiCudaContext {
                                          uint32_t, uint32_t, uint32_t);
   // Launch's body, inlined into Launch and into the import (defined and used in wasi_cuda.cc only).
   [[gnu::always_inline]] inline int32_t LaunchInline(int32_t kernel, const uint32_t grid[3], const uint32_t block[3],
-                                                     uint32_t shared_bytes, const uint8_t* args, uint32_t count);
+                                                     uint32_t shared_bytes, const uint8_t* args, uint32_t count,
+                                                     const GuestIo* guest);
   struct Buffer {
     device::DevicePtr ptr = 0;
     uint64_t size = 0;
@@ -142,7 +149,8 @@ class WasiCudaContext {
   int32_t CheckUsable();
   Result<device::Stream*> GetStream();
   int32_t CheckRange(const Buffer& b, int64_t offset, int64_t bytes, const char* what);
-  int32_t FailArgument(const device::KernelSignature& sig, uint32_t i, uint32_t kind, uint32_t handle, uint64_t value);
+  int32_t FailArgument(const device::KernelSignature& sig, uint32_t i, uint32_t kind, uint32_t handle, uint64_t value,
+                       bool have_guest = true);
 
   std::shared_ptr<device::Device> device_;
   std::shared_ptr<ModuleCache> modules_;

@@ -67,6 +67,17 @@ TEST(Abi, launch_errors_name_the_problem) {
   EXPECT_EQ(g.Metrics().kernels_launched, 1u);  // only the good launch reached the dispatch path
 }
 
+TEST(Abi, a_struct_passed_by_value_is_copied_from_guest_memory) {
+  GuestInstance g("abi.wasm");
+  EXPECT_GUEST_OK(g, "test_struct_argument");
+  auto errors = g.Errors();
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_EQ(errors[0], "launch of 'affine': argument 0 (affine_param_0, 24 bytes): got 16 bytes, the parameter is 24 bytes");
+  EXPECT_EQ(errors[1], "launch argument bytes: guest range [4294967280, +24) is outside linear memory");
+  EXPECT_EQ(errors[2], "launch of 'affine': argument 0 (affine_param_0, 24 bytes): got a 8-byte value, the parameter is 24 bytes");
+  EXPECT_EQ(g.Metrics().kernels_launched, 2u);
+}
+
 TEST(Abi, quotas_on_bytes_and_buffers) {
   host::WasiCudaOptions o;
   o.max_device_bytes = 3 << 20;

@@ -495,14 +495,29 @@ class Decoder {
         if (!sym) return Unsupported(in, "parameter access through a register");
         if (sym->kind == Symbol::kKernelParam) {
           if (store) return BadAt(in, "kernel parameters are read-only");
-          if (m.vec != 1 || val.kind == Operand::Kind::kVector) return Unsupported(in, "vector parameter load");
           x.op = Op::kLdKParam;
-          x.offset = static_cast<int64_t>(sym->value) + addr.offset;
-          GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-          if (ops[0].kind == Operand::Kind::kRegister) {
-            x.dst_bits = static_cast<uint8_t>(ptx::TypeSize(m_.registers[ops[0].reg].type) * 8);
+          // A vector load (ld.param.v2.f32 {a, b}, [p], as nvcc reads a struct) is one load per element.
+          std::vector<const Operand*> elems;
+          if (val.kind == Operand::Kind::kVector) {
+            if (val.elements.size() != static_cast<size_t>(m.vec)) return BadAt(in, "vector size does not match");
+            for (const Operand& e : val.elements) elems.push_back(&e);
+          } else {
+            if (m.vec != 1) return BadAt(in, "vector access needs a vector operand");
+            elems.push_back(&val);
           }
-          return Emit(x, in);
+          for (size_t k = 0; k < elems.size(); ++k) {
+            Inst e = x;
+            e.offset = static_cast<int64_t>(sym->value) + addr.offset + static_cast<int64_t>(k * ptx::TypeSize(x.t));
+            if (elems[k]->kind != Operand::Kind::kRegister && elems[k]->kind != Operand::Kind::kSink) {
+              return BadAt(in, "a parameter load needs register destinations");
+            }
+            GPUWASM_ASSIGN_OR_RETURN(e.d[0], Slot(in, *elems[k], x.t));
+            if (elems[k]->kind == Operand::Kind::kRegister) {
+              e.dst_bits = static_cast<uint8_t>(ptx::TypeSize(m_.registers[elems[k]->reg].type) * 8);
+            }
+            GPUWASM_RETURN_IF_ERROR(Emit(e, in));
+          }
+          return Status::Ok();
         }
         if (sym->kind != Symbol::kSlot) return Unsupported(in, "call parameter access of this kind");
         return CallParamAccess(in, *sym, addr.offset, store, val, x);

@@ -164,6 +164,84 @@ EXPORT(test_launch_errors) {
   return 0;
 }
 
+/* nvcc -ptx -O3 -arch=sm_80 of: struct Affine { float scale, shift; unsigned long long tag; unsigned n; };
+ * extern "C" __global__ void affine(Affine a, float* out) { out[i] = a.scale * i + a.shift for i < a.n;
+ * out[a.n] = (float)(a.tag >> 32) }: a 24-byte struct passed by value. */
+static const char kAffinePtx[] =
+    ".version 9.0\n"
+    ".target sm_80\n"
+    ".address_size 64\n"
+    ".visible .entry affine(\n"
+    " .param .align 8 .b8 affine_param_0[24],\n"
+    " .param .u64 affine_param_1\n"
+    ")\n"
+    "{\n"
+    " .reg .pred  %p<3>;\n"
+    " .reg .b16  %rs<9>;\n"
+    " .reg .f32  %f<8>;\n"
+    " .reg .b32  %r<4>;\n"
+    " .reg .b64  %rd<9>;\n"
+    " ld.param.v2.f32  {%f3, %f4}, [affine_param_0];\n"
+    " ld.param.u64  %rd3, [affine_param_1];\n"
+    " ld.param.u32  %r3, [affine_param_0+16];\n"
+    " ld.param.u64  %rd2, [affine_param_0+8];\n"
+    " cvta.to.global.u64  %rd1, %rd3;\n"
+    " mov.u32  %r1, %tid.x;\n"
+    " setp.ge.u32  %p1, %r1, %r3;\n"
+    " @%p1 bra  $L__BB0_2;\n"
+    " cvt.rn.f32.u32  %f5, %r1;\n"
+    " fma.rn.f32  %f6, %f3, %f5, %f4;\n"
+    " mul.wide.u32  %rd4, %r1, 4;\n"
+    " add.s64  %rd5, %rd1, %rd4;\n"
+    " st.global.f32  [%rd5], %f6;\n"
+    "$L__BB0_2:\n"
+    " setp.ne.s32  %p2, %r1, 0;\n"
+    " @%p2 bra  $L__BB0_4;\n"
+    " shr.u64  %rd6, %rd2, 32;\n"
+    " cvt.rn.f32.u64  %f7, %rd6;\n"
+    " mul.wide.u32  %rd7, %r3, 4;\n"
+    " add.s64  %rd8, %rd1, %rd7;\n"
+    " st.global.f32  [%rd8], %f7;\n"
+    "$L__BB0_4:\n"
+    " ret;\n"
+    "}\n";
+
+struct affine { float scale, shift; unsigned long long tag; unsigned n; };
+
+EXPORT(test_struct_argument) {
+  int32_t m = wcu_module_load(kAffinePtx, sizeof kAffinePtx - 1);
+  EXPECT(m > 0);
+  int32_t k = wcu_function(m, "affine");
+  EXPECT(k > 0);
+  EXPECT(sizeof(struct affine) == 24);
+  int32_t d = wcu_mem_alloc(64 * 4);
+  EXPECT(d > 0);
+  struct affine a = {0.5f, 3.0f, 7ull << 32, 40};
+  wcu_arg args[] = {wcu_arg_bytes(&a, sizeof a), wcu_arg_buffer(d, 0)};
+  EXPECT(wcu_launch(k, 1, 1, 1, 64, 1, 1, 0, args, 2) == 0);
+  EXPECT(wcu_synchronize() == 0);
+  float out[41];
+  EXPECT(wcu_memcpy_dtoh(out, d, 0, sizeof out) == 0);
+  for (int i = 0; i < 40; i++) EXPECT(out[i] == 0.5f * (float)i + 3.0f);
+  EXPECT(out[40] == 7.0f);
+  /* The byte count must be the parameter's size; the bytes must be in linear memory. */
+  wcu_arg short_struct[] = {wcu_arg_bytes(&a, 16), wcu_arg_buffer(d, 0)};
+  EXPECT(wcu_launch(k, 1, 1, 1, 64, 1, 1, 0, short_struct, 2) == WCU_ERR_BAD_ARGS);
+  emit_error();
+  wcu_arg outside[] = {wcu_arg_bytes((const void*)0xfffffff0, 24), wcu_arg_buffer(d, 0)};
+  EXPECT(wcu_launch(k, 1, 1, 1, 64, 1, 1, 0, outside, 2) == WCU_ERR_BAD_POINTER);
+  emit_error();
+  /* A scalar record cannot fill a struct; BYTES of the right size fill a scalar too. */
+  wcu_arg scalar[] = {wcu_arg_u64(1), wcu_arg_buffer(d, 0)};
+  EXPECT(wcu_launch(k, 1, 1, 1, 64, 1, 1, 0, scalar, 2) == WCU_ERR_BAD_ARGS);
+  emit_error();
+  uint64_t where = 0;
+  wcu_arg ptr_as_bytes[] = {wcu_arg_bytes(&a, sizeof a), wcu_arg_bytes(&where, 8)};
+  EXPECT(wcu_launch(k, 1, 1, 1, 64, 1, 1, 0, ptr_as_bytes, 2) == 0);  /* a null pointer: the kernel faults */
+  EXPECT(wcu_synchronize() == WCU_ERR_DEVICE);
+  return 0;
+}
+
 EXPORT(test_quota) {  /* the host allows 3 MiB and 4 buffers */
   int32_t b[4];
   for (int i = 0; i < 3; i++) EXPECT((b[i] = wcu_mem_alloc(1 << 20)) > 0);
