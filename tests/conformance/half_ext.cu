@@ -25,7 +25,7 @@ extern "C" __global__ void half_atomics(unsigned* out, const unsigned* in) {
   atomicAdd(reinterpret_cast<__nv_bfloat162*>(out + 3), __floats2bfloat162_rn(y, -y));
 }
 
-// case: double_sin_cos grid=1 block=64 out=256 cmp=f64ulp:2 native=no
+// case: double_sin_cos grid=1 block=64 out=256 cmp=f64ulp:2
 // Arguments from tiny to 1e300 (the huge ones take the Payne-Hanek slow path).
 extern "C" __global__ void double_sin_cos(unsigned* out, const unsigned* in) {
   unsigned t = threadIdx.x;

@@ -100,26 +100,50 @@ TEST(NativeCode, warp_shuffles_and_atomics_run_in_native_code_as_host_blocks) {
   for (int w : h.Download<int>(pwarp, n / 32)) EXPECT_EQ(w, 32);
 }
 
-TEST(NativeCode, a_kernel_with_a_call_runs_interpreted_and_says_why) {
+TEST(NativeCode, a_kernel_with_calls_runs_in_native_code) {
+  // call and a .func's ret are host blocks (the interpreter's frames); the bodies are C.
   KernelHarness h(KernelHarness::SharedNativeCpuDevice());
   const char* ptx =
       ".version 8.0\n.target sm_80\n.address_size 64\n"
       ".func (.param .b32 r) twice(.param .b32 a)\n{\n  .reg .b32 %v<3>;\n  ld.param.b32 %v1, [a];\n"
       "  add.u32 %v2, %v1, %v1;\n  st.param.b32 [r], %v2;\n  ret;\n}\n"
       ".visible .entry calls(.param .u64 p)\n{\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n"
-      "  ld.param.u64 %rd1, [p];\n  cvta.to.global.u64 %rd2, %rd1;\n  mov.u32 %r1, 21;\n"
+      "  ld.param.u64 %rd1, [p];\n  cvta.to.global.u64 %rd2, %rd1;\n  mov.u32 %r1, %tid.x;\n"
       "  { .param .b32 a0; .param .b32 r0; st.param.b32 [a0], %r1;\n"
-      "  call.uni (r0), twice, (a0);\n  ld.param.b32 %r2, [r0]; }\n  st.global.u32 [%rd2], %r2;\n  ret;\n}\n";
+      "  call.uni (r0), twice, (a0);\n  ld.param.b32 %r2, [r0]; }\n"
+      "  mul.wide.u32 %rd3, %r1, 4;\n  add.s64 %rd2, %rd2, %rd3;\n  st.global.u32 [%rd2], %r2;\n  ret;\n}\n";
   auto m = h.context().LoadModule(ptx);
   ASSERT_TRUE(m.ok()) << m.status();
   auto k = *(*m)->GetKernel("calls");
-  auto out = h.Zeros<int>(1);
-  ASSERT_TRUE(h.Run(*k, {1}, {1}, Params(k->signature()).Add(out).Build()).ok());
+  EXPECT_EQ(device::cpu::NativeCodeWhyNot(*k), "");
+  auto out = h.Zeros<int>(64);
+  ASSERT_TRUE(h.Run(*k, {1}, {64}, Params(k->signature()).Add(out).Build()).ok());
+  EXPECT_TRUE(device::cpu::LastLaunchWasNative(h.stream()));
+  auto got = h.Download<int>(out, 64);
+  for (int t = 0; t < 64; ++t) EXPECT_EQ(got[t], 2 * t) << t;
+}
+
+TEST(NativeCode, warp_synchronous_volatile_shared_memory_runs_interpreted_and_says_why) {
+  // Such code relies on the lanes of a warp running in lockstep without __syncwarp(); native code
+  // runs a block's threads one after another, so the kernel stays interpreted.
+  KernelHarness h(KernelHarness::SharedNativeCpuDevice());
+  const char* ptx =
+      ".version 8.0\n.target sm_80\n.address_size 64\n"
+      ".visible .entry vol(.param .u64 p)\n{\n  .reg .b32 %r<6>;\n  .reg .b64 %rd<4>;\n"
+      "  .shared .align 4 .b8 s[256];\n  mov.u32 %r1, %tid.x;\n  shl.b32 %r2, %r1, 2;\n"
+      "  mov.u32 %r3, s;\n  add.u32 %r3, %r3, %r2;\n  st.volatile.shared.u32 [%r3], %r1;\n"
+      "  ld.volatile.shared.u32 %r4, [%r3];\n  ld.param.u64 %rd1, [p];\n  cvta.to.global.u64 %rd2, %rd1;\n"
+      "  mul.wide.u32 %rd3, %r1, 4;\n  add.s64 %rd2, %rd2, %rd3;\n  st.global.u32 [%rd2], %r4;\n  ret;\n}\n";
+  auto m = h.context().LoadModule(ptx);
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto k = *(*m)->GetKernel("vol");
+  auto out = h.Zeros<int>(32);
+  ASSERT_TRUE(h.Run(*k, {1}, {32}, Params(k->signature()).Add(out).Build()).ok());
   EXPECT_FALSE(device::cpu::LastLaunchWasNative(h.stream()));
-  EXPECT_EQ(h.Download<int>(out, 1)[0], 42);
+  EXPECT_EQ(h.Download<int>(out, 32)[31], 31);
   const std::string why = device::cpu::NativeCodeWhyNot(*k);
-  EXPECT_EQ(why.rfind("native code: ", 0), 0u) << why;
-  EXPECT_NE(why.find("(PTX line "), std::string::npos) << why;
+  EXPECT_EQ(why.rfind("native code: volatile shared memory access", 0), 0u) << why;
+  EXPECT_NE(why.find("(PTX line 13)"), std::string::npos) << why;
 }
 
 TEST(NativeCode, a_compiler_that_fails_leaves_the_kernel_interpreted) {

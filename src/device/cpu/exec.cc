@@ -308,6 +308,7 @@ class CtaExec {
   static int NativeHostExec(NativeCtx* c, uint32_t pc, uint32_t block, uint32_t fall) {
     auto* e = static_cast<CtaExec*>(c->host);
     const Inst& in = e->p_.code[pc];
+    if (in.op == Op::kCall || in.op == Op::kRet) return e->NativeCallRet(c, in, pc, block, fall);
     uint32_t moved = 0;
     for (uint32_t w = 0; w < e->nwarps_; ++w) {
       uint32_t group = 0;
@@ -334,6 +335,74 @@ class CtaExec {
     } else {
       c->count[block] = 0;
       c->count[fall] += moved;
+    }
+    return 0;
+  }
+
+  // A call or a .func's ret in native code, with the interpreter's frames: a call copies the
+  // arguments and sends its threads to the callee's first block; a ret copies the results of the
+  // call it returns from and sends each thread to the block after that call. Threads the guard
+  // skips go to the next block. Threads may part here (returns to different call sites).
+  int NativeCallRet(NativeCtx* c, const Inst& in, uint32_t pc, uint32_t block, uint32_t fall) {
+    const NativeCode& code = *run_.spec().native;
+    const uint32_t after = code.BlockAt(pc + 1);
+    uint32_t common = kNativeApart;
+    bool same = true, first = true;
+    for (uint32_t w = 0; w < nwarps_; ++w) {
+      const uint32_t lanes = std::min(32u, threads_ - w * 32);
+      uint64_t* R = Regs(w);
+      auto reg = [&](uint32_t s) { return R + static_cast<size_t>(s) * stride_; };
+      uint32_t group = 0;
+      for (uint32_t l = 0; l < lanes; ++l) {
+        const uint32_t n = c->next[w * 32 + l];
+        if (c->all ? n != kNativeExited : n == block) group |= 1u << l;
+      }
+      uint32_t exec = group;
+      if (in.guard != kNoSlot) {
+        exec &= PredicateMask(reg(in.guard)) ^ (in.guard_negated ? kFull : 0u);
+      }
+      c->instructions += Popcount32(exec);
+      for (uint32_t m = group; m != 0; m &= m - 1) {
+        const uint32_t l = static_cast<uint32_t>(__builtin_ctz(m)), t = w * 32 + l;
+        uint32_t to = after;
+        if (exec >> l & 1) {
+          uint8_t& d = depth_[t];
+          Frame* frames = &frames_[static_cast<size_t>(t) * kMaxCallDepth];
+          if (in.op == Op::kCall) {
+            if (d >= kMaxCallDepth) {
+              (void)Fault(in, "call stack deeper than " + std::to_string(kMaxCallDepth));
+              return 1;
+            }
+            const CallSite& cs = p_.calls[in.target];
+            for (size_t k = 0; k < cs.arg_slots.size(); ++k) reg(cs.param_slots[k])[l] = reg(cs.arg_slots[k])[l];
+            frames[d++] = {pc + 1, in.target};
+            to = fall;
+          } else if (d == 0) {  // (a kernel's own ret is an exit: not reached)
+            to = kNativeExited;
+            ++c->exited;
+          } else {
+            const Frame& f = frames[--d];
+            const CallSite& cs = p_.calls[f.site];
+            for (size_t k = 0; k < cs.ret_slots.size(); ++k) reg(cs.result_slots[k])[l] = reg(cs.ret_slots[k])[l];
+            to = code.BlockAt(f.ret_pc);
+          }
+        }
+        c->next[t] = to;
+        if (!c->all && to != kNativeExited) ++c->count[to];
+        same = same && (first || to == common);
+        common = to;
+        first = false;
+      }
+    }
+    if (!c->all) {
+      c->count[block] = 0;
+    } else if (same) {
+      c->go = common;  // every thread goes on together (or every one exited)
+    } else {  // they part: the executor zeroed the counts for the `all` call; count where each goes
+      for (uint32_t t = 0; t < threads_; ++t) {
+        if (c->next[t] != kNativeExited) ++c->count[c->next[t]];
+      }
+      c->go = kNativeApart;
     }
     return 0;
   }

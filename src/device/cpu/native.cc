@@ -135,6 +135,7 @@ class Translator {
     NativeSource src;
     src.blocks = static_cast<uint32_t>(starts_.size());
     src.entry_block = BlockOf(k_.entry_pc);
+    src.starts = starts_;
     src.c = std::string("/* ") + kNativeVersion + " */\n" + kPrelude + body;
     src.c += "const uint32_t gw_block_count = " + std::to_string(src.blocks) + ";\n";
     src.c += "int (*const gw_blocks[])(struct gw_ctx*) = {";
@@ -178,8 +179,9 @@ class Translator {
 
   // bar.warp.sync ends a block too: the block runs thread after thread, so the threads of a warp
   // only see each other's shared-memory stores from before a __syncwarp() in the next block.
+  // (A .func's ret is a host block: where it goes is the caller's.)
   static bool IsTerminator(Op op) {
-    return op == Op::kBra || op == Op::kBar || op == Op::kWarpSync || op == Op::kExit || op == Op::kRet;
+    return op == Op::kBra || op == Op::kBar || op == Op::kWarpSync || op == Op::kExit;
   }
 
   // The instructions reachable from the entry, cut into blocks at branch targets and after
@@ -194,7 +196,22 @@ class Translator {
       while (pc < p_.code.size() && seen.insert(pc).second) {
         if (seen.size() > kMaxInstructions) return Status::Unsupported("native code: kernel too large");
         const Inst& in = p_.code[pc];
-        if (in.op == Op::kCall || in.op == Op::kTrap) return Unsupported(in, "call or trap");
+        if (in.op == Op::kTrap) return Unsupported(in, "trap");
+        if (in.op == Op::kCall || in.op == Op::kRet) {  // host blocks: the executor keeps the frames
+          host_.insert(pc);
+          leaders.insert(pc);
+          leaders.insert(pc + 1);
+          if (in.op == Op::kCall) {
+            const uint32_t callee = p_.calls[in.target].callee_entry;
+            leaders.insert(callee);
+            work.push_back(callee);
+            has_calls_ = true;
+          } else if (in.guard == kNoSlot) {
+            break;
+          }
+          ++pc;
+          continue;
+        }
         if ((in.op == Op::kLd || in.op == Op::kSt) && (in.flags & kVolatile) && in.mem != Mem::kGlobal) {
           // The warp-synchronous idiom (volatile shared memory, no __syncwarp) relies on the
           // threads of a warp running in lockstep; native code runs them one after another.
@@ -213,7 +230,7 @@ class Translator {
         } else if (in.op == Op::kBar || in.op == Op::kWarpSync) {
           if (in.guard != kNoSlot) return Unsupported(in, "guarded barrier");
           leaders.insert(pc + 1);
-        } else if (in.op == Op::kExit || in.op == Op::kRet) {
+        } else if (in.op == Op::kExit) {
           leaders.insert(pc + 1);
           if (in.guard == kNoSlot) break;
         }
@@ -240,7 +257,13 @@ class Translator {
       const uint32_t last = BlockEnd(b) - 1;
       const Inst& in = p_.code[last];
       auto& out = succ_of_[b];
-      if (!IsTerminator(in.op)) {
+      if (in.op == Op::kCall) {  // into the callee (its ret goes on after the call)
+        out.push_back(BlockOf(p_.calls[in.target].callee_entry));
+        if (in.guard != kNoSlot) out.push_back(BlockOf(last + 1));
+      } else if (in.op == Op::kRet) {
+        out.push_back(kExit);
+        if (in.guard != kNoSlot) out.push_back(BlockOf(last + 1));
+      } else if (!IsTerminator(in.op)) {
         out.push_back(BlockOf(last + 1));
       } else if (in.op == Op::kBra) {
         out.push_back(BlockOf(in.target));
@@ -264,9 +287,22 @@ class Translator {
 
   // The register slots `in` reads and writes. A guarded write keeps the old value where the guard
   // is false: it reads its destination too. A store reads its values (kept in d[]).
-  static void ReadsWrites(const Inst& in, std::vector<uint32_t>& reads, std::vector<uint32_t>& writes) {
+  void ReadsWrites(const Inst& in, std::vector<uint32_t>& reads, std::vector<uint32_t>& writes) const {
     reads.clear();
     writes.clear();
+    if (in.op == Op::kCall || in.op == Op::kRet) {  // a call copies arguments in; a ret results out
+      for (size_t i = 0; i < p_.calls.size(); ++i) {  // (of any call site, for a ret: conservative)
+        const CallSite& cs = p_.calls[i];
+        if (in.op == Op::kCall && i != in.target) continue;
+        const auto& from = in.op == Op::kCall ? cs.arg_slots : cs.ret_slots;
+        const auto& to = in.op == Op::kCall ? cs.param_slots : cs.result_slots;
+        reads.insert(reads.end(), from.begin(), from.end());
+        writes.insert(writes.end(), to.begin(), to.end());
+        reads.insert(reads.end(), to.begin(), to.end());  // lanes that do not run it keep them
+      }
+      if (in.guard != kNoSlot) reads.push_back(in.guard);
+      return;
+    }
     for (uint32_t s : in.s) {
       if (s != kNoSlot) reads.push_back(s);
     }
@@ -289,6 +325,10 @@ class Translator {
   // blocks between a branch on a thread-dependent value and the point all its paths meet again
   // (the branch's immediate post-dominator) differs between threads that took different paths.
   void FindUniform() {
+    if (has_calls_) {  // the analysis is not interprocedural: with calls every slot is per thread
+      divergent_.assign(p_.slot_count, 1);
+      return;
+    }
     divergent_.assign(p_.slot_count, 0);
     for (uint32_t s : {kTidX, kTidY, kTidZ, kLaneId, kWarpId, kLanemaskEq, kLanemaskLt, kLanemaskLe, kLanemaskGt,
                        kLanemaskGe}) {
@@ -443,7 +483,9 @@ class Translator {
   Result<std::string> Block(uint32_t b) {
     succ_.clear();
     if (host_.count(starts_[b])) {  // the executor runs it and moves its threads on
-      const std::string B = std::to_string(b), fall = std::to_string(BlockOf(starts_[b] + 1));
+      const Inst& in = p_.code[starts_[b]];
+      const uint32_t to = in.op == Op::kCall ? BlockOf(p_.calls[in.target].callee_entry) : BlockOf(starts_[b] + 1);
+      const std::string B = std::to_string(b), fall = std::to_string(to);
       return "static int gw_b" + B + "(struct gw_ctx* c) { return c->host_exec(c, " + std::to_string(starts_[b]) +
              "u, " + B + "u, " + fall + "u); }\n";
     }
@@ -975,7 +1017,8 @@ class Translator {
   std::set<uint32_t> succ_, ptrs_;
   std::vector<uint32_t> region_;  // instructions of an if-region inlined into the block
   bool all_ = false;  // generating the all-threads-together body
-  std::set<uint32_t> host_;  // pcs of host blocks (Inline() is false)
+  std::set<uint32_t> host_;  // pcs of host blocks (Inline() is false; calls and returns)
+  bool has_calls_ = false;
   bool bad_operand_ = false;
 };
 
@@ -1077,6 +1120,7 @@ Result<std::shared_ptr<const NativeCode>> NativeCode::Compile(const NativeSource
   }
   code->blocks_.assign(table, table + *count);
   code->entry_ = src.entry_block;
+  code->starts_ = src.starts;
   return std::shared_ptr<const NativeCode>(std::move(code));
 }
 

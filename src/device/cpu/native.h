@@ -15,14 +15,18 @@
 // CTA's shared memory; local and generic ones always through the executor. Nothing a kernel names
 // reaches the C source: it holds only numbers (slots, offsets, immediates) the translator wrote.
 //
-// Only a subset of instructions is translated (integer and predicate arithmetic, f32/f64 add,
-// sub, mul and fma rounding to nearest, comparisons, moves, loads and stores, branches, bar.sync,
-// exit). A kernel using anything else, or warp-level instructions (shfl, vote: threads of a warp
-// must run in lockstep there), atomics or calls, stays with the interpreter.
+// Instructions the C writer covers (integer and predicate arithmetic, f32/f64 add, sub, mul and
+// fma rounding to nearest, comparisons, moves, loads and stores, branches, bar.sync, exit) become
+// C. Every other one (warp-level instructions, atomics, calls and .func returns, the rest of the
+// arithmetic) is a host block: a block of that one instruction, which the executor runs through
+// NativeCtx::host_exec with the interpreter's semantics, warp by warp, for the threads waiting
+// for it (so a warp's lanes meet there as in the interpreter). Only trap and warp-synchronous
+// volatile shared-memory code keep a kernel interpreted.
 //
 // Thread-safety: NativeCode is immutable once loaded; the cache is internally synchronised.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -84,6 +88,7 @@ struct NativeSource {
   std::string c;
   uint32_t blocks = 0;
   uint32_t entry_block = 0;
+  std::vector<uint32_t> starts;  // each block's first pc, ascending
 };
 
 // Translates `kernel` of `program`; Unsupported (naming the instruction and PTX line) when it
@@ -98,6 +103,10 @@ class NativeCode {
   NativeCode& operator=(const NativeCode&) = delete;
   uint32_t entry_block() const { return entry_; }
   const std::vector<NativeBlockFn>& blocks() const { return blocks_; }
+  // The block starting at `pc` (a return site: every pc after a call starts one).
+  uint32_t BlockAt(uint32_t pc) const {
+    return static_cast<uint32_t>(std::lower_bound(starts_.begin(), starts_.end(), pc) - starts_.begin());
+  }
 
   // Compiles `src` with `cc` (in a child process under limits) and loads it.
   static Result<std::shared_ptr<const NativeCode>> Compile(const NativeSource& src, const std::string& cc);
@@ -107,6 +116,7 @@ class NativeCode {
   void* handle_ = nullptr;
   uint32_t entry_ = 0;
   std::vector<NativeBlockFn> blocks_;
+  std::vector<uint32_t> starts_;
 };
 
 // When kernels get native code.
