@@ -187,8 +187,13 @@ class CtaExec {
           case Converged::kDiverged: break;  // the warps' pcs are set: run them one by one
         }
       }
-      for (uint32_t w = 0; w < nwarps_; ++w) {
-        if (warps_[w].run != 0 && !RunWarp(w)) return false;
+      // Until no warp can run (a warp that used its turn comes back; see RunWarp).
+      for (bool again = true; again;) {
+        again = false;
+        for (uint32_t w = 0; w < nwarps_; ++w) {
+          if (warps_[w].run != 0 && !RunWarp(w)) return false;
+          again = again || warps_[w].run != 0;
+        }
       }
       // No warp can run: every live thread has exited or waits at the barrier. Exited threads
       // count as arrived, so the barrier releases (or the CTA is done).
@@ -815,6 +820,9 @@ class CtaExec {
   // again as soon as the running group reaches the pc where the others wait (or passes it: the
   // lower pc runs first), so the warp-wide instructions after an if or a loop whose trip count
   // differs per lane (shfl.sync, vote, a __syncwarp'ed shared-memory tree) see the whole warp.
+  // A warp with other warps beside it runs at most 4096 steps a turn, then returns with lanes
+  // still runnable: a warp spinning on a flag another warp sets (cooperative groups' tile
+  // barriers) lets that warp run.
   bool RunWarp(uint32_t w) {
     Warp& wp = warps_[w];
     uint64_t* R = Regs(w);
@@ -836,6 +844,10 @@ class CtaExec {
         run_.AddInstructions(insts);
         insts = 0;
         if (!CheckStop()) return false;
+        if (nwarps_ > 1) {  // let the other warps run: one may spin until another writes (forward progress)
+          ForLanes(group, [&](int l) { wp.pc[l] = gpc; });
+          return true;
+        }
       }
       const Inst& in = p_.code[gpc];
       uint32_t exec = group;

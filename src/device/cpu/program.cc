@@ -163,6 +163,13 @@ class Decoder {
       p_.calls[site].callee_entry = it->second;
     }
     GPUWASM_RETURN_IF_ERROR(CheckCallGraph());
+    if (reserved_smem_) {  // the reserved shared memory (cooperative groups' tile barriers) after the static
+      const uint64_t base = AlignUp(shared_bytes_, 16);
+      shared_bytes_ = base + kReservedSmemBytes;
+      for (uint64_t& c : p_.consts) {
+        if ((c & ~uint64_t{0xffff}) == kReservedSmemMarker) c = base + (c & 0xffff);
+      }
+    }
     p_.static_shared_bytes = static_cast<uint32_t>(AlignUp(shared_bytes_, 16));
     p_.dynamic_shared_offset = p_.static_shared_bytes;
     p_.local_bytes = static_cast<uint32_t>(AlignUp(local_bytes_, 8));
@@ -293,6 +300,15 @@ class Decoder {
             {"%aggr_smem_size", kTotalSmem}};
         if (auto c = kClusterAsCta.find(o.symbol); c != kClusterAsCta.end()) return p_.special_base + c->second;
         const std::string base = o.symbol.substr(0, o.symbol.find('.'));
+        if (base.rfind("%reserved_smem_offset", 0) == 0) {
+          // The region the toolkit's cooperative groups keep their tile barriers in: kReservedSmemBytes
+          // of the CTA's shared memory, zeroed at its start like the rest; _0 and _1 two words in it.
+          reserved_smem_ = true;
+          if (base == "%reserved_smem_offset_cap") return Const(kReservedSmemBytes);
+          const uint64_t off = base == "%reserved_smem_offset_end" ? kReservedSmemBytes
+                               : base == "%reserved_smem_offset_1" ? 8 : 0;
+          return Const(kReservedSmemMarker | off);
+        }
         if (base == "%cluster_nctaid" || base == "%cluster_nctarank") return Const(1);
         if (base == "%cluster_ctaid" || base == "%cluster_ctarank" || base == "%is_explicit_cluster" ||
             base.rfind("%pm", 0) == 0 || base.rfind("%envreg", 0) == 0 || base == "%current_graph_exec") {
@@ -485,6 +501,7 @@ class Decoder {
       for (const std::string& o : m.other) {
         if (o != "nc" && o != "volatile" && o != "relaxed" && o != "weak" && o != "ca" && o != "cg" && o != "cs" &&
             o != "lu" && o != "cv" && o != "wb" && o != "wt" && o != "gpu" && o != "cta" && o != "sys" &&
+            o != "acquire" && o != "release" && o != "cluster" &&  // host loads and stores are ordered enough (x86-64: TSO)
             o.rfind("L1::", 0) != 0 && o.rfind("L2::", 0) != 0) {
           return Unsupported(in, "modifier ." + o);
         }
@@ -1070,6 +1087,11 @@ class Decoder {
  public:
   // Marker constant for the dynamic shared base; rewritten when the layout is final.
   static constexpr uint64_t kDynSharedMarker = 0xd15a5aedd15a5aedull;
+  // Placeholders of reserved-shared-memory offsets (marker | offset), patched once the static
+  // shared layout is known.
+  static constexpr uint64_t kReservedSmemMarker = 0x5e5e5e5e5e5e0000ull;
+  static constexpr uint64_t kReservedSmemBytes = 64;
+  bool reserved_smem_ = false;
 
  private:
   const ptx::Module& m_;
