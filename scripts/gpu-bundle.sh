@@ -4,10 +4,12 @@
 # image with glibc 2.36 or newer (docs/development.md, "The GPU check").
 #
 #   DEST/gpu-check.sh         the check (scripts/gpu-check.sh) and what it runs (gpu-check.tests)
-#   DEST/bin/                 gpuwasm, device_tests, bench_launch, gpuwasm-driver-facts (stripped)
+#   DEST/bin/                 gpuwasm, device_tests, conformance_tests, bench_launch,
+#                             gpuwasm-driver-facts (stripped)
 #   DEST/lib/                 the shared libraries they need beyond glibc (libpq, libssl, ...)
 #   DEST/cache/               the example guests and the benchmark guest, compiled: no C compiler needed
 #   DEST/examples/, DEST/ptx/ the example guests and the kernel corpus
+#   DEST/conformance/         the PTX conformance cases (.cu case lines, .expected, PTX)
 #   DEST/include/wasm-rt.h    for a guest compiled there after all (a cache miss)
 #
 # Run on the GPU machine:  bash DEST/gpu-check.sh "$OUT"   (at most ~40 MiB to carry).
@@ -16,16 +18,19 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 dest=${2:-$build/gpu-bundle}
 limit_mib=${GPU_BUNDLE_MAX_MIB:-40}
-for f in gpuwasm tests/device/device_tests bench/bench_launch bench/gpuwasm-driver-facts bench/host_calls.wasm; do
+for f in gpuwasm tests/device/device_tests tests/conformance/conformance_tests bench/bench_launch \
+  bench/gpuwasm-driver-facts bench/host_calls.wasm; do
   [[ -e $build/$f ]] || { echo "gpu-bundle: $build/$f is missing: build first (make build)" >&2; exit 1; }
 done
 rm -rf "$dest"
-mkdir -p "$dest"/{bin,lib,cache,examples,ptx,include}
-for f in gpuwasm tests/device/device_tests bench/bench_launch bench/gpuwasm-driver-facts; do
+mkdir -p "$dest"/{bin,lib,cache,examples,ptx,include,conformance}
+for f in gpuwasm tests/device/device_tests tests/conformance/conformance_tests bench/bench_launch \
+  bench/gpuwasm-driver-facts; do
   strip -o "$dest/bin/$(basename "$f")" "$build/$f"
 done
 cp scripts/gpu-check.sh scripts/gpu-check.tests "$dest/"
 cp "$build"/ptx/tests/kernels/*.ptx "$dest/ptx/"
+cp tests/conformance/*.cu tests/conformance/*.expected tests/conformance/*.ptx "$dest/conformance/"
 cp "$build/bench/host_calls.wasm" "$dest/examples/"
 for ex in vector_add saxpy reduction matmul softmax; do cp "$build/examples/$ex/$ex.wasm" "$dest/examples/"; done
 cp /usr/include/wasm-rt.h "$dest/include/"

@@ -43,6 +43,7 @@ if [[ -x $here/bin/gpuwasm ]]; then
   trap 'rm -rf "$cache"' EXIT
   export GPUWASM_CACHE_DIR=$cache
   export GPUWASM_KERNEL_PTX_DIR=$here/ptx
+  export GPUWASM_CONFORMANCE_DIR=$here/conformance
   export GPUWASM_BENCH_HOST_CALLS=$exdir/host_calls.wasm
   export C_INCLUDE_PATH="$here/include${C_INCLUDE_PATH:+:$C_INCLUDE_PATH}"
 else
@@ -61,6 +62,7 @@ prog() {
   case $1 in
     gpuwasm) echo "$build/gpuwasm" ;;
     device_tests) echo "$build/tests/device/device_tests" ;;
+    conformance_tests) echo "$build/tests/conformance/conformance_tests" ;;
     bench_launch) echo "$build/bench/bench_launch" ;;
     gpuwasm-driver-facts) echo "$build/bench/gpuwasm-driver-facts" ;;
   esac
@@ -111,7 +113,7 @@ say "preflight"
     "GPUWASM_NVML_LIBRARY=${GPUWASM_NVML_LIBRARY:-}"
   echo "cc: $(command -v cc || echo absent)"
   echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
-  for p in gpuwasm device_tests bench_launch gpuwasm-driver-facts; do
+  for p in gpuwasm device_tests conformance_tests bench_launch gpuwasm-driver-facts; do
     echo "ldd $p:"
     ldd "$(prog "$p")" 2>&1 | sed 's/^/  /'
   done
@@ -121,7 +123,7 @@ gpu=$(run 20 nvidia-smi --query-gpu=name,driver_version,memory.total,compute_mod
   --format=csv,noheader 2>/dev/null | head -1)
 row "GPU (nvidia-smi: name, driver, memory, compute mode, MIG)" "$([[ -n $gpu ]] && echo ok || echo no)" \
   "${gpu:-nvidia-smi absent or no GPU}"
-missing=$(for p in gpuwasm device_tests bench_launch gpuwasm-driver-facts; do ldd "$(prog "$p")" 2>&1; done |
+missing=$(for p in gpuwasm device_tests conformance_tests bench_launch gpuwasm-driver-facts; do ldd "$(prog "$p")" 2>&1; done |
   awk '/not found/ {print $1}' | sort -u | tr '\n' ' ')
 row "shared libraries resolve" "$([[ -z $missing ]] && echo ok || echo FAIL)" "${missing:-all found ($mode)}"
 nfilters=0

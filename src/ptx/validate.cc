@@ -187,6 +187,10 @@ class Validator {
       if (ops.size() > 3) GPUWASM_RETURN_IF_ERROR(CheckWidth(in, ops[3], 3, Type::kPred));
       return Status::Ok();
     }
+    if (op == "cvt" && HasModifier(in, "pack")) {  // cvt.pack.sat: d, a, b[, c] (the decoder checks the forms)
+      if (ops.size() != 3 && ops.size() != 4) return ErrorAt(in.pos, "cvt.pack needs 3 or 4 operands");
+      return check_all(0, Type::kB32);
+    }
     if (op == "cvt" && t.size() == 2 && (t[0] == Type::kF16x2 || t[0] == Type::kBF16x2) && t[1] == Type::kF32) {
       if (ops.size() != 3) return ErrorAt(in.pos, "a packing cvt needs 3 operands");  // d, a (upper), b (lower)
       GPUWASM_RETURN_IF_ERROR(CheckWidth(in, ops[0], 0, t[0]));

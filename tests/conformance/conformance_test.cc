@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +24,17 @@ namespace {
 using conformance::Case;
 using conformance::Compare;
 
+// Where the cases (.cu, .expected) and their PTX are: the build's directories, or one directory
+// named by $GPUWASM_CONFORMANCE_DIR holding all of them (the GPU check's bundle).
+std::string CaseDir() {
+  const char* d = std::getenv("GPUWASM_CONFORMANCE_DIR");
+  return d != nullptr ? d : GPUWASM_CONFORMANCE_SOURCE_DIR;
+}
+std::string PtxDir() {
+  const char* d = std::getenv("GPUWASM_CONFORMANCE_DIR");
+  return d != nullptr ? d : GPUWASM_CONFORMANCE_PTX_DIR;
+}
+
 struct Param {
   Case c;
   std::string arch;
@@ -31,7 +43,7 @@ struct Param {
 
 std::vector<Param> AllParams() {
   std::vector<Param> out;
-  for (const Case& c : conformance::LoadCases(GPUWASM_CONFORMANCE_SOURCE_DIR)) {
+  for (const Case& c : conformance::LoadCases(CaseDir())) {
     for (const char* arch : {"sm_80", "sm_90"}) {
       for (bool native : {false, true}) out.push_back({c, arch, native});
     }
@@ -49,14 +61,14 @@ TEST_P(Conformance, matches_the_reference) {
   const Param& p = GetParam();
   ASSERT_TRUE(p.c.error.empty()) << p.c.file << ".cu, case " << p.c.kernel << ": " << p.c.error;
   if (p.native && !KernelHarness::TestDeviceIsCpu()) GTEST_SKIP() << "native code is the CPU device's tier";
-  auto expected = conformance::ReadExpected(std::string(GPUWASM_CONFORMANCE_SOURCE_DIR) + "/" + p.c.file + ".expected");
+  auto expected = conformance::ReadExpected(CaseDir() + "/" + p.c.file + ".expected");
   auto want = expected.find(p.c.kernel);
   ASSERT_NE(want, expected.end()) << p.c.file << ".expected has no line for " << p.c.kernel
                                   << ": run conformance_reference --write";
   ASSERT_EQ(want->second.size(), p.c.out_words) << p.c.file << ".expected: " << p.c.kernel;
 
   KernelHarness h{p.native ? KernelHarness::SharedNativeCpuDevice() : nullptr};
-  auto k = h.LoadFrom(std::string(GPUWASM_CONFORMANCE_PTX_DIR) + "/" + p.c.file + "." + p.arch + ".ptx", p.c.kernel);
+  auto k = h.LoadFrom(PtxDir() + "/" + p.c.file + "." + p.arch + ".ptx", p.c.kernel);
   ASSERT_NE(k, nullptr);
   auto in = h.Upload(conformance::Input());
   auto out = h.Zeros<uint32_t>(p.c.out_words);

@@ -102,3 +102,18 @@ extern "C" __global__ void cvt_from_wider_register(unsigned* out, const unsigned
   out[t * 4 + 2] = (unsigned)u ^ (unsigned)(u >> 32);
   out[t * 4 + 3] = h;
 }
+
+// case: cvt_pack_saturating grid=1 block=64 out=128
+// cvt.pack.sat: two 32-bit integers saturated to u8/s8 (onto c's low bits) or u16/s16, packed.
+extern "C" __global__ void cvt_pack_saturating(unsigned* out, const unsigned* in) {
+  unsigned t = threadIdx.x;
+  int a = (int)in[t] >> (t & 15), b = (int)in[t + 64] >> (t >> 2), c = (int)in[t + 128];
+  unsigned r8, r16;
+  asm("{ .reg .b32 lo; cvt.pack.sat.u8.s32.b32 lo, %2, %3, 0; cvt.pack.sat.s8.s32.b32 %0, %2, %3, lo; }"
+      : "=r"(r8) : "r"(c), "r"(a), "r"(b));
+  asm("cvt.pack.sat.s16.s32 %0, %1, %2;" : "=r"(r16) : "r"(a), "r"(b));
+  unsigned u16;
+  asm("cvt.pack.sat.u16.s32 %0, %1, %2;" : "=r"(u16) : "r"(b), "r"(c));
+  out[t * 2] = r8;
+  out[t * 2 + 1] = r16 ^ (u16 * 3u);
+}

@@ -140,5 +140,24 @@ REFERENCE(integer_ext, cvt_from_wider_register) {
   }
 }
 
+uint32_t Saturate(int32_t v, int bits, bool sign) {
+  const int64_t lo = sign ? -(int64_t{1} << (bits - 1)) : 0;
+  const int64_t hi = sign ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
+  return static_cast<uint32_t>(std::clamp<int64_t>(v, lo, hi)) & ((1u << bits) - 1);
+}
+
+REFERENCE(integer_ext, cvt_pack_saturating) {
+  for (unsigned t = 0; t < 64; ++t) {
+    const int32_t a = static_cast<int32_t>(in[t]) >> (t & 15), b = static_cast<int32_t>(in[t + 64]) >> (t >> 2);
+    const int32_t c = static_cast<int32_t>(in[t + 128]);
+    const uint32_t lo = Saturate(a, 8, false) << 8 | Saturate(b, 8, false);
+    const uint32_t r8 = lo << 16 | Saturate(a, 8, true) << 8 | Saturate(b, 8, true);
+    const uint32_t r16 = Saturate(a, 16, true) << 16 | Saturate(b, 16, true);
+    const uint32_t u16 = Saturate(b, 16, false) << 16 | Saturate(c, 16, false);
+    out[t * 2] = r8;
+    out[t * 2 + 1] = r16 ^ (u16 * 3u);
+  }
+}
+
 }  // namespace
 }  // namespace gpuwasm::conformance

@@ -2209,6 +2209,23 @@ bool CtaExec::Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w,
     case Op::kDp4a: case Op::kDp2a: DotProduct(in, mask, R); return true;
     case Op::kVideo: Video(in, mask, R); return true;
     case Op::kCvtPack: {  // cvt.rn.{f16x2,bf16x2}.f32 d, a, b: a rounded into the upper half, b the lower
+      if (in.t2 == Type::kS32) {  // cvt.pack.sat: saturated a above b, then c's low bits
+        const unsigned bits = ptx::TypeSize(in.t) * 8;
+        const bool sign = ptx::IsSigned(in.t);
+        const int64_t lo = sign ? -(int64_t{1} << (bits - 1)) : 0;
+        const int64_t hi = sign ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
+        const uint32_t em = (1u << bits) - 1;
+        uint64_t* d = REG(in.d[0]);
+        const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]);
+        const uint64_t* c = in.s[2] != kNoSlot ? REG(in.s[2]) : nullptr;
+        ForLanes(mask, [&](int l) {
+          auto sat = [&](uint64_t v) { return static_cast<uint32_t>(std::clamp<int64_t>(static_cast<int32_t>(v), lo, hi)) & em; };
+          uint32_t r = sat(a[l]) << bits | sat(b[l]);
+          if (c != nullptr) r |= static_cast<uint32_t>(c[l]) << (2 * bits);
+          d[l] = r;
+        });
+        return true;
+      }
       const bool bf = in.t == Type::kBF16x2;
       uint64_t* d = REG(in.d[0]);
       const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]);

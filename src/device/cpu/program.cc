@@ -732,6 +732,25 @@ class Decoder {
       GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
       return Emit(x, in);
     }
+    if (op == "cvt" && m.other.size() == 1 && m.other.count("pack") != 0) {
+      // cvt.pack.sat.{u16,s16}.s32 d, a, b; cvt.pack.sat.{u8,s8}.s32.b32 d, a, b, c: a and b
+      // saturated to the type, a above b in d's low bits, the rest of d from c's low bits.
+      const bool narrow = m.types.size() == 3;
+      if (!(x.flags & kSat) || (m.types.size() != 2 && !narrow) || m.types[1] != Type::kS32) {
+        return Unsupported(in, "this cvt.pack form");
+      }
+      const Type ct = m.types[0];
+      if (narrow ? (ct != Type::kU8 && ct != Type::kS8) : (ct != Type::kU16 && ct != Type::kS16)) {
+        return Unsupported(in, "cvt.pack to this type");
+      }
+      GPUWASM_RETURN_IF_ERROR(need(narrow ? 4 : 3));
+      x.op = Op::kCvtPack;
+      x.t = ct;
+      x.t2 = Type::kS32;
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], Type::kB32));
+      for (size_t k = 0; k < (narrow ? 3u : 2u); ++k) { GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, ops[k + 1], Type::kB32)); }
+      return Emit(x, in);
+    }
     if (op == "cvt") {
       if (!m.other.empty()) return Unsupported(in, "modifier ." + *m.other.begin());
       if (m.types.size() != 2) return BadAt(in, "cvt needs a destination and a source type");
