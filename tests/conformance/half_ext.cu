@@ -1,5 +1,6 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 // Packed half conversions and half-precision atomics; double sin/cos (their slow path is an
 // extended-precision carry chain).
 
@@ -39,4 +40,20 @@ extern "C" __global__ void double_sin_cos(unsigned* out, const unsigned* in) {
   out[t * 4 + 1] = (unsigned)(sb >> 32);
   out[t * 4 + 2] = (unsigned)cb;
   out[t * 4 + 3] = (unsigned)(cb >> 32);
+}
+
+// case: fp8_pairs grid=1 block=64 out=192
+// fp8 pairs (e4m3, e5m2) from two floats, saturating, and back to halves: on sm_90 the cvt
+// instructions, on sm_80 the toolkit's own integer emulation of them.
+extern "C" __global__ void fp8_pairs(unsigned* out, const unsigned* in) {
+  unsigned t = threadIdx.x;
+  float2 v = make_float2((float)(int)in[t] / 4194304.0f, (float)(int)in[t + 64] / 67108864.0f);
+  if (t >= 56) v.x = (float)(int)in[t] / 1024.0f;  // beyond the largest finite values: saturated
+  __nv_fp8x2_storage_t a = __nv_cvt_float2_to_fp8x2(v, __NV_SATFINITE, __NV_E4M3);
+  __nv_fp8x2_storage_t b = __nv_cvt_float2_to_fp8x2(v, __NV_SATFINITE, __NV_E5M2);
+  __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(a, __NV_E4M3);
+  __half2_raw g = __nv_cvt_fp8x2_to_halfraw2(b, __NV_E5M2);
+  out[t * 3] = a | (unsigned)b << 16;
+  out[t * 3 + 1] = h.x | (unsigned)h.y << 16;
+  out[t * 3 + 2] = g.x | (unsigned)g.y << 16;
 }

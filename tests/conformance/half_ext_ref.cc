@@ -49,5 +49,41 @@ REFERENCE(half_ext, double_sin_cos) {
   }
 }
 
+// fp8 by search: every finite code's value, the nearest to v (a tie to the code with an even
+// mantissa), beyond the largest finite value that value (.satfinite). Not the device's algorithm.
+double Fp8Value(uint32_t code, bool e5m2) {
+  const int mbits = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7;
+  const int e = (code & 0x7f) >> mbits, m = code & ((1 << mbits) - 1);
+  const double mag = e == 0 ? std::ldexp(m, 1 - bias - mbits) : std::ldexp((1 << mbits) | m, e - bias - mbits);
+  return (code & 0x80) ? -mag : mag;
+}
+bool Fp8Finite(uint32_t code, bool e5m2) {
+  const uint32_t c = code & 0x7f;
+  return e5m2 ? c < 0x7c : c != 0x7f;
+}
+uint32_t Fp8(float v, bool e5m2) {
+  uint32_t best = 0;
+  double best_err = INFINITY;
+  for (uint32_t c = 0; c < 256; ++c) {
+    if (!Fp8Finite(c, e5m2) || (c & 0x80) != (std::signbit(v) ? 0x80u : 0u)) continue;  // v's sign, -0 too
+    const double err = std::fabs(Fp8Value(c, e5m2) - v);
+    if (err < best_err || (err == best_err && (c & 1) == 0)) best = c, best_err = err;
+  }
+  return best;
+}
+uint32_t HalfOf(double v) { return std::bit_cast<uint16_t>(static_cast<_Float16>(v)); }
+
+REFERENCE(half_ext, fp8_pairs) {
+  for (unsigned t = 0; t < 64; ++t) {
+    float x = static_cast<float>(static_cast<int32_t>(in[t])) / 4194304.0f;
+    const float y = static_cast<float>(static_cast<int32_t>(in[t + 64])) / 67108864.0f;
+    if (t >= 56) x = static_cast<float>(static_cast<int32_t>(in[t])) / 1024.0f;
+    const uint32_t a = Fp8(y, false) << 8 | Fp8(x, false), b = Fp8(y, true) << 8 | Fp8(x, true);
+    out[t * 3] = a | b << 16;
+    out[t * 3 + 1] = HalfOf(Fp8Value(a & 0xff, false)) | HalfOf(Fp8Value(a >> 8, false)) << 16;
+    out[t * 3 + 2] = HalfOf(Fp8Value(b & 0xff, true)) | HalfOf(Fp8Value(b >> 8, true)) << 16;
+  }
+}
+
 }  // namespace
 }  // namespace gpuwasm::conformance

@@ -1219,6 +1219,38 @@ T AtomicRmw(uint8_t* p, AtomOp op, T b, T c, bool shared) {
   }
 }
 
+// fp8 (e4m3: bias 7, no infinities, 448 the largest; e5m2: bias 15, IEEE-like, 57344 the
+// largest finite): `v` rounded to nearest even, saturated to the largest finite value (.satfinite),
+// NaN as 0x7f.
+uint8_t EncodeFp8(double v, bool e5m2) {
+  if (std::isnan(v)) return 0x7f;
+  const int mbits = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7;
+  const uint8_t max_code = e5m2 ? 0x7b : 0x7e;
+  const uint8_t sign = std::signbit(v) ? 0x80 : 0;
+  const double a = std::fabs(v);
+  uint32_t code;
+  if (a < std::ldexp(1.0, 1 - bias)) {  // subnormal: units of the smallest one
+    code = static_cast<uint32_t>(std::nearbyint(std::ldexp(a, bias - 1 + mbits)));
+  } else {
+    int e = std::ilogb(a);
+    double m = std::nearbyint(std::ldexp(a, mbits - e));  // 2^mbits .. 2^(mbits+1)
+    if (m >= std::ldexp(1.0, mbits + 1)) m /= 2, ++e;
+    code = e + bias > 31 ? 0xffu
+                         : static_cast<uint32_t>((e + bias) << mbits) | (static_cast<uint32_t>(m) - (1u << mbits));
+  }
+  return static_cast<uint8_t>(sign | std::min<uint32_t>(code, max_code));
+}
+
+double DecodeFp8(uint8_t b, bool e5m2) {
+  const int mbits = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7;
+  const int e = (b & 0x7f) >> mbits, m = b & ((1 << mbits) - 1);
+  const double s = (b & 0x80) ? -1.0 : 1.0;
+  if (e5m2 && e == 31) return m == 0 ? s * INFINITY : NAN;
+  if (!e5m2 && e == 15 && m == 7) return NAN;
+  if (e == 0) return s * std::ldexp(m, 1 - bias - mbits);
+  return s * std::ldexp((1 << mbits) | m, e - bias - mbits);
+}
+
 // The half-precision add of atom/red (.f16 .bf16, and the packed .f16x2 .bf16x2 per half): each
 // half's exact sum, rounded once to nearest. `bits` are the operand's 16 or 32 bits.
 uint32_t HalfAdd(Type t, uint32_t old, uint32_t b) {
@@ -2208,6 +2240,23 @@ bool CtaExec::Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w,
     case Op::kAddC: case Op::kSubC: case Op::kMadC: Carry(in, mask, R); return true;
     case Op::kDp4a: case Op::kDp2a: DotProduct(in, mask, R); return true;
     case Op::kVideo: Video(in, mask, R); return true;
+    case Op::kCvtFp8: {
+      const bool e5 = in.cmp & 1;
+      uint64_t* d = REG(in.d[0]);
+      const uint64_t *a = REG(in.s[0]), *b = in.s[1] != kNoSlot ? REG(in.s[1]) : nullptr;
+      ForLanes(mask, [&](int l) {
+        if (in.cmp & 4) {  // f16x2 from two fp8
+          const auto lo = static_cast<uint8_t>(a[l]), hi = static_cast<uint8_t>(a[l] >> 8);
+          d[l] = uint64_t{DoubleToHalf(DecodeFp8(hi, e5))} << 16 | DoubleToHalf(DecodeFp8(lo, e5));
+        } else if (in.cmp & 2) {  // two fp8 from f16x2
+          const double hi = HalfToDouble(static_cast<uint16_t>(a[l] >> 16)), lo = HalfToDouble(static_cast<uint16_t>(a[l]));
+          d[l] = uint64_t{EncodeFp8(hi, e5)} << 8 | EncodeFp8(lo, e5);
+        } else {  // two fp8 from f32 a (upper) and b (lower)
+          d[l] = uint64_t{EncodeFp8(AsF32(a[l]), e5)} << 8 | EncodeFp8(AsF32(b[l]), e5);
+        }
+      });
+      return true;
+    }
     case Op::kCvtPack: {  // cvt.rn.{f16x2,bf16x2}.f32 d, a, b: a rounded into the upper half, b the lower
       if (in.t2 == Type::kS32) {  // cvt.pack.sat: saturated a above b, then c's low bits
         const unsigned bits = ptx::TypeSize(in.t) * 8;

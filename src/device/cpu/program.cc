@@ -751,6 +751,27 @@ class Decoder {
       for (size_t k = 0; k < (narrow ? 3u : 2u); ++k) { GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, ops[k + 1], Type::kB32)); }
       return Emit(x, in);
     }
+    if (op == "cvt" && m.other.size() == 1 && (m.other.count("e4m3x2") != 0 || m.other.count("e5m2x2") != 0)) {
+      // fp8 pairs: cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, a, b (a to the upper byte) and .f16x2 d, a;
+      // cvt.rn.f16x2.{e4m3x2,e5m2x2} d, a. Inst::cmp: bit 0 e5m2; 2 from f16x2; 4 to f16x2.
+      const std::string fp8 = *m.other.begin();
+      if (m.types.size() != 1 || m.rnd != Round::kRn) return Unsupported(in, "this fp8 conversion");
+      const auto at = [&](const std::string& name) {
+        return std::find(in.modifiers.begin(), in.modifiers.end(), name) - in.modifiers.begin();
+      };
+      const bool to_half = m.types[0] == Type::kF16x2 && at("f16x2") < at(fp8);
+      x.op = Op::kCvtFp8;
+      x.cmp = static_cast<uint8_t>((fp8 == "e5m2x2" ? 1 : 0) | (to_half ? 4 : m.types[0] == Type::kF16x2 ? 2 : 0));
+      if (!to_half && !(x.flags & kSat)) return Unsupported(in, "fp8 conversion without .satfinite");
+      if (!to_half && m.types[0] != Type::kF32 && m.types[0] != Type::kF16x2) return Unsupported(in, "this fp8 conversion");
+      const bool pair = m.types[0] == Type::kF32;
+      GPUWASM_RETURN_IF_ERROR(need(pair ? 3 : 2));
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], to_half ? Type::kB32 : Type::kB16));
+      for (size_t k = 0; k < (pair ? 2u : 1u); ++k) {
+        GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, ops[k + 1], pair ? Type::kF32 : to_half ? Type::kB16 : Type::kB32));
+      }
+      return Emit(x, in);
+    }
     if (op == "cvt") {
       if (!m.other.empty()) return Unsupported(in, "modifier ." + *m.other.begin());
       if (m.types.size() != 2) return BadAt(in, "cvt needs a destination and a source type");

@@ -23,7 +23,7 @@ enum class Op : uint8_t {
   kAdd, kSub, kMulLo, kMulHi, kMulWide, kMadLo, kMadHi, kMadWide, kFma, kDiv, kRem, kMin, kMax, kAbs, kNeg,
   kAnd, kOr, kXor, kNot, kCnot, kShl, kShr, kPopc, kClz, kBrev, kBfind, kBfe, kBfi, kPrmt, kShf, kLop3,
   kSetp, kSelp, kSqrt, kRcp, kRsqrt, kSin, kCos, kEx2, kLg2, kTanh, kCopysign, kCvt, kTestp,
-  kAddC, kSubC, kMadC, kDp4a, kDp2a, kVideo, kCvtPack,
+  kAddC, kSubC, kMadC, kDp4a, kDp2a, kVideo, kCvtPack, kCvtFp8,
   kBra, kCall, kRet, kExit, kBar, kWarpSync, kAtom, kShfl, kVote, kRedux, kMatch, kActivemask, kClock, kTrap,
 };
 
