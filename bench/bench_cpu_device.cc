@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include "device/cpu/cpu_device.h"
 
 using namespace gpuwasm;
@@ -120,17 +122,86 @@ struct Row {
   uint64_t insts = 0;
 };
 
+// --policy: the default native-code policy (compile in the background once a kernel ran 100 M
+// thread-instructions) against interpreting, for runs of n launches of vector add 1M on every
+// core, interleaved, median of the reps. Each auto run gets a kernel no run compiled before (a
+// unique constant in its PTX), and waits for its compile to end before the next run is timed.
+int PolicyBench(int reps) {
+  const std::string base = ReadText(std::string(GPUWASM_BENCH_PTX_DIR) + "/vector_add.sm_80.ptx");
+  const size_t body = base.find("{", base.find(".entry vector_add"));
+  if (body == std::string::npos) return 1;
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned n = 1 << 20;
+  std::vector<float> a(n, 1.0f), b(n, 2.0f);
+  std::printf("%-10s %14s %14s %8s %s\n", "launches", "auto (default)", "interpreted", "ratio", "(median of reps, all cores)");
+  int unique = 0;
+  for (int launches : {4, 5, 6, 8, 12, 24}) {
+    std::vector<double> t_auto, t_off, ratios;
+    for (int rep = 0; rep < reps; ++rep) {
+      std::string ptx = base;
+      ptx.insert(body + 1, "\n .reg .b32 %uniq<2>;\n mov.u32 %uniq1, " + std::to_string(++unique + 1000 * getpid()) + ";\n");
+      double t[2] = {0, 0};
+      for (int mode = 0; mode < 2; ++mode) {  // auto first, then off, alternating by rep
+        const bool is_auto = (mode == 0) == (rep % 2 == 0);
+        auto dev = cpu::CreateCpuDevice({.threads = cores, .native = is_auto ? cpu::NativeMode::kAuto : cpu::NativeMode::kOff});
+        auto ctx = *dev->CreateContext();
+        auto stream = *ctx->CreateStream();
+        auto m = ctx->LoadModule(ptx);
+        if (!m.ok()) {
+          std::fprintf(stderr, "%s\n", m.status().ToString().c_str());
+          return 1;
+        }
+        auto k = *(*m)->GetKernel("vector_add");
+        DevicePtr pa = *ctx->Allocate(n * 4), pb = *ctx->Allocate(n * 4), pc = *ctx->Allocate(n * 4);
+        (void)stream->MemcpyHtoD(pa, a.data(), n * 4);
+        (void)stream->MemcpyHtoD(pb, b.data(), n * 4);
+        (void)stream->Synchronize();
+        LaunchConfig c;
+        c.grid = {n / 256};
+        c.block = {256};
+        auto params = Pack(k->signature(), pa, pb, pc, n);
+        auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < launches; ++i) {
+          Status st = stream->Launch(*k, c, params);
+          if (st.ok()) st = stream->Synchronize();
+          if (!st.ok()) return 1;
+        }
+        t[is_auto ? 0 : 1] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        // Let a background compile end before anything else is timed.
+        for (int i = 0; is_auto && i < 2000 && !cpu::LastLaunchWasNative(*stream) && cpu::NativeCodeWhyNot(*k).empty(); ++i) {
+          (void)stream->Launch(*k, c, params);
+          (void)stream->Synchronize();
+        }
+      }
+      t_auto.push_back(t[0]);
+      t_off.push_back(t[1]);
+      ratios.push_back(t[0] / t[1]);
+    }
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    std::printf("%-10d %11.1f ms %11.1f ms %7.2fx (spread %.2f-%.2f)\n", launches, median(t_auto), median(t_off),
+                median(ratios), *std::min_element(ratios.begin(), ratios.end()),
+                *std::max_element(ratios.begin(), ratios.end()));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string only;
-  bool one_thread = false, no_interp = false;
+  bool one_thread = false, no_interp = false, policy = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--reps=", 7) == 0) g_reps = std::max(1, std::atoi(argv[i] + 7));
     if (std::strncmp(argv[i], "--only=", 7) == 0) only = argv[i] + 7;
     if (std::strcmp(argv[i], "--one-thread") == 0) one_thread = true;
     if (std::strcmp(argv[i], "--no-interp") == 0) no_interp = true;
+    if (std::strcmp(argv[i], "--policy") == 0) policy = true;
   }
+  if (policy) return PolicyBench(g_reps);
+  // --policy measures the default native-code policy against interpreting (PolicyBench);
   // --only=vector|matmul|reduction|warp reduce|histogram runs one kernel; --one-thread skips the all-cores run,
   // --no-interp the interpreter's (all for profiling, e.g. under callgrind).
   auto wanted = [&](const char* name) { return only.empty() || std::string(name).find(only) != std::string::npos; };

@@ -40,6 +40,7 @@ Result<ProcessResult> RunLimited(const std::vector<std::string>& argv, const Pro
     if (::getppid() != parent) ::_exit(127);  // the parent died before the line above
     ::setrlimit(RLIMIT_CPU, &cpu);
     if (as.rlim_cur != 0) ::setrlimit(RLIMIT_AS, &as);
+    if (limits.nice != 0) (void)::setpriority(PRIO_PROCESS, 0, limits.nice);
     ::dup2(pipefd[1], 1);
     ::dup2(pipefd[1], 2);
     int devnull = ::open("/dev/null", O_RDONLY);

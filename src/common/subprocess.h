@@ -21,6 +21,7 @@ struct ProcessLimits {
   std::chrono::milliseconds wall{120'000};        // killed (SIGKILL to the group) after this
   uint64_t max_output_bytes = 64 << 10;           // stdout+stderr kept (the tail is dropped)
   const std::atomic<bool>* cancel = nullptr;      // when it turns true, the child is killed
+  int nice = 0;                                   // the child's niceness (19: only CPU others leave)
 };
 
 struct ProcessResult {

@@ -1075,7 +1075,8 @@ struct WorkDir {
 
 }  // namespace
 
-Result<std::shared_ptr<const NativeCode>> NativeCode::Compile(const NativeSource& src, const std::string& cc) {
+Result<std::shared_ptr<const NativeCode>> NativeCode::Compile(const NativeSource& src, const std::string& cc,
+                                                             bool background) {
   // A compile slot of the node (compile_slots.h): native code and Wasm modules share the bound.
   GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<CompileSlot> slot,
                            AcquireCompileSlot(std::chrono::steady_clock::now() + std::chrono::seconds(60)));
@@ -1101,7 +1102,11 @@ Result<std::shared_ptr<const NativeCode>> NativeCode::Compile(const NativeSource
   ProcessLimits limits;
   limits.cpu_seconds = 60;
   limits.wall = std::chrono::milliseconds(60'000);
+  limits.nice = background ? 19 : 0;
   GPUWASM_ASSIGN_OR_RETURN(ProcessResult pr, RunLimited(argv, limits));
+  if (background && pr.timed_out) {
+    return Status::Unavailable("the background compile of a kernel's native code did not finish in 60 s");
+  }
   if (pr.timed_out || pr.signaled || pr.exit_code != 0) {
     std::string tail = pr.output.size() > 1000 ? pr.output.substr(pr.output.size() - 1000) : pr.output;
     return Status::Internal("compiling a kernel's native code failed: " + tail);
@@ -1258,8 +1263,8 @@ void NativeSlot::AddInterpreted(uint64_t instructions, NativeMode mode, uint64_t
 }
 
 void NativeSlot::StartCompile(bool wait, const std::string& cc) {
-  auto job = [self = shared_from_this(), cc, src = source_]() {
-    auto r = NativeCode::Compile(*src, cc);
+  auto job = [self = shared_from_this(), cc, src = source_, wait]() {
+    auto r = NativeCode::Compile(*src, cc, /*background=*/!wait);
     std::lock_guard<std::mutex> lock(self->mu_);
     if (!r.ok() && r.status().code() == StatusCode::kUnavailable) {
       // No compile slot in time (the node is busy): interpreted for now, asked again later.

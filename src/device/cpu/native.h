@@ -108,8 +108,11 @@ class NativeCode {
     return static_cast<uint32_t>(std::lower_bound(starts_.begin(), starts_.end(), pc) - starts_.begin());
   }
 
-  // Compiles `src` with `cc` (in a child process under limits) and loads it.
-  static Result<std::shared_ptr<const NativeCode>> Compile(const NativeSource& src, const std::string& cc);
+  // Compiles `src` with `cc` (in a child process under limits) and loads it. A `background`
+  // compile runs at nice 19, so that it takes only CPU time the launches leave (it must never slow
+  // the run it is meant to speed up); one that did not finish in time is Unavailable (ask again).
+  static Result<std::shared_ptr<const NativeCode>> Compile(const NativeSource& src, const std::string& cc,
+                                                           bool background = false);
 
  private:
   NativeCode() = default;
