@@ -1228,6 +1228,7 @@ uint8_t EncodeFp8(double v, bool e5m2) {
   const uint8_t max_code = e5m2 ? 0x7b : 0x7e;
   const uint8_t sign = std::signbit(v) ? 0x80 : 0;
   const double a = std::fabs(v);
+  if (std::isinf(a)) return static_cast<uint8_t>(sign | max_code);
   uint32_t code;
   if (a < std::ldexp(1.0, 1 - bias)) {  // subnormal: units of the smallest one
     code = static_cast<uint32_t>(std::nearbyint(std::ldexp(a, bias - 1 + mbits)));
