@@ -57,3 +57,23 @@ extern "C" __global__ void fp8_pairs(unsigned* out, const unsigned* in) {
   out[t * 3 + 1] = h.x | (unsigned)h.y << 16;
   out[t * 3 + 2] = g.x | (unsigned)g.y << 16;
 }
+
+// case: vector_atomics grid=2 block=64 out=8
+// atomicAdd on float2 and float4 (sm_90: atom.global.add.v2.f32 / .v4.f32; sm_80: per element),
+// with small exact values so that any order gives the same sums; old values unused.
+extern "C" __global__ void vector_atomics(unsigned* out, const unsigned* in) {
+  unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  float x = (float)(in[t] & 7) * 0.25f;
+  float* f = reinterpret_cast<float*>(out);
+#if __CUDA_ARCH__ >= 900
+  atomicAdd(reinterpret_cast<float2*>(f), make_float2(x, 1.0f));
+  atomicAdd(reinterpret_cast<float4*>(f + 4), make_float4(x, -x, 2.0f * x, 0.5f));
+#else  // (sm_80 has no vector atomics: the same adds one by one)
+  atomicAdd(f, x);
+  atomicAdd(f + 1, 1.0f);
+  atomicAdd(f + 4, x);
+  atomicAdd(f + 5, -x);
+  atomicAdd(f + 6, 2.0f * x);
+  atomicAdd(f + 7, 0.5f);
+#endif
+}

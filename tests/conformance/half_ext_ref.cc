@@ -85,5 +85,12 @@ REFERENCE(half_ext, fp8_pairs) {
   }
 }
 
+REFERENCE(half_ext, vector_atomics) {
+  float x = 0;
+  for (unsigned t = 0; t < 128; ++t) x += static_cast<float>(in[t] & 7) * 0.25f;
+  const float v[8] = {x, 128.0f, 0, 0, x, -x, 2 * x, 64.0f};
+  for (int i = 0; i < 8; ++i) out[i] = std::bit_cast<uint32_t>(v[i]);
+}
+
 }  // namespace
 }  // namespace gpuwasm::conformance

@@ -860,6 +860,26 @@ class Decoder {
       size_t base = red ? 0 : 1;
       size_t nvals = a->second == AtomOp::kCas ? 2 : 1;
       GPUWASM_RETURN_IF_ERROR(need(base + 1 + nvals));
+      if (m.vec != 1) {
+        // Vector atomics (sm_90: atom.global.add.v2.f32 {d0, d1}, [a], {b0, b1}): each element
+        // is its own atomic add, as the ISA guarantees no more; one instruction per element.
+        if (a->second != AtomOp::kAdd || x.t != Type::kF32) return Unsupported(in, "vector atomic other than add.f32");
+        const Operand& vals = ops[base + 1];
+        if (vals.kind != Operand::Kind::kVector || vals.elements.size() != static_cast<size_t>(m.vec) ||
+            (!red && (ops[0].kind != Operand::Kind::kVector || ops[0].elements.size() != vals.elements.size()))) {
+          return BadAt(in, "a vector atomic needs vector operands of its width");
+        }
+        GPUWASM_RETURN_IF_ERROR(Address(in, ops[base], &x));
+        for (size_t k = 0; k < vals.elements.size(); ++k) {
+          Inst e = x;
+          e.offset += static_cast<int64_t>(4 * k);
+          e.d[0] = sink_;
+          if (!red) { GPUWASM_ASSIGN_OR_RETURN(e.d[0], Slot(in, ops[0].elements[k], x.t)); }
+          GPUWASM_ASSIGN_OR_RETURN(e.s[1], Slot(in, vals.elements[k], x.t));
+          GPUWASM_RETURN_IF_ERROR(Emit(e, in));
+        }
+        return Status::Ok();
+      }
       x.d[0] = red ? sink_ : 0;
       if (!red) { GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0)); }
       GPUWASM_RETURN_IF_ERROR(Address(in, ops[base], &x));
