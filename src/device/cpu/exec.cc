@@ -130,7 +130,6 @@ uint64_t Store(T v) {  // register value: sign-extended for signed types, zero-e
   else return static_cast<uint64_t>(v);
 }
 
-
 class CtaExec {
  public:
   CtaExec(LaunchRun& run, const Program& p, const KernelEntry& k)
@@ -307,6 +306,55 @@ class CtaExec {
     return ok;
   }
 
+  // The lanes of `group` whose guard of `in` holds (R: the warp's registers).
+  uint32_t GuardLanes(const Inst& in, const uint64_t* R, uint32_t group) const {
+    if (in.guard == kNoSlot) return group;
+    return (PredicateMask(R + static_cast<size_t>(in.guard) * stride_) ^ (in.guard_negated ? kFull : 0u)) & group;
+  }
+
+  // Lane l of warp w enters the call `in`: the arguments are copied to the callee's parameters and
+  // a frame returning to `ret_pc` is pushed. False when the call stack is full.
+  bool PushCall(const Inst& in, uint32_t w, int l, uint32_t ret_pc) {
+    const size_t t = static_cast<size_t>(w) * 32 + l;
+    uint8_t& d = depth_[t];
+    if (d >= kMaxCallDepth) return false;
+    uint64_t* R = Regs(w);
+    const CallSite& cs = p_.calls[in.target];
+    for (size_t k = 0; k < cs.arg_slots.size(); ++k) {
+      R[static_cast<size_t>(cs.param_slots[k]) * stride_ + l] = R[static_cast<size_t>(cs.arg_slots[k]) * stride_ + l];
+    }
+    frames_[t * kMaxCallDepth + d++] = {ret_pc, in.target};
+    return true;
+  }
+
+  // Lane l of warp w returns from its innermost call: the results are copied to the caller's; the
+  // pc it goes on at, or kNoFrame when it is in no call (a ret of the kernel itself).
+  static constexpr uint32_t kNoFrame = UINT32_MAX;
+  uint32_t PopCall(uint32_t w, int l) {
+    const size_t t = static_cast<size_t>(w) * 32 + l;
+    uint8_t& d = depth_[t];
+    if (d == 0) return kNoFrame;
+    uint64_t* R = Regs(w);
+    const Frame& f = frames_[t * kMaxCallDepth + --d];
+    const CallSite& cs = p_.calls[f.site];
+    for (size_t k = 0; k < cs.ret_slots.size(); ++k) {
+      R[static_cast<size_t>(cs.result_slots[k]) * stride_ + l] = R[static_cast<size_t>(cs.ret_slots[k]) * stride_ + l];
+    }
+    return f.ret_pc;
+  }
+
+  // The lanes of warp w that native code's host block `block` runs for: those waiting for it, or
+  // every live one when the CTA runs together (c->all).
+  uint32_t NativeLanes(const NativeCtx* c, uint32_t w, uint32_t block) const {
+    uint32_t group = 0;
+    const uint32_t lanes = std::min(32u, threads_ - w * 32);
+    for (uint32_t l = 0; l < lanes; ++l) {
+      const uint32_t n = c->next[w * 32 + l];
+      if (c->all ? n != kNativeExited : n == block) group |= 1u << l;
+    }
+    return group;
+  }
+
   // NativeCtx::host_exec: an instruction native code leaves to the interpreter (warp-wide ones,
   // atomics, and what the translation has no C for), run for the lanes of each warp waiting for
   // its block together, as the interpreter would run the lanes that reached it.
@@ -316,18 +364,10 @@ class CtaExec {
     if (in.op == Op::kCall || in.op == Op::kRet) return e->NativeCallRet(c, in, pc, block, fall);
     uint32_t moved = 0;
     for (uint32_t w = 0; w < e->nwarps_; ++w) {
-      uint32_t group = 0;
-      const uint32_t lanes = std::min(32u, e->threads_ - w * 32);
-      for (uint32_t l = 0; l < lanes; ++l) {
-        const uint32_t n = c->next[w * 32 + l];
-        if (c->all ? n != kNativeExited : n == block) group |= 1u << l;
-      }
+      const uint32_t group = e->NativeLanes(c, w, block);
       if (group == 0) continue;
       uint64_t* R = e->Regs(w);
-      uint32_t exec = group;
-      if (in.guard != kNoSlot) {
-        exec &= PredicateMask(R + static_cast<size_t>(in.guard) * e->stride_) ^ (in.guard_negated ? kFull : 0u);
-      }
+      const uint32_t exec = e->GuardLanes(in, R, group);
       c->instructions += Popcount32(exec);
       if (exec != 0 && !e->Execute(in, exec, group, w, R)) return 1;
       if (!c->all) {
@@ -344,53 +384,33 @@ class CtaExec {
     return 0;
   }
 
-  // A call or a .func's ret in native code, with the interpreter's frames: a call copies the
-  // arguments and sends its threads to the callee's first block; a ret copies the results of the
-  // call it returns from and sends each thread to the block after that call. Threads the guard
-  // skips go to the next block. Threads may part here (returns to different call sites).
+  // A call or a .func's ret in native code, with the interpreter's frames (PushCall, PopCall): a
+  // call sends its threads to the callee's first block (`fall`), a ret each thread to the block
+  // after the call it returns from. Threads the guard skips go to the next block. Threads may part
+  // here (returns to different call sites).
   int NativeCallRet(NativeCtx* c, const Inst& in, uint32_t pc, uint32_t block, uint32_t fall) {
     const NativeCode& code = *run_.spec().native;
     const uint32_t after = code.BlockAt(pc + 1);
     uint32_t common = kNativeApart;
     bool same = true, first = true;
     for (uint32_t w = 0; w < nwarps_; ++w) {
-      const uint32_t lanes = std::min(32u, threads_ - w * 32);
-      uint64_t* R = Regs(w);
-      auto reg = [&](uint32_t s) { return R + static_cast<size_t>(s) * stride_; };
-      uint32_t group = 0;
-      for (uint32_t l = 0; l < lanes; ++l) {
-        const uint32_t n = c->next[w * 32 + l];
-        if (c->all ? n != kNativeExited : n == block) group |= 1u << l;
-      }
-      uint32_t exec = group;
-      if (in.guard != kNoSlot) {
-        exec &= PredicateMask(reg(in.guard)) ^ (in.guard_negated ? kFull : 0u);
-      }
+      const uint32_t group = NativeLanes(c, w, block);
+      const uint32_t exec = GuardLanes(in, Regs(w), group);
       c->instructions += Popcount32(exec);
       for (uint32_t m = group; m != 0; m &= m - 1) {
-        const uint32_t l = static_cast<uint32_t>(__builtin_ctz(m)), t = w * 32 + l;
-        uint32_t to = after;
-        if (exec >> l & 1) {
-          uint8_t& d = depth_[t];
-          Frame* frames = &frames_[static_cast<size_t>(t) * kMaxCallDepth];
-          if (in.op == Op::kCall) {
-            if (d >= kMaxCallDepth) {
-              (void)Fault(in, "call stack deeper than " + std::to_string(kMaxCallDepth));
-              return 1;
-            }
-            const CallSite& cs = p_.calls[in.target];
-            for (size_t k = 0; k < cs.arg_slots.size(); ++k) reg(cs.param_slots[k])[l] = reg(cs.arg_slots[k])[l];
-            frames[d++] = {pc + 1, in.target};
-            to = fall;
-          } else if (d == 0) {  // (a kernel's own ret is an exit: not reached)
-            to = kNativeExited;
-            ++c->exited;
-          } else {
-            const Frame& f = frames[--d];
-            const CallSite& cs = p_.calls[f.site];
-            for (size_t k = 0; k < cs.ret_slots.size(); ++k) reg(cs.result_slots[k])[l] = reg(cs.ret_slots[k])[l];
-            to = code.BlockAt(f.ret_pc);
+        const int l = __builtin_ctz(m);
+        const uint32_t t = w * 32 + static_cast<uint32_t>(l);
+        uint32_t to = after;  // (where the lanes the guard skips go)
+        if ((exec >> l & 1) && in.op == Op::kCall) {
+          if (!PushCall(in, w, l, pc + 1)) {
+            (void)Fault(in, "call stack deeper than " + std::to_string(kMaxCallDepth));
+            return 1;
           }
+          to = fall;
+        } else if (exec >> l & 1) {
+          const uint32_t ret_pc = PopCall(w, l);  // kNoFrame: a kernel's own ret (decoded as exit)
+          if (ret_pc == kNoFrame) ++c->exited;
+          to = ret_pc == kNoFrame ? kNativeExited : code.BlockAt(ret_pc);
         }
         c->next[t] = to;
         if (!c->all && to != kNativeExited) ++c->count[to];
@@ -831,7 +851,6 @@ class CtaExec {
     uint32_t waiting = WaitingPc(wp, group);
     uint64_t insts = 0;
     uint32_t steps = 0;
-    auto reg = [&](uint32_t s) { return R + static_cast<size_t>(s) * stride_; };
     while (group != 0) {
       if (gpc >= waiting) {  // reached (or jumped past) lanes waiting: regroup at the lowest pc
         ForLanes(group, [&](int l) { wp.pc[l] = gpc; });
@@ -850,10 +869,7 @@ class CtaExec {
         }
       }
       const Inst& in = p_.code[gpc];
-      uint32_t exec = group;
-      if (in.guard != kNoSlot) {
-        exec = (PredicateMask(reg(in.guard)) ^ (in.guard_negated ? kFull : 0u)) & group;
-      }
+      const uint32_t exec = GuardLanes(in, R, group);
       insts += exec == kFull ? 32 : Popcount32(exec);
       switch (in.op) {
         case Op::kBra: {
@@ -902,22 +918,15 @@ class CtaExec {
           continue;
         }
         case Op::kCall: {
-          const CallSite& cs = p_.calls[in.target];
           bool ok = true;
           ForLanes(group, [&](int l) {
             if (!(exec >> l & 1)) {
               wp.pc[l] = gpc + 1;
-              return;
-            }
-            uint8_t& d = depth_[w * 32 + l];
-            if (d >= kMaxCallDepth) {
+            } else if (!PushCall(in, w, l, gpc + 1)) {
               ok = false;
-              return;
+            } else {
+              wp.pc[l] = p_.calls[in.target].callee_entry;
             }
-            for (size_t k = 0; k < cs.arg_slots.size(); ++k) reg(cs.param_slots[k])[l] = reg(cs.arg_slots[k])[l];
-            frames_[(static_cast<size_t>(w) * 32 + l) * kMaxCallDepth + d] = {gpc + 1, in.target};
-            ++d;
-            wp.pc[l] = cs.callee_entry;
           });
           if (!ok) return Fault(in, "call stack deeper than " + std::to_string(kMaxCallDepth));
           group = Regroup(wp, &gpc);
@@ -928,18 +937,11 @@ class CtaExec {
           ForLanes(group, [&](int l) {
             if (!(exec >> l & 1)) {
               wp.pc[l] = gpc + 1;
-              return;
-            }
-            uint8_t& d = depth_[w * 32 + l];
-            if (d == 0) {
+            } else if (const uint32_t to = PopCall(w, l); to == kNoFrame) {
               wp.run &= ~(1u << l);  // returning from the kernel: the thread exits
-              return;
+            } else {
+              wp.pc[l] = to;
             }
-            --d;
-            const Frame& f = frames_[(static_cast<size_t>(w) * 32 + l) * kMaxCallDepth + d];
-            const CallSite& cs = p_.calls[f.site];
-            for (size_t k = 0; k < cs.ret_slots.size(); ++k) reg(cs.result_slots[k])[l] = reg(cs.ret_slots[k])[l];
-            wp.pc[l] = f.ret_pc;
           });
           group = Regroup(wp, &gpc);
           waiting = WaitingPc(wp, group);
@@ -1887,8 +1889,8 @@ void CtaExec::Carry(const Inst& in, uint32_t mask, uint64_t* R) {
       const U128 take = U128{y} + carry;
       r = static_cast<uint64_t>(U128{x} - take) & vm;
       out = U128{x} < take ? 1 : 0;
-    } else {
-      uint64_t addend = y;
+    } else {  // add: x + y; mad: c + a half of x * y
+      uint64_t lhs = x, rhs = y;
       if (in.op == Op::kMadC) {
         U128 p;
         if (sign) {
@@ -1898,28 +1900,24 @@ void CtaExec::Carry(const Inst& in, uint32_t mask, uint64_t* R) {
         } else {
           p = U128{x} * y;
         }
-        addend = static_cast<uint64_t>(hi ? p >> bits : p) & vm;
-        const U128 s = U128{c[l] & vm} + addend + carry;
-        r = static_cast<uint64_t>(s) & vm;
-        out = static_cast<uint64_t>(s >> bits) & 1;
-      } else {
-        const U128 s = U128{x} + addend + carry;
-        r = static_cast<uint64_t>(s) & vm;
-        out = static_cast<uint64_t>(s >> bits) & 1;
+        lhs = c[l] & vm;
+        rhs = static_cast<uint64_t>(hi ? p >> bits : p) & vm;
       }
+      const U128 s = U128{lhs} + rhs + carry;
+      r = static_cast<uint64_t>(s) & vm;
+      out = static_cast<uint64_t>(s >> bits) & 1;
     }
     d[l] = r;
     if (cfo) cfo[l] = out;
   });
 }
 
-namespace {
+// Element i of `bits` bits (8 or 16) of v, extended by its signedness.
 int32_t Element(uint32_t v, unsigned bits, unsigned i, bool sign) {
   const uint32_t e = bits == 8 ? (v >> (8 * i)) & 0xff : (v >> (16 * i)) & 0xffff;
   if (!sign) return static_cast<int32_t>(e);
   return bits == 8 ? static_cast<int8_t>(e) : static_cast<int16_t>(e);
 }
-}  // namespace
 
 // dp4a.atype.btype: c + the four byte products; dp2a.lo/.hi.atype.btype: c + a's two halfwords
 // times b's bytes 0-1 (.lo) or 2-3 (.hi). Each element extends by its type; the sum wraps.

@@ -197,32 +197,27 @@ class Translator {
         if (seen.size() > kMaxInstructions) return Status::Unsupported("native code: kernel too large");
         const Inst& in = p_.code[pc];
         if (in.op == Op::kTrap) return Unsupported(in, "trap");
-        if (in.op == Op::kCall || in.op == Op::kRet) {  // host blocks: the executor keeps the frames
-          host_.insert(pc);
-          leaders.insert(pc);
-          leaders.insert(pc + 1);
-          if (in.op == Op::kCall) {
-            const uint32_t callee = p_.calls[in.target].callee_entry;
-            leaders.insert(callee);
-            work.push_back(callee);
-            has_calls_ = true;
-          } else if (in.guard == kNoSlot) {
-            break;
-          }
-          ++pc;
-          continue;
-        }
         if ((in.op == Op::kLd || in.op == Op::kSt) && (in.flags & kVolatile) && in.mem != Mem::kGlobal) {
           // The warp-synchronous idiom (volatile shared memory, no __syncwarp) relies on the
           // threads of a warp running in lockstep; native code runs them one after another.
           return Unsupported(in, "volatile shared memory access (warp-synchronous code)");
         }
-        if (!IsTerminator(in.op) && !Inline(in, pc)) {  // a block of its own, run by the executor
+        // A block of its own, run by the executor: calls and rets (it keeps the frames) and what
+        // has no C.
+        const bool call_or_ret = in.op == Op::kCall || in.op == Op::kRet;
+        if (call_or_ret || (!IsTerminator(in.op) && !Inline(in, pc))) {
           host_.insert(pc);
           leaders.insert(pc);
           leaders.insert(pc + 1);
         }
-        if (in.op == Op::kBra) {
+        if (in.op == Op::kCall) {
+          const uint32_t callee = p_.calls[in.target].callee_entry;
+          leaders.insert(callee);
+          work.push_back(callee);
+          has_calls_ = true;
+        } else if (in.op == Op::kRet) {
+          if (in.guard == kNoSlot) break;
+        } else if (in.op == Op::kBra) {
           leaders.insert(in.target);
           work.push_back(in.target);
           leaders.insert(pc + 1);

@@ -117,17 +117,13 @@ class Decoder {
       if (f.is_entry) continue;
       // A parameter or return value takes a slot per 8 bytes (an aggregate such as
       // `.param .align 8 .b8 func_retval0[16]` several).
-      for (const ptx::Param& prm : f.params) {
-        CheckParamSize(prm.size, "function '" + f.name + "'");
-        const uint32_t n = ParamSlots(prm.size);
-        func_param_slot_[fi][prm.name] = {next, n};
-        next += n;
-      }
-      for (const ptx::Param& prm : f.returns) {
-        CheckParamSize(prm.size, "function '" + f.name + "'");
-        const uint32_t n = ParamSlots(prm.size);
-        func_param_slot_[fi][prm.name] = {next, n};
-        next += n;
+      for (const auto* list : {&f.params, &f.returns}) {
+        for (const ptx::Param& prm : *list) {
+          CheckParamSize(prm.size, "function '" + f.name + "'");
+          const uint32_t n = ParamSlots(prm.size);
+          func_param_slot_[fi][prm.name] = {next, n};
+          next += n;
+        }
       }
     }
     for (const ptx::Function& f : m_.functions) {
@@ -293,7 +289,8 @@ class Decoder {
         auto it = kSpecials.find(o.symbol);
         if (it != kSpecials.end()) return p_.special_base + it->second;
         // A launch runs without clusters: every CTA is a cluster of one (the ISA's implicit
-        // cluster), so cluster ids are CTA ids and cluster-relative values are 0 of 1.
+        // cluster), so cluster ids are CTA ids and cluster-relative values are 0 of 1 (and the
+        // cluster's shared memory is the CTA's).
         static const std::map<std::string, uint32_t> kClusterAsCta = {
             {"%clusterid.x", kCtaidX},   {"%clusterid.y", kCtaidY},   {"%clusterid.z", kCtaidZ},
             {"%nclusterid.x", kNctaidX}, {"%nclusterid.y", kNctaidY}, {"%nclusterid.z", kNctaidZ},
@@ -514,14 +511,7 @@ class Decoder {
           if (store) return BadAt(in, "kernel parameters are read-only");
           x.op = Op::kLdKParam;
           // A vector load (ld.param.v2.f32 {a, b}, [p], as nvcc reads a struct) is one load per element.
-          std::vector<const Operand*> elems;
-          if (val.kind == Operand::Kind::kVector) {
-            if (val.elements.size() != static_cast<size_t>(m.vec)) return BadAt(in, "vector size does not match");
-            for (const Operand& e : val.elements) elems.push_back(&e);
-          } else {
-            if (m.vec != 1) return BadAt(in, "vector access needs a vector operand");
-            elems.push_back(&val);
-          }
+          GPUWASM_ASSIGN_OR_RETURN(const std::vector<const Operand*> elems, Elements(in, val, m.vec));
           for (size_t k = 0; k < elems.size(); ++k) {
             Inst e = x;
             e.offset = static_cast<int64_t>(sym->value) + addr.offset + static_cast<int64_t>(k * ptx::TypeSize(x.t));
@@ -537,7 +527,7 @@ class Decoder {
           return Status::Ok();
         }
         if (sym->kind != Symbol::kSlot) return Unsupported(in, "call parameter access of this kind");
-        return CallParamAccess(in, *sym, addr.offset, store, val, x);
+        return CallParamAccess(in, *sym, addr.offset, store, val, m.vec, x);
       }
       x.op = store ? Op::kSt : Op::kLd;
       x.mem = op == "ldu" ? Mem::kGlobal : SpaceOf(m.space);
@@ -609,7 +599,7 @@ class Decoder {
       x.t2 = m.types[1];
       if (m.hi) x.cmp = 1;
       GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-      for (size_t k = 0; k < 3; ++k) { GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, ops[k + 1], Type::kB32)); }
+      GPUWASM_RETURN_IF_ERROR(srcs(1, 3));
       return Emit(x, in);
     }
     if (IsVideoSimd(op)) return VideoSimd(in, m, x);
@@ -747,8 +737,8 @@ class Decoder {
       x.op = Op::kCvtPack;
       x.t = ct;
       x.t2 = Type::kS32;
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], Type::kB32));
-      for (size_t k = 0; k < (narrow ? 3u : 2u); ++k) { GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, ops[k + 1], Type::kB32)); }
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+      GPUWASM_RETURN_IF_ERROR(srcs(1, narrow ? 3 : 2));
       return Emit(x, in);
     }
     if (op == "cvt" && m.other.size() == 1 && (m.other.count("e4m3x2") != 0 || m.other.count("e5m2x2") != 0)) {
@@ -973,6 +963,19 @@ class Decoder {
     return Unsupported(in, "");
   }
 
+  // The value operands of a .v2/.v4 access (`vec` of them, in a vector operand) or of a scalar one.
+  static Result<std::vector<const Operand*>> Elements(const ptx::Instruction& in, const Operand& val, int vec) {
+    std::vector<const Operand*> elems;
+    if (val.kind == Operand::Kind::kVector) {
+      if (val.elements.size() != static_cast<size_t>(vec)) return BadAt(in, "vector size does not match");
+      for (const Operand& e : val.elements) elems.push_back(&e);
+    } else {
+      if (vec != 1) return BadAt(in, "vector access needs a vector operand");
+      elems.push_back(&val);
+    }
+    return elems;
+  }
+
   // vadd2 vsub2 vavrg2 vabsdiff2 vmin2 vmax2 vset2 and their 4-element twins, with the default
   // selectors and mask (nvcc's intrinsics use no others).
   Status VideoSimd(const ptx::Instruction& in, const Mods& m, Inst x) {
@@ -1020,14 +1023,9 @@ class Decoder {
   // moves; a part of an aggregate's slot is a bit-field extract or insert. Each element of a
   // vector access is one instruction.
   Status CallParamAccess(const ptx::Instruction& in, const Symbol& sym, int64_t offset, bool store, const Operand& val,
-                         Inst x) {
+                         int vec, Inst x) {
     const uint32_t size = ptx::TypeSize(x.t);
-    std::vector<const Operand*> elems;
-    if (val.kind == Operand::Kind::kVector) {
-      for (const Operand& e : val.elements) elems.push_back(&e);
-    } else {
-      elems.push_back(&val);
-    }
+    GPUWASM_ASSIGN_OR_RETURN(const std::vector<const Operand*> elems, Elements(in, val, vec));
     for (size_t k = 0; k < elems.size(); ++k) {
       const int64_t off = offset + static_cast<int64_t>(k * size);
       if (off < 0 || static_cast<uint64_t>(off) + size > uint64_t{sym.slots} * 8) {
@@ -1151,7 +1149,6 @@ class Decoder {
   // shared layout is known.
   static constexpr uint64_t kReservedSmemMarker = 0x5e5e5e5e5e5e0000ull;
   static constexpr uint64_t kReservedSmemBytes = 64;
-  bool reserved_smem_ = false;
 
  private:
   const ptx::Module& m_;
@@ -1167,6 +1164,7 @@ class Decoder {
   std::vector<std::pair<size_t, int>> pending_calls_;
   std::vector<std::string> unsupported_;  // Note()
   uint32_t cc_ = 0;  // the carry flag CC.CF of add.cc/addc and family, a register of its own
+  bool reserved_smem_ = false;  // a %reserved_smem_offset_* is read: the region is laid out
   std::map<int, std::set<int>> callees_;
   int current_function_ = -1;
 
