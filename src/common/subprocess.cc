@@ -84,8 +84,11 @@ Result<ProcessResult> RunLimited(const std::vector<std::string>& argv, const Pro
   }
   ::close(pipefd[0]);
   int wstatus = 0;
-  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  rusage usage{};
+  while (::wait4(pid, &wstatus, 0, &usage) < 0 && errno == EINTR) {
   }
+  auto ns = [](const timeval& t) { return std::chrono::seconds(t.tv_sec) + std::chrono::microseconds(t.tv_usec); };
+  result.cpu_time = ns(usage.ru_utime) + ns(usage.ru_stime);
   ::kill(-pid, SIGKILL);  // children the compiler left behind (cc1, as) die with it
   if (WIFEXITED(wstatus)) {
     result.exit_code = WEXITSTATUS(wstatus);

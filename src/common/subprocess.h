@@ -32,6 +32,8 @@ struct ProcessResult {
   bool cpu_limit = false;   // killed by RLIMIT_CPU (SIGXCPU / SIGKILL after it)
   bool cancelled = false;   // killed because limits.cancel turned true
   std::string output;       // merged stdout and stderr, truncated to max_output_bytes
+  // CPU time (user + system) of the child and of the descendants it waited for (cc's cc1, as, ld).
+  std::chrono::nanoseconds cpu_time{0};
 };
 
 // Runs argv[0] (searched on PATH) with argv. An error Status only when the child could not be

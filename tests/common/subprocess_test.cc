@@ -50,6 +50,20 @@ TEST(RunLimited, cpu_limit_stops_a_busy_child) {
   EXPECT_FALSE(r->timed_out);
 }
 
+TEST(RunLimited, reports_the_cpu_time_of_the_child_and_of_what_it_waited_for) {
+  // The shell spins in a grandchild it waits for (as cc waits for cc1): its time counts too.
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = RunLimited({"sh", "-c", "sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'"}, {});
+  auto wall = std::chrono::steady_clock::now() - t0;
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 0);
+  EXPECT_GT(r->cpu_time, std::chrono::milliseconds(50));
+  EXPECT_LE(r->cpu_time, wall + std::chrono::milliseconds(20));
+  auto idle = RunLimited({"sleep", "0.3"}, {});
+  ASSERT_TRUE(idle.ok());
+  EXPECT_LT(idle->cpu_time, std::chrono::milliseconds(100));
+}
+
 TEST(RunLimited, output_is_truncated_to_its_cap) {
   ProcessLimits limits;
   limits.max_output_bytes = 10;

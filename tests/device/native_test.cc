@@ -168,7 +168,7 @@ TEST(NativeCode, a_compiler_that_fails_leaves_the_kernel_interpreted) {
 }
 
 TEST(NativeCode, by_default_a_kernel_is_compiled_in_the_background_once_it_ran_enough) {
-  auto dev = device::cpu::CreateCpuDevice({.native = NativeMode::kAuto, .native_threshold = 5000});
+  auto dev = device::cpu::CreateCpuDevice({.native = NativeMode::kAuto, .native_threshold = 5000, .native_payback = 0});
   KernelHarness h(dev);
   const char* ptx =  // again a source of its own: no other test compiled it already
       ".version 8.0\n.target sm_80\n.address_size 64\n"
@@ -193,6 +193,29 @@ TEST(NativeCode, by_default_a_kernel_is_compiled_in_the_background_once_it_ran_e
   }
   EXPECT_TRUE(native) << device::cpu::NativeCodeWhyNot(*k);
   EXPECT_EQ(h.Download<int>(out, 256)[255], 255 + 4242);
+}
+
+TEST(NativeCode, by_default_a_compile_waits_until_interpreting_cost_ten_times_its_estimate) {
+  // A compile of a small kernel is estimated at tens of milliseconds: a few launches of a tiny
+  // kernel, far past the instruction threshold, are far from paying it back, so none starts.
+  auto dev = device::cpu::CreateCpuDevice({.native = NativeMode::kAuto, .native_threshold = 1});
+  KernelHarness h(dev);
+  const char* ptx =  // a source of its own: no other test compiled it already
+      ".version 8.0\n.target sm_80\n.address_size 64\n"
+      ".visible .entry fill(.param .u64 p)\n{\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<6>;\n"
+      "  ld.param.u64 %rd1, [p];\n  cvta.to.global.u64 %rd2, %rd1;\n  mov.u32 %r1, %tid.x;\n"
+      "  mul.wide.u32 %rd3, %r1, 4;\n  add.s64 %rd4, %rd2, %rd3;\n  add.u32 %r2, %r1, 2424;\n"
+      "  st.global.u32 [%rd4], %r2;\n  ret;\n}\n";
+  auto m = h.context().LoadModule(ptx);
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto k = *(*m)->GetKernel("fill");
+  auto out = h.Zeros<int>(32);
+  EXPECT_GT(device::cpu::EstimatedCompileCost(4096), std::chrono::milliseconds(10));
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(h.Run(*k, {1}, {32}, Params(k->signature()).Add(out).Build()).ok());
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // a started compile would be done
+  ASSERT_TRUE(h.Run(*k, {1}, {32}, Params(k->signature()).Add(out).Build()).ok());
+  EXPECT_FALSE(device::cpu::LastLaunchWasNative(h.stream()));
+  EXPECT_EQ(h.Download<int>(out, 32)[31], 31 + 2424);
 }
 
 TEST(NativeCode, off_never_compiles) {

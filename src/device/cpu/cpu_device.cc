@@ -465,10 +465,13 @@ class CpuStream final : public Stream {
       ctx_->device().pool().Submit(run);
       run->Work();
       run->Wait();
-      kernel_ns_.fetch_add((std::chrono::steady_clock::now() - started).count(), std::memory_order_relaxed);
+      const auto took = std::chrono::steady_clock::now() - started;
+      kernel_ns_.fetch_add(took.count(), std::memory_order_relaxed);
       last_instructions_.store(run->thread_instructions());
       last_native_.store(native);
-      if (slot != nullptr && !native) slot->AddInterpreted(run->thread_instructions(), o.native, o.native_threshold, o.cc);
+      if (slot != nullptr && !native) {
+        slot->AddInterpreted(run->thread_instructions(), took, {o.native, o.native_threshold, o.native_payback}, o.cc);
+      }
       return run->status();
     }, std::move(options.on_complete));
   }

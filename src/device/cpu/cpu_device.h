@@ -18,10 +18,12 @@ namespace gpuwasm::device::cpu {
 struct CpuDeviceOptions {
   unsigned threads = 0;  // CTA worker threads (0: hardware concurrency)
   // Native code for kernels (native.h): by default a kernel is compiled in the background once
-  // the interpreter ran native_threshold of its thread-instructions (summed over launches and
-  // over loads of the same PTX in this process); later launches run the compiled code.
+  // the interpreter ran native_threshold of its thread-instructions and native_payback times the
+  // compile's estimated CPU time on it (summed over launches and over loads of the same PTX in
+  // this process); later launches run the compiled code.
   NativeMode native = NativeMode::kAuto;
   uint64_t native_threshold = 100'000'000;
+  double native_payback = 10;
   std::string cc = "cc";  // the C compiler (searched on PATH)
 };
 

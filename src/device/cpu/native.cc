@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -1070,6 +1071,35 @@ struct WorkDir {
 
 }  // namespace
 
+namespace {
+
+// Compile time grows with the source: about 9.5 us a byte at -O2, 5.5 at -O1, 3.2 at -Og on a small
+// machine (the corpus's largest kernel, a 137-block sorting network, is 353 KB), plus the
+// compiler's start. The level is chosen so that a kernel compiles within about 2 s.
+const char* OptLevel(size_t bytes) { return bytes < (128u << 10) ? "-O2" : bytes < (256u << 10) ? "-O1" : "-Og"; }
+
+std::chrono::nanoseconds ModelCost(size_t bytes) {
+  const double ns_per_byte = bytes < (128u << 10) ? 9500 : bytes < (256u << 10) ? 5500 : 3200;
+  return std::chrono::milliseconds(40) + std::chrono::nanoseconds(static_cast<int64_t>(ns_per_byte * bytes));
+}
+
+// How this machine's compiles compare with the model: the measured CPU time over the model's, a
+// moving average of the compiles of this process (starting at 1), bounded to [1/4, 8].
+std::atomic<double> g_cost_scale{1.0};
+
+void RecordCompileCost(size_t bytes, std::chrono::nanoseconds cpu) {
+  const double ratio = std::clamp(static_cast<double>(cpu.count()) / ModelCost(bytes).count(), 0.25, 8.0);
+  double old = g_cost_scale.load();
+  while (!g_cost_scale.compare_exchange_weak(old, 0.5 * old + 0.5 * ratio)) {
+  }
+}
+
+}  // namespace
+
+std::chrono::nanoseconds EstimatedCompileCost(size_t c_bytes) {
+  return std::chrono::nanoseconds(static_cast<int64_t>(ModelCost(c_bytes).count() * g_cost_scale.load()));
+}
+
 Result<std::shared_ptr<const NativeCode>> NativeCode::Compile(const NativeSource& src, const std::string& cc,
                                                              bool background) {
   // A compile slot of the node (compile_slots.h): native code and Wasm modules share the bound.
@@ -1088,10 +1118,7 @@ Result<std::shared_ptr<const NativeCode>> NativeCode::Compile(const NativeSource
     if (!out) return Status::IoError("cannot write " + (work / "kernel.c").string());
   }
   const fs::path so = work / "kernel.so";
-  // Compile time grows with the source (here about 9.5 us a byte at -O2, 5.5 at -O1, 3.2 at -Og;
-  // the corpus's largest kernel, a 137-block sorting network, is 353 KB): the level is chosen so
-  // that a kernel compiles within about 2 s on a small machine.
-  const char* level = src.c.size() < (128u << 10) ? "-O2" : src.c.size() < (256u << 10) ? "-O1" : "-Og";
+  const char* level = OptLevel(src.c.size());
   std::vector<std::string> argv = {cc, level, "-march=native", "-ffp-contract=off", "-fno-strict-aliasing",
                                    "-fPIC", "-shared", "-w", "-g0", (work / "kernel.c").string(), "-o", so.string(), "-lm"};
   ProcessLimits limits;
@@ -1099,6 +1126,7 @@ Result<std::shared_ptr<const NativeCode>> NativeCode::Compile(const NativeSource
   limits.wall = std::chrono::milliseconds(60'000);
   limits.nice = background ? 19 : 0;
   GPUWASM_ASSIGN_OR_RETURN(ProcessResult pr, RunLimited(argv, limits));
+  if (!pr.timed_out && !pr.signaled && pr.exit_code == 0) RecordCompileCost(src.c.size(), pr.cpu_time);
   if (background && pr.timed_out) {
     return Status::Unavailable("the background compile of a kernel's native code did not finish in 60 s");
   }
@@ -1245,13 +1273,19 @@ std::shared_ptr<const NativeCode> NativeSlot::Get(NativeMode mode, const std::st
   return nullptr;
 }
 
-void NativeSlot::AddInterpreted(uint64_t instructions, NativeMode mode, uint64_t threshold, const std::string& cc) {
-  if (mode != NativeMode::kAuto) return;
+void NativeSlot::AddInterpreted(uint64_t instructions, std::chrono::nanoseconds time, const NativePolicy& policy,
+                                const std::string& cc) {
+  if (policy.mode != NativeMode::kAuto) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (code_ || failed_ || compiling_) return;
     interpreted_ += instructions;
-    if (interpreted_ < threshold) return;
+    interpreted_time_ += time;
+    if (interpreted_ < policy.threshold) return;
+    // Pay back first: the compile may cost the launches at most its CPU time, and waiting until the
+    // kernel was interpreted payback times that long bounds the loss of a run that ends before
+    // the code is ready to 1/payback (native code then wins it back).
+    if (interpreted_time_.count() < policy.payback * EstimatedCompileCost(source_->c.size()).count()) return;
     compiling_ = true;
   }
   StartCompile(/*wait=*/false, cc);
@@ -1265,6 +1299,7 @@ void NativeSlot::StartCompile(bool wait, const std::string& cc) {
       // No compile slot in time (the node is busy): interpreted for now, asked again later.
       self->compiling_ = false;
       self->interpreted_ = 0;
+      self->interpreted_time_ = {};
       self->cv_.notify_all();
       return;
     }
@@ -1284,6 +1319,7 @@ void NativeSlot::StartCompile(bool wait, const std::string& cc) {
     std::lock_guard<std::mutex> lock(mu_);
     compiling_ = false;
     interpreted_ = 0;
+    interpreted_time_ = {};
   }
 }
 

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -125,9 +126,23 @@ class NativeCode {
 // When kernels get native code.
 enum class NativeMode {
   kOff,     // always interpret
-  kAuto,    // compile in the background once a kernel ran `threshold` thread-instructions
+  kAuto,    // compile in the background once interpreting the kernel cost enough (NativePolicy)
   kAlways,  // compile before a kernel's first launch (tests, benchmarks)
 };
+
+// kAuto compiles a kernel once the interpreter ran at least `threshold` of its thread-instructions
+// and spent at least `payback` times the compile's estimated CPU time on it (summed over launches
+// and over loads of the same PTX in this process). A run that ends before its code is ready then
+// lost at most 1/payback of its time to the compile.
+struct NativePolicy {
+  NativeMode mode = NativeMode::kAuto;
+  uint64_t threshold = 0;
+  double payback = 10;
+};
+
+// The CPU time a compile of `c_bytes` of C is expected to take here: a model per optimisation
+// level, scaled by how this process's compiles compared with it.
+std::chrono::nanoseconds EstimatedCompileCost(size_t c_bytes);
 
 // Threads of this process that compile native code in the background (0 or 1: one is started at
 // the first background compile and lives as long as the process).
@@ -143,7 +158,8 @@ class NativeSlot : public std::enable_shared_from_this<NativeSlot> {
   // The code when it is ready. Counts `instructions` the interpreter ran for the kernel, and
   // starts a compile when the mode asks for one (kAlways: compiles now, in this thread).
   std::shared_ptr<const NativeCode> Get(NativeMode mode, const std::string& cc);
-  void AddInterpreted(uint64_t instructions, NativeMode mode, uint64_t threshold, const std::string& cc);
+  void AddInterpreted(uint64_t instructions, std::chrono::nanoseconds time, const NativePolicy& policy,
+                      const std::string& cc);
   // Why the kernel has no native code ("" while it may still get some).
   std::string why_not() const;
 
@@ -156,6 +172,7 @@ class NativeSlot : public std::enable_shared_from_this<NativeSlot> {
   std::string error_;
   bool compiling_ = false, failed_ = false;
   uint64_t interpreted_ = 0;
+  std::chrono::nanoseconds interpreted_time_{0};
   std::shared_ptr<const NativeCode> code_;
 };
 
