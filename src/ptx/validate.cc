@@ -19,7 +19,7 @@ const std::unordered_set<std::string> kOpcodes = {
     "multimem", "createpolicy", "discard", "applypriority", "istypep", "red.async", "st.async", "cvt.pack",
     "wgmma", "tensormap", "clusterlaunchcontrol", "vabsdiff", "vadd", "vsub", "vmad", "vmax", "vmin", "vset",
     "vshl", "vshr", "vabsdiff2", "vadd2", "vsub2", "vavrg2", "vmax2", "vmin2", "vset2", "vabsdiff4", "vadd4",
-    "vsub4", "vavrg4", "vmax4", "vmin4", "vset4"};
+    "vsub4", "vavrg4", "vmax4", "vmin4", "vset4", "szext", "bmsk", "brx", "mapa", "movmatrix", "tcgen05"};
 
 Status ErrorAt(Position p, const std::string& m) {
   return Status::InvalidArgument("line " + std::to_string(p.line) + ", column " + std::to_string(p.col) + ": " + m);

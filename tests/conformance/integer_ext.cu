@@ -117,3 +117,71 @@ extern "C" __global__ void cvt_pack_saturating(unsigned* out, const unsigned* in
   out[t * 2] = r8;
   out[t * 2 + 1] = r16 ^ (u16 * 3u);
 }
+
+// case: mul24_sad grid=1 block=64 out=768
+// 24-bit multiplies (__mul24 and __umul24, which nvcc writes as mul.lo of the extended low 24
+// bits, and mul24/mad24 .hi/.lo with mad24.hi.sat), and sad (__sad, __usad, 16- and 64-bit).
+extern "C" __global__ void mul24_sad(unsigned* out, const unsigned* in) {
+  unsigned t = threadIdx.x;
+  unsigned a = in[t], b = in[t + 64], c = in[t + 128];
+  unsigned r[12];
+  r[0] = (unsigned)__mul24((int)a, (int)b);
+  r[1] = __umul24(a, b);
+  asm("mul24.lo.s32 %0, %1, %2;" : "=r"(r[2]) : "r"(a), "r"(b));
+  r[3] = __sad((int)a, (int)b, c);
+  r[4] = __usad(a, b, c);
+  asm("mul24.hi.s32 %0, %1, %2;" : "=r"(r[5]) : "r"(a), "r"(b));
+  asm("mul24.hi.u32 %0, %1, %2;" : "=r"(r[6]) : "r"(a), "r"(b));
+  asm("mad24.hi.sat.s32 %0, %1, %2, %3;" : "=r"(r[7]) : "r"(a), "r"(b), "r"(c));
+  asm("mad24.lo.u32 %0, %1, %2, %3;" : "=r"(r[8]) : "r"(a), "r"(b), "r"(c));
+  unsigned short h;
+  asm("sad.u16 %0, %1, %2, %3;" : "=h"(h) : "h"((unsigned short)a), "h"((unsigned short)b), "h"((unsigned short)c));
+  r[9] = h;
+  unsigned long long w;
+  asm("sad.s64 %0, %1, %2, %3;" : "=l"(w) : "l"((long long)(int)a * 7), "l"((long long)(int)b << 20), "l"((unsigned long long)c));
+  r[10] = (unsigned)w;
+  r[11] = (unsigned)(w >> 32);
+  for (int k = 0; k < 12; ++k) out[t * 12 + k] = r[k];
+}
+
+// case: bit_masks grid=1 block=64 out=512
+// __fns (the n-th set bit from a base, up, down or at it), szext and bmsk in both modes, with
+// widths and positions past 31.
+extern "C" __global__ void bit_masks(unsigned* out, const unsigned* in) {
+  unsigned t = threadIdx.x;
+  unsigned a = in[t], b = in[t + 64] & 63, c = in[t + 128] & 63;
+  unsigned r[8];
+  r[0] = __fns(a, t & 31, (int)(in[t + 192] % 9) - 4);
+  r[1] = __fns(a, (t * 7) & 31, 0);
+  asm("szext.clamp.s32 %0, %1, %2;" : "=r"(r[2]) : "r"(a), "r"(b));
+  asm("szext.wrap.s32 %0, %1, %2;" : "=r"(r[3]) : "r"(a), "r"(b));
+  asm("szext.clamp.u32 %0, %1, %2;" : "=r"(r[4]) : "r"(a), "r"(c));
+  asm("szext.wrap.u32 %0, %1, %2;" : "=r"(r[5]) : "r"(a), "r"(c));
+  asm("bmsk.clamp.b32 %0, %1, %2;" : "=r"(r[6]) : "r"(b), "r"(c));
+  asm("bmsk.wrap.b32 %0, %1, %2;" : "=r"(r[7]) : "r"(b), "r"(c));
+  for (int k = 0; k < 8; ++k) out[t * 8 + k] = r[k];
+}
+
+// case: set_slct grid=1 block=64 out=640
+// set (a comparison as all ones or 1.0f, with a predicate combined), setp with the unsigned
+// comparisons lo/ls/hi and two destinations, slct on an s32 or f32 (with and without .ftz).
+extern "C" __global__ void set_slct(unsigned* out, const unsigned* in) {
+  unsigned t = threadIdx.x;
+  unsigned a = in[t], b = in[t + 64], c = in[t + 128];
+  float fa = __fmul_rn((float)(int)a, 1e-9f), fb = __fmul_rn((float)(int)b, 1e-9f);
+  unsigned r[10];
+  asm("set.lt.u32.s32 %0, %1, %2;" : "=r"(r[0]) : "r"(a), "r"(b));
+  asm("set.hi.u32.u32 %0, %1, %2;" : "=r"(r[1]) : "r"(a), "r"(b));
+  asm("set.ge.f32.f32 %0, %1, %2;" : "=r"(r[2]) : "f"(fa), "f"(fb));
+  asm("{ .reg .pred p; setp.ls.u32 p, %3, 0x80000000; set.gtu.and.s32.f32 %0, %1, %2, !p; }"
+      : "=r"(r[3]) : "f"(fa), "f"(fb), "r"(c));
+  asm("{ .reg .pred p, q; setp.lo.u32 p|q, %1, %2; selp.u32 %0, 1, 2, q; }" : "=r"(r[4]) : "r"(a), "r"(b));
+  asm("slct.u32.s32 %0, %1, %2, %3;" : "=r"(r[5]) : "r"(a), "r"(b), "r"(c));
+  float f;
+  asm("slct.f32.f32 %0, %1, %2, %3;" : "=f"(f) : "f"(fa), "f"(fb), "f"(__fsub_rn(fa, fb)));
+  r[6] = __float_as_uint(f);
+  asm("slct.ftz.u32.f32 %0, %1, %2, %3;" : "=r"(r[7]) : "r"(a), "r"(b), "f"(__uint_as_float(c & 0x807fffff)));
+  asm("slct.u32.f32 %0, %1, %2, %3;" : "=r"(r[8]) : "r"(a), "r"(b), "f"(__uint_as_float(c & 0x807fffff)));
+  asm("set.ne.xor.u32.u16 %0, %1, %2, 1;" : "=r"(r[9]) : "h"((unsigned short)a), "h"((unsigned short)(a >> 3)));
+  for (int k = 0; k < 10; ++k) out[t * 10 + k] = r[k];
+}

@@ -1,6 +1,7 @@
 // References of tests/conformance/integer_ext.cu, written from the PTX ISA's definitions.
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "reference.h"
 
@@ -156,6 +157,128 @@ REFERENCE(integer_ext, cvt_pack_saturating) {
     const uint32_t u16 = Saturate(b, 16, false) << 16 | Saturate(c, 16, false);
     out[t * 2] = r8;
     out[t * 2 + 1] = r16 ^ (u16 * 3u);
+  }
+}
+
+
+// mul24: the product of a's and b's low 24 bits (sign-extended from bit 23 for .s32), 48 bits.
+int64_t Product24(uint32_t a, uint32_t b, bool sign) {
+  auto ext = [&](uint32_t v) -> int64_t {
+    int64_t x = v & 0xffffff;
+    if (sign && x >= 0x800000) x -= 0x1000000;
+    return x;
+  };
+  return ext(a) * ext(b);
+}
+
+REFERENCE(integer_ext, mul24_sad) {
+  for (unsigned t = 0; t < 64; ++t) {
+    const uint32_t a = in[t], b = in[t + 64], c = in[t + 128];
+    uint32_t* o = &out[t * 12];
+    const int64_t ps = Product24(a, b, true), pu = Product24(a, b, false);
+    o[0] = static_cast<uint32_t>(ps);
+    o[1] = static_cast<uint32_t>(pu);
+    o[2] = static_cast<uint32_t>(ps);
+    const int64_t sa = static_cast<int32_t>(a), sb = static_cast<int32_t>(b);
+    o[3] = c + static_cast<uint32_t>(sa > sb ? sa - sb : sb - sa);
+    o[4] = c + (a > b ? a - b : b - a);
+    o[5] = static_cast<uint32_t>(static_cast<uint64_t>(ps) >> 16);  // bits 47..16
+    o[6] = static_cast<uint32_t>(static_cast<uint64_t>(pu) >> 16);
+    const int64_t hi = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(ps) >> 16));
+    o[7] = static_cast<uint32_t>(std::clamp<int64_t>(hi + static_cast<int32_t>(c), INT32_MIN, INT32_MAX));
+    o[8] = static_cast<uint32_t>(pu) + c;
+    const uint16_t a16 = a & 0xffff, b16 = b & 0xffff, c16 = c & 0xffff;
+    o[9] = static_cast<uint16_t>(c16 + (a16 > b16 ? a16 - b16 : b16 - a16));
+    const int64_t x = sa * 7, y = sb * (int64_t{1} << 20);  // |x - y| < 2^52: no overflow
+    const uint64_t w = c + static_cast<uint64_t>(x > y ? x - y : y - x);
+    o[10] = static_cast<uint32_t>(w);
+    o[11] = static_cast<uint32_t>(w >> 32);
+  }
+}
+
+// The ISA's pseudocode for fns, szext and bmsk, step by step.
+uint32_t Fns(uint32_t mask, int32_t base, int32_t offset) {
+  if (offset == 0) return (mask >> base & 1) ? static_cast<uint32_t>(base) : 0xffffffffu;
+  int count = std::abs(offset) - 1;
+  for (int pos = base; pos >= 0 && pos < 32; pos += offset > 0 ? 1 : -1) {
+    if (mask >> pos & 1) {
+      if (count == 0) return static_cast<uint32_t>(pos);
+      --count;
+    }
+  }
+  return 0xffffffffu;
+}
+
+uint32_t Szext(uint32_t a, uint32_t b, bool clamp, bool sign) {
+  const uint32_t b1 = b & 0x1f;
+  const bool too_large = b >= 32 && clamp;
+  const uint32_t mask = too_large ? 0 : ~0u << b1;
+  const bool sign_bit = b1 != 0 && !too_large && sign && ((a >> ((b1 - 1) & 0x1f)) & 1);
+  return (a & ~mask) | (sign_bit ? mask : 0);
+}
+
+uint32_t Bmsk(uint32_t a, uint32_t b, bool clamp) {
+  const uint32_t a1 = a & 0x1f, b1 = b & 0x1f, sum = a1 + b1;
+  uint32_t mask0 = ~0u << a1;
+  uint32_t mask1 = sum >= 32 ? 0 : ~0u << sum;
+  bool position_overflow = false, width_overflow = false;
+  if (clamp) {
+    if (a >= 32) {
+      position_overflow = true;
+      mask0 = 0;
+    }
+    if (b >= 32) width_overflow = true;
+  }
+  if (sum >= 32 || position_overflow || width_overflow) mask1 = 0;
+  else if (b1 == 0) mask1 = ~0u;
+  return mask0 & ~mask1;
+}
+
+REFERENCE(integer_ext, bit_masks) {
+  for (unsigned t = 0; t < 64; ++t) {
+    const uint32_t a = in[t], b = in[t + 64] & 63, c = in[t + 128] & 63;
+    uint32_t* o = &out[t * 8];
+    o[0] = Fns(a, static_cast<int32_t>(t & 31), static_cast<int32_t>(in[t + 192] % 9) - 4);
+    o[1] = Fns(a, static_cast<int32_t>((t * 7) & 31), 0);
+    o[2] = Szext(a, b, true, true);
+    o[3] = Szext(a, b, false, true);
+    o[4] = Szext(a, c, true, false);
+    o[5] = Szext(a, c, false, false);
+    o[6] = Bmsk(b, c, true);
+    o[7] = Bmsk(b, c, false);
+  }
+}
+
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float Float(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+REFERENCE(integer_ext, set_slct) {
+  for (unsigned t = 0; t < 64; ++t) {
+    const uint32_t a = in[t], b = in[t + 64], c = in[t + 128];
+    volatile float fa = static_cast<float>(static_cast<int32_t>(a)) * 1e-9f;  // volatile: no contraction
+    volatile float fb = static_cast<float>(static_cast<int32_t>(b)) * 1e-9f;
+    const float diff = fa - fb;
+    uint32_t* o = &out[t * 10];
+    o[0] = static_cast<int32_t>(a) < static_cast<int32_t>(b) ? 0xffffffffu : 0;
+    o[1] = a > b ? 0xffffffffu : 0;
+    o[2] = fa >= fb ? Bits(1.0f) : 0;
+    const bool p = c <= 0x80000000u;
+    o[3] = (!(fa <= fb) && !p) ? 0xffffffffu : 0;  // gtu: greater or unordered
+    o[4] = a >= b ? 1 : 2;                         // q = !(a lo b)
+    o[5] = static_cast<int32_t>(c) >= 0 ? a : b;
+    o[6] = Bits(diff >= 0.0f ? fa : fb);
+    const float cf = Float(c & 0x807fffff);        // zero or subnormal
+    o[7] = a;                                      // .ftz: a subnormal c is a signed zero, >= 0
+    o[8] = cf >= 0.0f ? a : b;
+    o[9] = static_cast<uint16_t>(a) != static_cast<uint16_t>(a >> 3) ? 0 : 0xffffffffu;
   }
 }
 

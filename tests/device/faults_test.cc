@@ -294,6 +294,19 @@ TEST(Unsupported, every_unsupported_construct_of_a_module_is_named_at_once) {
             "'bar.arrive': only barrier 0 without a thread count is supported");
 }
 
+TEST(Unsupported, valid_instructions_of_the_isa_the_device_lacks_are_unsupported_not_bad_ptx) {
+  KernelHarness h;
+  const char* ptx =
+      ".version 8.0\n.target sm_90\n.address_size 64\n"
+      ".visible .entry k(.param .u64 p)\n{\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n"
+      "  mapa.u64 %rd1, %rd2, %r1;\n  movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2;\n  ret;\n}\n";
+  auto m = h.context().LoadModule(ptx);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kUnsupported) << m.status();
+  EXPECT_NE(m.status().message().find("line 8: unsupported instruction 'mapa.u64'"), std::string::npos) << m.status();
+  EXPECT_NE(m.status().message().find("line 9: unsupported instruction 'movmatrix"), std::string::npos) << m.status();
+}
+
 TEST(Unsupported, a_huge_call_parameter_is_refused_before_anything_is_allocated) {
   // Call parameters are registers of every thread: each is bounded (the parser bounds a
   // function's to 4096 elements, the decoder every one to 4 KiB).

@@ -975,6 +975,8 @@ class CtaExec {
   void Carry(const Inst& in, uint32_t mask, uint64_t* R);
   void DotProduct(const Inst& in, uint32_t mask, uint64_t* R);
   void Video(const Inst& in, uint32_t mask, uint64_t* R);
+  void IntMisc(const Inst& in, uint32_t mask, uint64_t* R);
+  void SetSlct(const Inst& in, uint32_t mask, uint64_t* R);
   void Redux(const Inst& in, uint32_t mask, uint64_t* R);
   void Match(const Inst& in, uint32_t mask, uint64_t* R);
 
@@ -1983,6 +1985,117 @@ void CtaExec::Video(const Inst& in, uint32_t mask, uint64_t* R) {
   });
 }
 
+// mul24/mad24, sad, szext, bmsk, fns, as the PTX ISA defines them.
+void CtaExec::IntMisc(const Inst& in, uint32_t mask, uint64_t* R) {
+  uint64_t* d = REG(in.d[0]);
+  const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]);
+  const uint64_t* c = in.s[2] != kNoSlot ? REG(in.s[2]) : a;
+  const bool sign = ptx::IsSigned(in.t), wrap = in.flags & kWrap;
+  switch (in.op) {
+    case Op::kMul24: case Op::kMad24: {  // the low 24 bits of a and b, extended by the type
+      const bool hi = in.cmp == 1, mad = in.op == Op::kMad24, sat = in.flags & kSat;
+      auto low24 = [&](uint64_t v) -> int64_t {
+        const uint32_t x = static_cast<uint32_t>(v) & 0xffffffu;
+        return sign ? static_cast<int32_t>(x << 8) >> 8 : static_cast<int64_t>(x);
+      };
+      ForLanes(mask, [&](int l) {
+        const int64_t p = low24(a[l]) * low24(b[l]);  // 48 bits
+        int64_t r = hi ? (sign ? p >> 16 : static_cast<int64_t>(static_cast<uint64_t>(p) >> 16)) : p;
+        if (mad) {
+          if (sat) r = std::clamp<int64_t>(static_cast<int32_t>(r) + int64_t{static_cast<int32_t>(c[l])}, INT32_MIN, INT32_MAX);
+          else r += static_cast<int64_t>(c[l]);
+        }
+        d[l] = sign ? Store(static_cast<int32_t>(r)) : Store(static_cast<uint32_t>(r));
+      });
+      return;
+    }
+    case Op::kSad:  // c + |a - b|
+      WithInt(in.t, [&](auto tag) {
+        using T = decltype(tag);
+        using U = std::make_unsigned_t<T>;
+        ForLanes(mask, [&](int l) {
+          const T x = static_cast<T>(a[l]), y = static_cast<T>(b[l]);
+          const U diff = x < y ? static_cast<U>(static_cast<U>(y) - static_cast<U>(x)) : static_cast<U>(static_cast<U>(x) - static_cast<U>(y));
+          d[l] = Store(static_cast<T>(static_cast<U>(static_cast<U>(c[l]) + diff)));
+        });
+      });
+      return;
+    case Op::kSzext:  // a's low n bits (n = b mod 32, or b up to 32), extended by the type
+      ForLanes(mask, [&](int l) {
+        const uint32_t x = static_cast<uint32_t>(a[l]), n = static_cast<uint32_t>(b[l]);
+        uint32_t r = x;
+        if (wrap || n < 32) {
+          const uint32_t bits = n & 31;
+          if (bits == 0) {
+            r = 0;
+          } else {
+            const uint32_t keep = 0xffffffffu >> (32 - bits);
+            r = x & keep;
+            if (sign && (x >> (bits - 1) & 1)) r |= ~keep;
+          }
+        }
+        d[l] = sign ? Store(static_cast<int32_t>(r)) : r;
+      });
+      return;
+    case Op::kBmsk:  // b ones from bit a; .clamp: a or b of 32 or more saturate, .wrap: both mod 32
+      ForLanes(mask, [&](int l) {
+        const uint32_t pos = static_cast<uint32_t>(a[l]), width = static_cast<uint32_t>(b[l]);
+        const uint32_t p = pos & 31, w = width & 31;
+        uint64_t lo = uint64_t{0xffffffffu} << p, hi = p + w >= 32 ? 0 : uint64_t{0xffffffffu} << (p + w);
+        if (!wrap && pos >= 32) lo = 0, hi = 0;
+        else if (!wrap && width >= 32) hi = 0;
+        else if (p + w < 32 && w == 0) hi = 0xffffffffu;
+        d[l] = static_cast<uint32_t>(lo & ~hi);
+      });
+      return;
+    case Op::kFns:  // the |offset|-th set bit of a from bit base, upward (offset > 0) or downward
+      ForLanes(mask, [&](int l) {
+        const uint32_t m = static_cast<uint32_t>(a[l]);
+        const int32_t base = static_cast<int32_t>(b[l]), offset = static_cast<int32_t>(c[l]);
+        uint32_t r = 0xffffffffu;
+        if (offset == 0) {
+          if (base >= 0 && base < 32 && (m >> base & 1)) r = static_cast<uint32_t>(base);
+        } else {
+          int64_t count = std::abs(int64_t{offset}) - 1;
+          const int inc = offset > 0 ? 1 : -1;
+          for (int pos = base; pos >= 0 && pos < 32; pos += inc) {
+            if ((m >> pos & 1) && count-- == 0) {
+              r = static_cast<uint32_t>(pos);
+              break;
+            }
+          }
+        }
+        d[l] = r;
+      });
+      return;
+    default: return;
+  }
+}
+
+// set: setp's predicate as the destination type's true (1.0f, or all ones) or 0; slct: a where c
+// >= 0 (c an s32, or an f32 flushed first with .ftz; a NaN c selects b), else b.
+void CtaExec::SetSlct(const Inst& in, uint32_t mask, uint64_t* R) {
+  uint64_t* d = REG(in.d[0]);
+  if (in.op == Op::kSet) {
+    Setp(in, mask, R);
+    const uint64_t one = in.t2 == Type::kF32 ? 0x3f800000u : in.t2 == Type::kS32 ? ~uint64_t{0} : 0xffffffffu;
+    ForLanes(mask, [&](int l) { d[l] = (d[l] & 1) ? one : 0; });
+    return;
+  }
+  const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]), *c = REG(in.s[2]);
+  const bool ftz = in.flags & kFtz;
+  ForLanes(mask, [&](int l) {
+    bool take_a;
+    if (in.t2 == Type::kF32) {
+      const float f = ftz ? FlushF32(AsF32(c[l])) : AsF32(c[l]);
+      take_a = f >= 0.0f;
+    } else {
+      take_a = static_cast<int32_t>(c[l]) >= 0;
+    }
+    d[l] = take_a ? a[l] : b[l];
+  });
+}
+
 // redux.sync: the operation over the lanes of the warp that run it and are in the member mask;
 // every one of them gets the result.
 void CtaExec::Redux(const Inst& in, uint32_t mask, uint64_t* R) {
@@ -2239,6 +2352,10 @@ bool CtaExec::Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w,
     case Op::kAddC: case Op::kSubC: case Op::kMadC: Carry(in, mask, R); return true;
     case Op::kDp4a: case Op::kDp2a: DotProduct(in, mask, R); return true;
     case Op::kVideo: Video(in, mask, R); return true;
+    case Op::kMul24: case Op::kMad24: case Op::kSad: case Op::kSzext: case Op::kBmsk: case Op::kFns:
+      IntMisc(in, mask, R);
+      return true;
+    case Op::kSet: case Op::kSlct: SetSlct(in, mask, R); return true;
     case Op::kCvtFp8: {
       const bool e5 = in.cmp & 1;
       uint64_t* d = REG(in.d[0]);

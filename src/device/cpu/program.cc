@@ -70,6 +70,8 @@ Mods ParseMods(const ptx::Instruction& in) {
       m.flags |= kSat;
     } else if (x == "approx" || x == "full") {
       m.flags |= kApprox;
+    } else if ((in.opcode == "setp" || in.opcode == "set") && kCmp.count(x) != 0 && m.cmp.empty()) {
+      m.cmp = x;  // before .hi/.lo: setp.hi.u32 compares
     } else if (x == "hi") {
       m.hi = true;
     } else if (x == "lo") {
@@ -88,9 +90,7 @@ Mods ParseMods(const ptx::Instruction& in) {
       m.flags |= kWrap;
     } else if (x == "l") {
       m.flags |= kLeft;
-    } else if (in.opcode == "setp" && kCmp.count(x) != 0 && m.cmp.empty()) {
-      m.cmp = x;
-    } else if (in.opcode == "setp" && (x == "and" || x == "or" || x == "xor")) {
+    } else if ((in.opcode == "setp" || in.opcode == "set") && (x == "and" || x == "or" || x == "xor")) {
       m.boolop = x;
     } else if ((in.opcode == "atom" || in.opcode == "red") && kAtom.count(x) != 0) {
       m.atom = x;
@@ -460,7 +460,8 @@ class Decoder {
         op != "membar" && op != "fence" && op != "shfl" && op != "vote" && op != "atom" && op != "red" &&
         op != "call" && op != "min" && op != "max" && op != "cvt" && op != "div" && op != "prmt" && op != "shf" &&
         op != "ldu" && op != "testp" && op != "add" && op != "sub" && op != "mad" && op != "addc" &&
-        op != "subc" && op != "madc" && op != "redux" && op != "match" && op != "dp2a" && !IsVideoSimd(op)) {
+        op != "subc" && op != "madc" && op != "redux" && op != "match" && op != "dp2a" && op != "szext" &&
+        op != "bmsk" && !IsVideoSimd(op)) {
       return Unsupported(in, "modifier ." + *m.other.begin());
     }
     if (op == "mov") {
@@ -665,20 +666,27 @@ class Decoder {
       return arith(Op::kShf, 3);
     }
     if (op == "lop3") return arith(Op::kLop3, 4);
-    if (op == "setp") {
-      if (ops.size() != 3 && ops.size() != 4) return BadAt(in, "setp needs 3 or 4 operands");
+    if (op == "setp" || op == "set") {  // set.cmp[.bool].dtype.stype: d = the predicate as 1.0f or all ones
+      if (ops.size() != 3 && ops.size() != 4) return BadAt(in, op + " needs 3 or 4 operands");
+      const bool set = op == "set";
+      if (set) {
+        if (m.types.size() != 2) return BadAt(in, "set needs a destination and a source type");
+        x.t2 = m.types[0];
+        if (x.t2 != Type::kU32 && x.t2 != Type::kS32 && x.t2 != Type::kF32) return BadAt(in, "set's destination type must be u32, s32 or f32");
+        if (ops[0].reg2 >= 0) return BadAt(in, "set has one destination");
+      }
       static const std::map<std::string, Cmp> kCmps = {
           {"eq", Cmp::kEq},   {"ne", Cmp::kNe},   {"lt", Cmp::kLt},   {"le", Cmp::kLe},   {"gt", Cmp::kGt},
           {"ge", Cmp::kGe},   {"lo", Cmp::kLo},   {"ls", Cmp::kLs},   {"hi", Cmp::kHi},   {"hs", Cmp::kHs},
           {"equ", Cmp::kEqu}, {"neu", Cmp::kNeu}, {"ltu", Cmp::kLtu}, {"leu", Cmp::kLeu}, {"gtu", Cmp::kGtu},
           {"geu", Cmp::kGeu}, {"num", Cmp::kNum}, {"nan", Cmp::kNan}};
       auto c = kCmps.find(m.cmp);
-      if (c == kCmps.end()) return BadAt(in, "setp needs a comparison");
-      x.op = Op::kSetp;
+      if (c == kCmps.end()) return BadAt(in, op + " needs a comparison");
+      x.op = set ? Op::kSet : Op::kSetp;
       x.cmp = static_cast<uint8_t>(c->second);
       x.bool_op = static_cast<uint8_t>(m.boolop == "and" ? BoolOp::kAnd : m.boolop == "or" ? BoolOp::kOr
                                                         : m.boolop == "xor" ? BoolOp::kXor : BoolOp::kNone);
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], Type::kPred));
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], set ? x.t2 : Type::kPred));
       if (ops[0].reg2 >= 0) {
         x.d[1] = static_cast<uint32_t>(ops[0].reg2);
         x.flags |= kDualDst;
@@ -700,6 +708,48 @@ class Decoder {
       GPUWASM_RETURN_IF_ERROR(srcs(1, 2));
       GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], Type::kPred));
       if (ops[3].negate) x.flags |= kNegPred3;
+      return Emit(x, in);
+    }
+    if (op == "slct") {  // slct.dtype.ctype d, a, b, c: a where c >= 0, else b
+      if (m.types.size() != 2 || (m.types[1] != Type::kS32 && m.types[1] != Type::kF32)) {
+        return BadAt(in, "slct needs a destination type and c's type, s32 or f32");
+      }
+      GPUWASM_RETURN_IF_ERROR(need(4));
+      x.op = Op::kSlct;
+      x.t = m.types[0];
+      x.t2 = m.types[1];
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+      GPUWASM_RETURN_IF_ERROR(srcs(1, 2));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], x.t2));
+      return Emit(x, in);
+    }
+    if (op == "mul24" || op == "mad24") {  // .hi/.lo: bits 47..16 or 31..0 of the 48-bit product
+      if (m.hi == m.lo) return BadAt(in, op + " needs .hi or .lo");
+      if (x.t != Type::kU32 && x.t != Type::kS32) return BadAt(in, op + " is .u32 or .s32");
+      if ((x.flags & kSat) && (op != "mad24" || !m.hi || x.t != Type::kS32)) return BadAt(in, ".sat is for mad24.hi.s32 only");
+      if (m.hi) x.cmp = 1;
+      return arith(op == "mul24" ? Op::kMul24 : Op::kMad24, op == "mul24" ? 2 : 3);
+    }
+    if (op == "sad") {
+      if (ptx::IsFloat(x.t) || ptx::TypeSize(x.t) < 2) return BadAt(in, "sad needs a 16-, 32- or 64-bit integer type");
+      return arith(Op::kSad, 3);
+    }
+    if (op == "szext" || op == "bmsk") {  // .clamp or .wrap (the flag)
+      const bool clamp = m.other.count("clamp") != 0;
+      if (clamp == ((x.flags & kWrap) != 0) || m.other.size() != (clamp ? 1u : 0u)) return BadAt(in, op + " needs .clamp or .wrap");
+      if (op == "szext" ? (x.t != Type::kU32 && x.t != Type::kS32) : x.t != Type::kB32) {
+        return BadAt(in, op == "szext" ? "szext is .u32 or .s32" : "bmsk is .b32");
+      }
+      return arith(op == "szext" ? Op::kSzext : Op::kBmsk, 2);
+    }
+    if (op == "fns") {  // fns.b32 d, mask, base, offset
+      if (x.t != Type::kB32) return BadAt(in, "fns is .b32");
+      GPUWASM_RETURN_IF_ERROR(need(4));
+      x.op = Op::kFns;
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], Type::kB32));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kS32));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], Type::kS32));
       return Emit(x, in);
     }
     if (op == "sqrt") return arith(Op::kSqrt, 1);

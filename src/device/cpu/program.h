@@ -24,6 +24,7 @@ enum class Op : uint8_t {
   kAnd, kOr, kXor, kNot, kCnot, kShl, kShr, kPopc, kClz, kBrev, kBfind, kBfe, kBfi, kPrmt, kShf, kLop3,
   kSetp, kSelp, kSqrt, kRcp, kRsqrt, kSin, kCos, kEx2, kLg2, kTanh, kCopysign, kCvt, kTestp,
   kAddC, kSubC, kMadC, kDp4a, kDp2a, kVideo, kCvtPack, kCvtFp8,
+  kMul24, kMad24, kSad, kSzext, kBmsk, kFns, kSet, kSlct,  // cmp=1: mul24/mad24 .hi; kWrap: szext/bmsk .wrap
   kBra, kCall, kRet, kExit, kBar, kWarpSync, kAtom, kShfl, kVote, kRedux, kMatch, kActivemask, kClock, kTrap,
 };
 
@@ -62,11 +63,12 @@ inline bool IsHalfLike(ptx::Type t) {
 struct Inst {
   Op op = Op::kNop;
   ptx::Type t = ptx::Type::kNone;   // the instruction's (destination) type
-  ptx::Type t2 = ptx::Type::kNone;  // cvt: source type; mul/mad.wide: source type
+  ptx::Type t2 = ptx::Type::kNone;  // cvt: source type; mul/mad.wide: source type; set: destination
+                                    // type (t: the compared type); slct: c's type
   Mem mem = Mem::kGlobal;
   Round rnd = Round::kDefault;
-  uint8_t cmp = 0;                  // Cmp for setp; AtomOp; ShflMode; VoteMode
-  uint8_t bool_op = 0;              // BoolOp for setp
+  uint8_t cmp = 0;                  // Cmp for setp and set; AtomOp; ShflMode; VoteMode
+  uint8_t bool_op = 0;              // BoolOp for setp and set
   uint8_t vec = 1;                  // ld/st vector width; pack/unpack element count
   uint16_t flags = 0;
   uint8_t dst_bits = 0;             // destination register width (sign extension of loads)
