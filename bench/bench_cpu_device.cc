@@ -124,8 +124,9 @@ struct Row {
 
 // --policy: the default native-code policy (compile in the background once a kernel ran 100 M
 // thread-instructions and 10 times the compile's estimated CPU time) against interpreting, for
-// runs of n launches of vector add 1M on every core, interleaved, median of the reps. Each auto run gets a kernel no run compiled before (a
-// unique constant in its PTX), and waits for its compile to end before the next run is timed.
+// runs of n launches of vector add 1M on every core, interleaved, median of the reps. Each auto
+// run gets a kernel no run compiled before (a unique constant in its PTX), and waits for its
+// compile to end before the next run is timed.
 int PolicyBench(int reps) {
   const std::string base = ReadText(std::string(GPUWASM_BENCH_PTX_DIR) + "/vector_add.sm_80.ptx");
   const size_t body = base.find("{", base.find(".entry vector_add"));

@@ -2042,7 +2042,7 @@ void CtaExec::IntMisc(const Inst& in, uint32_t mask, uint64_t* R) {
         const uint32_t pos = static_cast<uint32_t>(a[l]), width = static_cast<uint32_t>(b[l]);
         const uint32_t p = pos & 31, w = width & 31;
         uint64_t lo = uint64_t{0xffffffffu} << p, hi = p + w >= 32 ? 0 : uint64_t{0xffffffffu} << (p + w);
-        if (!wrap && pos >= 32) lo = 0, hi = 0;
+        if (!wrap && pos >= 32) lo = 0;
         else if (!wrap && width >= 32) hi = 0;
         else if (p + w < 32 && w == 0) hi = 0xffffffffu;
         d[l] = static_cast<uint32_t>(lo & ~hi);

@@ -1076,11 +1076,19 @@ namespace {
 // Compile time grows with the source: about 9.5 us a byte at -O2, 5.5 at -O1, 3.2 at -Og on a small
 // machine (the corpus's largest kernel, a 137-block sorting network, is 353 KB), plus the
 // compiler's start. The level is chosen so that a kernel compiles within about 2 s.
-const char* OptLevel(size_t bytes) { return bytes < (128u << 10) ? "-O2" : bytes < (256u << 10) ? "-O1" : "-Og"; }
+struct OptLevel {
+  const char* flag;
+  double ns_per_byte;
+};
+
+OptLevel LevelFor(size_t bytes) {
+  if (bytes < (128u << 10)) return {"-O2", 9500};
+  if (bytes < (256u << 10)) return {"-O1", 5500};
+  return {"-Og", 3200};
+}
 
 std::chrono::nanoseconds ModelCost(size_t bytes) {
-  const double ns_per_byte = bytes < (128u << 10) ? 9500 : bytes < (256u << 10) ? 5500 : 3200;
-  return std::chrono::milliseconds(40) + std::chrono::nanoseconds(static_cast<int64_t>(ns_per_byte * bytes));
+  return std::chrono::milliseconds(40) + std::chrono::nanoseconds(static_cast<int64_t>(LevelFor(bytes).ns_per_byte * bytes));
 }
 
 // How this machine's compiles compare with the model: the measured CPU time over the model's, a
@@ -1118,7 +1126,7 @@ Result<std::shared_ptr<const NativeCode>> NativeCode::Compile(const NativeSource
     if (!out) return Status::IoError("cannot write " + (work / "kernel.c").string());
   }
   const fs::path so = work / "kernel.so";
-  const char* level = OptLevel(src.c.size());
+  const char* level = LevelFor(src.c.size()).flag;
   std::vector<std::string> argv = {cc, level, "-march=native", "-ffp-contract=off", "-fno-strict-aliasing",
                                    "-fPIC", "-shared", "-w", "-g0", (work / "kernel.c").string(), "-o", so.string(), "-lm"};
   ProcessLimits limits;
