@@ -65,6 +65,9 @@ struct Operand {
   bool imm_float = false;  // 0fXXXXXXXX or decimal float: f32 bits in imm_bits
   bool imm_double = false; // 0dXXXXXXXXXXXXXXXX: f64 bits
   bool negate = false;     // !%p (predicate operand negation)
+  bool minus = false;      // -%r (a negated register: vmad's operands)
+  std::string select;      // video operand selector or destination mask, without the dot
+                           // ("b0", "h1", "h10", "b3210"); empty: none
   std::vector<Operand> elements;
   int reg2 = -1;           // dual destination "a|p": the second register
   Position pos;

@@ -726,6 +726,17 @@ class Parser {
       o->reg = r;
       return Status::Ok();
     }
+    // A video instruction's operand selector or destination mask: %r.b0, %r.h10, %r.b3210.
+    if (size_t dot = name.rfind('.'); dot != std::string::npos && name.size() - dot >= 3 && name.size() - dot <= 6 &&
+                                      (name[dot + 1] == 'b' || name[dot + 1] == 'h') &&
+                                      name.find_first_not_of("01234567", dot + 2) == std::string::npos) {
+      if (int base = LookupRegister(name.substr(0, dot)); base >= 0) {
+        o->kind = Operand::Kind::kRegister;
+        o->reg = base;
+        o->select = name.substr(dot + 1);
+        return Status::Ok();
+      }
+    }
     if (name == "WARP_SZ") {  // the PTX ISA's predefined constant (every use of warpSize)
       o->kind = Operand::Kind::kImmediate;
       o->imm_bits = 32;
@@ -850,9 +861,12 @@ class Parser {
       if (neg) o->imm_bits ^= tok_.is_double ? (1ull << 63) : (1ull << 31);
       return Advance();
     }
-    if (neg) return Error("expected a number after '-'");
-    if (tok_.kind != Token::kIdent) return Error("expected an operand, found '" + tok_.text + "'");
+    if (tok_.kind != Token::kIdent) {
+      return Error(neg ? "expected a number or register after '-'" : "expected an operand, found '" + tok_.text + "'");
+    }
     GPUWASM_RETURN_IF_ERROR(NameOperand(tok_.text, tok_.pos, o));
+    if (neg && o->kind != Operand::Kind::kRegister) return ErrorAt(o->pos, "'-' applies to numbers and registers only");
+    o->minus = neg;
     GPUWASM_RETURN_IF_ERROR(Advance());
     if (IsPunct('|')) {  // dual destination: a|p
       GPUWASM_RETURN_IF_ERROR(Advance());

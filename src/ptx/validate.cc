@@ -112,6 +112,20 @@ class Validator {
     return Status::Ok();
   }
 
+  // Selectors (%r.b0), masks (%r.h10) and negated registers (-%r) belong to video instructions.
+  static Status CheckVideoForms(const Instruction& in, const std::vector<Operand>& ops) {
+    const bool video = in.opcode.size() > 1 && in.opcode[0] == 'v' && kOpcodes.count(in.opcode) != 0;
+    for (const Operand& o : ops) {
+      if (!o.select.empty() && (!video || o.kind != Operand::Kind::kRegister)) {
+        return ErrorAt(o.pos, "operand selector ." + o.select + " in " + in.text() +
+                                  ": selectors and masks belong to video instructions");
+      }
+      if (o.minus && in.opcode != "vmad") return ErrorAt(o.pos, "a negated register ('-') in " + in.text());
+      GPUWASM_RETURN_IF_ERROR(CheckVideoForms(in, o.elements));
+    }
+    return Status::Ok();
+  }
+
   Status CheckInstruction(const Function& f, const Instruction& in) {
     if (kOpcodes.count(in.opcode) == 0) {
       return ErrorAt(in.pos, "unknown instruction '" + in.text() + "'");
@@ -120,6 +134,7 @@ class Validator {
       return ErrorAt(in.pos, "guard " + m_.registers[in.guard].name + " of " + in.text() + " is not a .pred register");
     }
     const auto& ops = in.operands;
+    GPUWASM_RETURN_IF_ERROR(CheckVideoForms(in, ops));
     if (in.opcode == "bra") {
       if (ops.size() != 1 || ops[0].kind != Operand::Kind::kSymbol) return ErrorAt(in.pos, "bra needs one label");
       if (labels_.count(ops[0].symbol) == 0) return ErrorAt(ops[0].pos, "undefined label " + ops[0].symbol);

@@ -185,3 +185,46 @@ extern "C" __global__ void set_slct(unsigned* out, const unsigned* in) {
   asm("set.ne.xor.u32.u16 %0, %1, %2, 1;" : "=r"(r[9]) : "h"((unsigned short)a), "h"((unsigned short)(a >> 3)));
   for (int k = 0; k < 10; ++k) out[t * 10 + k] = r[k];
 }
+
+// case: scalar_video grid=1 block=64 out=1152
+// The scalar video instructions with byte/halfword selectors, .sat, the secondary .add/.min/.max,
+// the merge into c at a destination selector, vshl/vshr .clamp/.wrap, vset, and vmad with
+// negated operands, .po and the .shr7/.shr15 scales.
+extern "C" __global__ void scalar_video(unsigned* out, const unsigned* in) {
+  unsigned t = threadIdx.x;
+  unsigned a = in[t], b = in[t + 64], c = in[t + 128], sh = in[t + 192] & 63, r[18];
+  asm("vadd.s32.u32.s32.sat %0, %1.b0, %2.h1;" : "=r"(r[0]) : "r"(a), "r"(b));
+  asm("vsub.u32.s32.s32.sat.add %0, %1, %2, %3;" : "=r"(r[1]) : "r"(a), "r"(b), "r"(c));
+  asm("vabsdiff.u32.u32.u32.min %0, %1.h0, %2.h1, %3;" : "=r"(r[2]) : "r"(a), "r"(b), "r"(c));
+  asm("vmin.s32.s32.s32.max %0, %1, %2.b2, %3;" : "=r"(r[3]) : "r"(a), "r"(b), "r"(c));
+  asm("vmax.u32.u32.s32 %0.h1, %1.b3, %2, %3;" : "=r"(r[4]) : "r"(a), "r"(b), "r"(c));
+  asm("vadd.s32.s32.s32.sat %0.b2, %1.h0, %2.h1, %3;" : "=r"(r[5]) : "r"(a), "r"(b), "r"(c));
+  asm("vshl.u32.u32.u32.clamp.sat %0, %1.b1, %2;" : "=r"(r[6]) : "r"(a), "r"(sh));
+  asm("vshr.s32.s32.u32.wrap %0, %1, %2;" : "=r"(r[7]) : "r"(a), "r"(sh));
+  asm("vshl.s32.s32.u32.wrap.add %0, %1.h1, %2, %3;" : "=r"(r[8]) : "r"(a), "r"(sh), "r"(c));
+  asm("vset.u32.s32.lt %0, %1.b1, %2.b1;" : "=r"(r[9]) : "r"(a), "r"(b));
+  asm("vset.s32.u32.ne.add %0, %1.h0, %2.h0, %3;" : "=r"(r[10]) : "r"(a), "r"(b), "r"(c));
+  asm("vset.u32.u32.ge %0.b3, %1, %2, %3;" : "=r"(r[11]) : "r"(a), "r"(b), "r"(c));
+  asm("vmad.u32.u32.u32.shr15 %0, %1.h0, %2.h0, %3;" : "=r"(r[12]) : "r"(a), "r"(b), "r"(c));
+  asm("vmad.s32.s32.u32.sat %0, %1.b1, %2.h0, -%3;" : "=r"(r[13]) : "r"(a), "r"(b), "r"(c));
+  asm("vmad.s32.u32.u32 %0, -%1.h1, %2.b0, %3;" : "=r"(r[14]) : "r"(a), "r"(b), "r"(c));
+  asm("vmad.u32.u32.u32.po.sat.shr7 %0, %1, %2.b2, %3;" : "=r"(r[15]) : "r"(a), "r"(b), "r"(c));
+  asm("vshr.u32.u32.u32.clamp.max %0, %1, %2, %3;" : "=r"(r[16]) : "r"(a), "r"(sh), "r"(c));
+  asm("vmax.s32.s32.s32.sat %0, %1, %2;" : "=r"(r[17]) : "r"(a), "r"(b));
+  for (int k = 0; k < 18; ++k) out[t * 18 + k] = r[k];
+}
+
+// case: simd_video_selectors grid=1 block=64 out=384
+// SIMD video with element selectors on a and b (any element of {b, a}) and a mask on d (the
+// unmasked elements keep c's), with and without the secondary .add.
+extern "C" __global__ void simd_video_selectors(unsigned* out, const unsigned* in) {
+  unsigned t = threadIdx.x;
+  unsigned a = in[t], b = in[t + 64], c = in[t + 128], r[6];
+  asm("vadd2.u32.u32.u32.sat %0.h1, %1.h32, %2.h01, %3;" : "=r"(r[0]) : "r"(a), "r"(b), "r"(c));
+  asm("vsub4.s32.s32.s32 %0.b31, %1.b7654, %2.b0123, %3;" : "=r"(r[1]) : "r"(a), "r"(b), "r"(c));
+  asm("vmin2.s32.s32.s32.add %0.h0, %1.h11, %2.h22, %3;" : "=r"(r[2]) : "r"(a), "r"(b), "r"(c));
+  asm("vabsdiff4.u32.u32.u32.add %0.b320, %1.b2301, %2.b4567, %3;" : "=r"(r[3]) : "r"(a), "r"(b), "r"(c));
+  asm("vset2.u32.u32.gt %0.h1, %1.h01, %2.h32, %3;" : "=r"(r[4]) : "r"(a), "r"(b), "r"(c));
+  asm("vavrg4.u32.u32.u32 %0.b0, %1.b0000, %2.b7777, %3;" : "=r"(r[5]) : "r"(a), "r"(b), "r"(c));
+  for (int k = 0; k < 6; ++k) out[t * 6 + k] = r[k];
+}

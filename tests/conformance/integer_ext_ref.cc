@@ -129,6 +129,164 @@ REFERENCE(integer_ext, simd_video) {
   }
 }
 
+// vop2/vop4 with selectors and a mask as written in PTX ("32" for .h32: element 1 from halfword 3
+// of {b, a}, element 0 from halfword 2; mask "31" for .b31): the ISA's extractAndSignExt over the
+// 64-bit {b, a}, the operation and clamp per element, then the merge (unmasked elements from c)
+// or the accumulation of the masked results into c. `cmp`: vset's comparison instead of `op`.
+uint32_t SimdSelected(V op, int bits, bool d_signed, bool ab_signed, bool sat, bool add, uint32_t a, uint32_t b,
+                      uint32_t c, const char* asel, const char* bsel, const char* mask,
+                      bool (*cmp)(int64_t, int64_t) = nullptr) {
+  const int n = 32 / bits;
+  const uint64_t pair = uint64_t{b} << 32 | a;
+  const uint64_t emask = bits == 8 ? 0xffu : 0xffffu;
+  auto element = [&](const char* sel, int i) -> int64_t {
+    const int k = sel[n - 1 - i] - '0';
+    const uint64_t e = pair >> (bits * k) & emask;
+    if (!ab_signed) return static_cast<int64_t>(e);
+    return bits == 8 ? int64_t{static_cast<int8_t>(e)} : int64_t{static_cast<int16_t>(e)};
+  };
+  bool write[4] = {};
+  for (const char* m = mask; *m; ++m) write[*m - '0'] = true;
+  uint32_t d = add ? c : 0;
+  for (int i = 0; i < n; ++i) {
+    const int64_t x = element(asel, i), y = element(bsel, i);
+    int64_t r = cmp ? int64_t{cmp(x, y)} : VOp(op, x, y);
+    if (sat) {
+      const int64_t lo = d_signed ? -(int64_t{1} << (bits - 1)) : 0;
+      const int64_t hi = d_signed ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
+      r = std::clamp(r, lo, hi);
+    }
+    if (add) {
+      if (write[i]) d += static_cast<uint32_t>(r);
+    } else {
+      const uint32_t e = write[i] ? static_cast<uint32_t>(r) : c >> (bits * i);
+      d |= (e & static_cast<uint32_t>(emask)) << (bits * i);
+    }
+  }
+  return d;
+}
+
+REFERENCE(integer_ext, simd_video_selectors) {
+  for (unsigned t = 0; t < 64; ++t) {
+    const uint32_t a = in[t], b = in[t + 64], c = in[t + 128];
+    uint32_t* o = &out[t * 6];
+    o[0] = SimdSelected(V::kAdd, 16, false, false, true, false, a, b, c, "32", "01", "1");
+    o[1] = SimdSelected(V::kSub, 8, true, true, false, false, a, b, c, "7654", "0123", "31");
+    o[2] = SimdSelected(V::kMin, 16, true, true, false, true, a, b, c, "11", "22", "0");
+    o[3] = SimdSelected(V::kAbsdiff, 8, false, false, false, true, a, b, c, "2301", "4567", "320");
+    o[4] = SimdSelected(V::kAdd, 16, false, false, false, false, a, b, c, "01", "32", "1",
+                        [](int64_t x, int64_t y) { return x > y; });
+    o[5] = SimdSelected(V::kAvrg, 8, false, false, false, false, a, b, c, "0000", "7777", "0");
+  }
+}
+
+// Scalar video, following the ISA's pseudocode: partSelectSignExtend, the operation on the
+// (33-bit) values, optSaturate to d's type or to the part d.dsel names, optSecondaryOp with c
+// (c read with d's signedness), optMerge into c.
+enum class Part { kWord, kB0, kB1, kB2, kB3, kH0, kH1 };
+enum class Op2 { kNone, kAdd, kMin, kMax };
+
+int64_t PartSelectSignExtend(uint32_t v, bool sign, Part p) {
+  switch (p) {
+    case Part::kWord: return sign ? int64_t{static_cast<int32_t>(v)} : int64_t{v};
+    case Part::kH0: return Half(v, 0, sign);
+    case Part::kH1: return Half(v, 1, sign);
+    default: return Byte(v, static_cast<int>(p) - 1, sign);
+  }
+}
+
+uint32_t ScalarFinish(__int128 tmp, bool d_signed, bool sat, Part dsel, Op2 op2, uint32_t c) {
+  const int bits = dsel == Part::kWord ? 32 : dsel >= Part::kH0 ? 16 : 8;
+  if (sat) {
+    const __int128 lo = d_signed ? -(__int128{1} << (bits - 1)) : 0;
+    const __int128 hi = d_signed ? (__int128{1} << (bits - 1)) - 1 : (__int128{1} << bits) - 1;
+    tmp = std::clamp(tmp, lo, hi);
+  }
+  const __int128 cx = d_signed ? __int128{static_cast<int32_t>(c)} : __int128{c};
+  if (op2 == Op2::kAdd) tmp += cx;
+  if (op2 == Op2::kMin) tmp = std::min(tmp, cx);
+  if (op2 == Op2::kMax) tmp = std::max(tmp, cx);
+  if (dsel == Part::kWord) return static_cast<uint32_t>(tmp);
+  const int shift = dsel >= Part::kH0 ? 16 * (static_cast<int>(dsel) - 5) : 8 * (static_cast<int>(dsel) - 1);
+  const uint32_t m = (bits == 8 ? 0xffu : 0xffffu) << shift;
+  return (c & ~m) | ((static_cast<uint32_t>(tmp) << shift) & m);
+}
+
+uint32_t ScalarVideo(char op, bool d_signed, bool a_signed, Part asel, bool b_signed, Part bsel, bool sat, Part dsel,
+                     Op2 op2, uint32_t a, uint32_t b, uint32_t c) {
+  const int64_t ta = PartSelectSignExtend(a, a_signed, asel), tb = PartSelectSignExtend(b, b_signed, bsel);
+  __int128 tmp = 0;
+  switch (op) {
+    case '+': tmp = __int128{ta} + tb; break;
+    case '-': tmp = __int128{ta} - tb; break;
+    case '|': tmp = ta > tb ? __int128{ta} - tb : __int128{tb} - ta; break;
+    case 'm': tmp = std::min(ta, tb); break;
+    case 'M': tmp = std::max(ta, tb); break;
+  }
+  return ScalarFinish(tmp, d_signed, sat, dsel, op2, c);
+}
+
+// vshl/vshr: b (unsigned) clamped to 32 or taken modulo 32, then the shift of the extended a.
+uint32_t VideoShift(bool left, bool d_signed, bool a_signed, Part asel, bool wrap, bool sat, Op2 op2, uint32_t a,
+                    uint32_t b, uint32_t c) {
+  const int64_t ta = PartSelectSignExtend(a, a_signed, asel);
+  const uint32_t n = wrap ? b & 31 : std::min<uint32_t>(b, 32);
+  const __int128 tmp = left ? __int128{ta} * (__int128{1} << n) : __int128{ta} >> n;
+  return ScalarFinish(tmp, d_signed, sat, Part::kWord, op2, c);
+}
+
+// vmad per the ISA: the 128-bit product, the negation as one's complement plus a carried lsb (or
+// .po's lsb), c extended by the final signedness, the scale, the clamp.
+uint32_t VideoMad(bool a_signed, Part asel, bool b_signed, Part bsel, bool neg_ab, bool neg_c, bool po, int shr,
+                  bool sat, uint32_t a, uint32_t b, uint32_t c) {
+  const int64_t ta = PartSelectSignExtend(a, a_signed, asel), tb = PartSelectSignExtend(b, b_signed, bsel);
+  const bool signed_final = a_signed || b_signed || neg_ab || neg_c;
+  __int128 tmp = __int128{ta} * tb;
+  int lsb = 0;
+  if (po) {
+    lsb = 1;
+  } else if (neg_ab) {
+    tmp = ~tmp;
+    lsb = 1;
+  } else if (neg_c) {
+    c = ~c;
+    lsb = 1;
+  }
+  const __int128 c128 = signed_final ? __int128{static_cast<int32_t>(c)} : __int128{c};
+  tmp = (tmp + c128 + lsb) >> shr;
+  if (sat) {
+    const __int128 lo = signed_final ? INT32_MIN : 0, hi = signed_final ? INT32_MAX : UINT32_MAX;
+    tmp = std::clamp(tmp, lo, hi);
+  }
+  return static_cast<uint32_t>(tmp);
+}
+
+REFERENCE(integer_ext, scalar_video) {
+  using P = Part;
+  for (unsigned t = 0; t < 64; ++t) {
+    const uint32_t a = in[t], b = in[t + 64], c = in[t + 128], sh = in[t + 192] & 63;
+    uint32_t* o = &out[t * 18];
+    o[0] = ScalarVideo('+', true, false, P::kB0, true, P::kH1, true, P::kWord, Op2::kNone, a, b, 0);
+    o[1] = ScalarVideo('-', false, true, P::kWord, true, P::kWord, true, P::kWord, Op2::kAdd, a, b, c);
+    o[2] = ScalarVideo('|', false, false, P::kH0, false, P::kH1, false, P::kWord, Op2::kMin, a, b, c);
+    o[3] = ScalarVideo('m', true, true, P::kWord, true, P::kB2, false, P::kWord, Op2::kMax, a, b, c);
+    o[4] = ScalarVideo('M', false, false, P::kB3, true, P::kWord, false, P::kH1, Op2::kNone, a, b, c);
+    o[5] = ScalarVideo('+', true, true, P::kH0, true, P::kH1, true, P::kB2, Op2::kNone, a, b, c);
+    o[6] = VideoShift(true, false, false, P::kB1, false, true, Op2::kNone, a, sh, 0);
+    o[7] = VideoShift(false, true, true, P::kWord, true, false, Op2::kNone, a, sh, 0);
+    o[8] = VideoShift(true, true, true, P::kH1, true, false, Op2::kAdd, a, sh, c);
+    o[9] = Byte(a, 1, false) < Byte(b, 1, true) ? 1 : 0;  // vset.u32.s32.lt
+    o[10] = (Half(a, 0, true) != Half(b, 0, false) ? 1 : 0) + c;
+    o[11] = (c & 0x00ffffffu) | (a >= b ? 1u : 0u) << 24;
+    o[12] = VideoMad(false, P::kH0, false, P::kH0, false, false, false, 15, false, a, b, c);
+    o[13] = VideoMad(true, P::kB1, false, P::kH0, false, true, false, 0, true, a, b, c);
+    o[14] = VideoMad(false, P::kH1, false, P::kB0, true, false, false, 0, false, a, b, c);
+    o[15] = VideoMad(false, P::kWord, false, P::kB2, false, false, true, 7, true, a, b, c);
+    o[16] = VideoShift(false, false, false, P::kWord, false, false, Op2::kMax, a, sh, c);
+    o[17] = ScalarVideo('M', true, true, P::kWord, true, P::kWord, true, P::kWord, Op2::kNone, a, b, 0);
+  }
+}
+
 REFERENCE(integer_ext, cvt_from_wider_register) {
   for (unsigned t = 0; t < 64; ++t) {
     const uint64_t x = uint64_t{in[t]} << 32 | in[t + 64];

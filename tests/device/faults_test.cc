@@ -307,6 +307,33 @@ TEST(Unsupported, valid_instructions_of_the_isa_the_device_lacks_are_unsupported
   EXPECT_NE(m.status().message().find("line 9: unsupported instruction 'movmatrix"), std::string::npos) << m.status();
 }
 
+TEST(BadPtx, video_forms_that_ptxas_refuses_are_bad_ptx_naming_the_line) {
+  // ptxas: "Clamp modifier required for instruction 'vshl'", "Operand negation limited to either
+  // (source A xor source B) or source C"; a selector names an element of {b, a} only.
+  struct Bad {
+    const char* inst;
+    const char* why;
+  };
+  const Bad kBad[] = {
+      {"vshl.u32.u32.u32 %r1, %r2, %r3;", "vshl.u32.u32.u32: vshl needs .clamp or .wrap"},
+      {"vmad.s32.u32.u32 %r1, -%r2, %r3, -%r1;", "vmad negates the product or c, not both"},
+      {"vadd4.u32.u32.u32 %r1, %r2.b765, %r3, %r1;", "selector .b765 (vadd4 selects 4 bytes"},
+      {"vadd2.u32.u32.u32 %r1.h01, %r2, %r3, %r1;", "mask .h01"},
+      {"vadd.u32.u32.u32.add %r1, %r2, %r3;", "missing operand c"},
+      {"vmax.u32.u32.u32 %r1, %r2.h2, %r3;", "selector .h2"},
+  };
+  for (const Bad& b : kBad) {
+    KernelHarness h;
+    const std::string ptx = std::string(".version 8.0\n.target sm_90\n.address_size 64\n") +
+                            ".visible .entry k(.param .u64 p)\n{\n  .reg .b32 %r<4>;\n  " + b.inst + "\n  ret;\n}\n";
+    auto m = h.context().LoadModule(ptx);
+    ASSERT_FALSE(m.ok()) << b.inst;
+    EXPECT_EQ(m.status().code(), StatusCode::kInvalidArgument) << b.inst << ": " << m.status();
+    EXPECT_NE(m.status().message().find("line 7, column 3: "), std::string::npos) << m.status();
+    EXPECT_NE(m.status().message().find(b.why), std::string::npos) << b.inst << ": " << m.status();
+  }
+}
+
 TEST(Unsupported, a_huge_call_parameter_is_refused_before_anything_is_allocated) {
   // Call parameters are registers of every thread: each is bounded (the parser bounds a
   // function's to 4096 elements, the decoder every one to 4 KiB).

@@ -975,6 +975,7 @@ class CtaExec {
   void Carry(const Inst& in, uint32_t mask, uint64_t* R);
   void DotProduct(const Inst& in, uint32_t mask, uint64_t* R);
   void Video(const Inst& in, uint32_t mask, uint64_t* R);
+  void VideoScalar(const Inst& in, uint32_t mask, uint64_t* R);
   void IntMisc(const Inst& in, uint32_t mask, uint64_t* R);
   void SetSlct(const Inst& in, uint32_t mask, uint64_t* R);
   void Redux(const Inst& in, uint32_t mask, uint64_t* R);
@@ -1939,9 +1940,9 @@ void CtaExec::DotProduct(const Inst& in, uint32_t mask, uint64_t* R) {
   });
 }
 
-// vop2 / vop4 (default selectors and mask): per halfword or byte, the operation on a's and b's
-// elements extended by their type; .sat clamps to the destination element's range; then every
-// element goes to d (the merge with c keeps none of c), or with .add their sum plus c.
+// vop2 / vop4: per halfword or byte, the operation on the selected elements of {b, a} extended
+// by their type; .sat clamps to the destination element's range; then d's masked elements take
+// the results and the others c's (the merge), or with .add d is c plus the masked results' sum.
 void CtaExec::Video(const Inst& in, uint32_t mask, uint64_t* R) {
   const unsigned n = in.vec, bits = 32 / n;
   const bool sab = ptx::IsSigned(in.t2), sd = ptx::IsSigned(in.t), sat = in.flags & kSat;
@@ -1950,14 +1951,18 @@ void CtaExec::Video(const Inst& in, uint32_t mask, uint64_t* R) {
   const auto cmp = static_cast<Cmp>(in.bool_op);
   const int64_t lo = sat ? (sd ? -(int64_t{1} << (bits - 1)) : 0) : INT64_MIN;
   const int64_t hi = sat ? (sd ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1) : INT64_MAX;
-  const uint32_t em = bits == 8 ? 0xffu : 0xffffu;
+  const uint32_t em = bits == 8 ? 0xffu : 0xffffu, dmask = SimdMask(in.sel);
   uint64_t* d = REG(in.d[0]);
   const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]), *c = REG(in.s[2]);
+  // Element k of the pair {b, a}: a's elements are 0..n-1, b's n..2n-1.
+  auto pick = [&](uint32_t av, uint32_t bv, uint32_t k) -> int64_t {
+    return k < n ? Element(av, bits, k, sab) : Element(bv, bits, k - n, sab);
+  };
   ForLanes(mask, [&](int l) {
-    const uint32_t av = static_cast<uint32_t>(a[l]), bv = static_cast<uint32_t>(b[l]);
-    uint32_t merged = 0, sum = static_cast<uint32_t>(c[l]);
+    const uint32_t av = static_cast<uint32_t>(a[l]), bv = static_cast<uint32_t>(b[l]), cv = static_cast<uint32_t>(c[l]);
+    uint32_t merged = 0, sum = cv;
     for (unsigned i = 0; i < n; ++i) {
-      const int64_t x = Element(av, bits, i, sab), y = Element(bv, bits, i, sab);
+      const int64_t x = pick(av, bv, SimdSelA(in.sel, i)), y = pick(av, bv, SimdSelB(in.sel, i));
       int64_t r = 0;
       switch (vop) {
         case VideoOp::kAdd: r = x + y; break;
@@ -1966,22 +1971,100 @@ void CtaExec::Video(const Inst& in, uint32_t mask, uint64_t* R) {
         case VideoOp::kAbsdiff: r = x > y ? x - y : y - x; break;
         case VideoOp::kMin: r = std::min(x, y); break;
         case VideoOp::kMax: r = std::max(x, y); break;
-        case VideoOp::kSet:
-          switch (cmp) {
-            case Cmp::kEq: r = x == y; break;
-            case Cmp::kNe: r = x != y; break;
-            case Cmp::kLt: r = x < y; break;
-            case Cmp::kLe: r = x <= y; break;
-            case Cmp::kGt: r = x > y; break;
-            default: r = x >= y; break;
-          }
-          break;
+        case VideoOp::kSet: r = CompareOrdered<int64_t>(cmp, x, y); break;
+        default: break;
       }
       r = std::clamp(r, lo, hi);
-      merged |= (static_cast<uint32_t>(r) & em) << (bits * i);
-      sum += static_cast<uint32_t>(r);
+      const bool write = dmask >> i & 1;
+      merged |= ((write ? static_cast<uint32_t>(r) : cv >> (bits * i)) & em) << (bits * i);
+      if (write) sum += static_cast<uint32_t>(r);
     }
     d[l] = acc ? sum : merged;
+  });
+}
+
+// The part of a scalar video operand, extended by its type.
+int64_t VideoPartOf(uint32_t v, VideoPart p, bool sign) {
+  switch (p) {
+    case VideoPart::kWord: return sign ? int64_t{static_cast<int32_t>(v)} : int64_t{v};
+    case VideoPart::kH0: case VideoPart::kH1: return Element(v, 16, p == VideoPart::kH1, sign);
+    default: return Element(v, 8, static_cast<unsigned>(p) - static_cast<unsigned>(VideoPart::kB0), sign);
+  }
+}
+
+// Scalar video, as the PTX ISA's pseudocode defines it: the parts of a and b extended by their
+// types, the operation on them exactly (vmad in 128 bits), saturation to d's type or to the part
+// d's selector names, then the secondary operation with c or the merge into c.
+void CtaExec::VideoScalar(const Inst& in, uint32_t mask, uint64_t* R) {
+  const auto vop = static_cast<VideoOp>(in.cmp);
+  const auto cmp = static_cast<Cmp>(in.bool_op);
+  const ScalarSel sel = ScalarSel::Unpack(in.sel);
+  const bool sd = ptx::IsSigned(in.t), sat = in.flags & kSat;
+  const unsigned part_bits = sel.d == VideoPart::kWord ? 32 : sel.d >= VideoPart::kH0 ? 16 : 8;
+  const unsigned part_shift = sel.d == VideoPart::kWord ? 0
+                              : sel.d >= VideoPart::kH0 ? 16 * (static_cast<unsigned>(sel.d) - 5)
+                                                        : 8 * (static_cast<unsigned>(sel.d) - 1);
+  uint64_t* d = REG(in.d[0]);
+  const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]);
+  const uint64_t* c = in.s[2] != kNoSlot ? REG(in.s[2]) : nullptr;
+  auto clamp = [](__int128 v, unsigned bits, bool sign) -> __int128 {
+    const __int128 lo = sign ? -(__int128{1} << (bits - 1)) : 0;
+    const __int128 hi = sign ? (__int128{1} << (bits - 1)) - 1 : (__int128{1} << bits) - 1;
+    return v < lo ? lo : v > hi ? hi : v;
+  };
+  ForLanes(mask, [&](int l) {
+    const uint32_t cv = c ? static_cast<uint32_t>(c[l]) : 0;
+    const int64_t ta = VideoPartOf(static_cast<uint32_t>(a[l]), sel.a, sel.a_signed);
+    const int64_t tb = VideoPartOf(static_cast<uint32_t>(b[l]), sel.b, sel.b_signed);
+    if (vop == VideoOp::kMad) {
+      const bool signed_final = sel.a_signed || sel.b_signed || sel.neg_product || sel.neg_c;
+      __int128 tmp = __int128{ta} * tb;
+      uint32_t cc = cv;
+      int lsb = 0;
+      if (sel.plus_one) {
+        lsb = 1;
+      } else if (sel.neg_product) {
+        tmp = ~tmp;
+        lsb = 1;
+      } else if (sel.neg_c) {
+        cc = ~cc;
+        lsb = 1;
+      }
+      tmp += (signed_final ? __int128{static_cast<int32_t>(cc)} : __int128{cc}) + lsb;
+      tmp >>= sel.scale;
+      if (sat) tmp = clamp(tmp, 32, signed_final);
+      d[l] = static_cast<uint32_t>(tmp);
+      return;
+    }
+    __int128 tmp = 0;
+    switch (vop) {
+      case VideoOp::kAdd: tmp = __int128{ta} + tb; break;
+      case VideoOp::kSub: tmp = __int128{ta} - tb; break;
+      case VideoOp::kAbsdiff: tmp = ta > tb ? __int128{ta} - tb : __int128{tb} - ta; break;
+      case VideoOp::kMin: tmp = std::min(ta, tb); break;
+      case VideoOp::kMax: tmp = std::max(ta, tb); break;
+      case VideoOp::kShl: case VideoOp::kShr: {  // b is unsigned
+        const int64_t n = sel.wrap ? (tb & 31) : std::min<int64_t>(tb, 32);
+        tmp = vop == VideoOp::kShl ? __int128{ta} << n : __int128{ta} >> n;
+        break;
+      }
+      case VideoOp::kSet: tmp = CompareOrdered<int64_t>(cmp, ta, tb); break;
+      default: break;
+    }
+    if (sat) tmp = clamp(tmp, part_bits, sd);
+    const __int128 cx = sd ? __int128{static_cast<int32_t>(cv)} : __int128{cv};
+    switch (sel.op2) {
+      case VideoOp2::kAdd: tmp += cx; break;
+      case VideoOp2::kMin: tmp = std::min(tmp, cx); break;
+      case VideoOp2::kMax: tmp = std::max(tmp, cx); break;
+      case VideoOp2::kNone: break;
+    }
+    uint32_t r = static_cast<uint32_t>(tmp);
+    if (sel.d != VideoPart::kWord) {
+      const uint32_t m = (part_bits == 8 ? 0xffu : 0xffffu) << part_shift;
+      r = (cv & ~m) | ((r << part_shift) & m);
+    }
+    d[l] = r;
   });
 }
 
@@ -2352,6 +2435,7 @@ bool CtaExec::Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w,
     case Op::kAddC: case Op::kSubC: case Op::kMadC: Carry(in, mask, R); return true;
     case Op::kDp4a: case Op::kDp2a: DotProduct(in, mask, R); return true;
     case Op::kVideo: Video(in, mask, R); return true;
+    case Op::kVideoScalar: VideoScalar(in, mask, R); return true;
     case Op::kMul24: case Op::kMad24: case Op::kSad: case Op::kSzext: case Op::kBmsk: case Op::kFns:
       IntMisc(in, mask, R);
       return true;

@@ -31,6 +31,11 @@ Status BadAt(const ptx::Instruction& in, const std::string& why) {
 
 uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+bool IsVideoScalar(const std::string& op) {
+  static const std::set<std::string> kOps = {"vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vset", "vmad"};
+  return kOps.count(op) != 0;
+}
+
 bool IsVideoSimd(const std::string& op) {
   static const std::set<std::string> kOps = {"vadd2", "vsub2", "vavrg2", "vabsdiff2", "vmin2", "vmax2", "vset2",
                                              "vadd4", "vsub4", "vavrg4", "vabsdiff4", "vmin4", "vmax4", "vset4"};
@@ -461,7 +466,7 @@ class Decoder {
         op != "call" && op != "min" && op != "max" && op != "cvt" && op != "div" && op != "prmt" && op != "shf" &&
         op != "ldu" && op != "testp" && op != "add" && op != "sub" && op != "mad" && op != "addc" &&
         op != "subc" && op != "madc" && op != "redux" && op != "match" && op != "dp2a" && op != "szext" &&
-        op != "bmsk" && !IsVideoSimd(op)) {
+        op != "bmsk" && !IsVideoSimd(op) && !IsVideoScalar(op)) {
       return Unsupported(in, "modifier ." + *m.other.begin());
     }
     if (op == "mov") {
@@ -604,6 +609,7 @@ class Decoder {
       return Emit(x, in);
     }
     if (IsVideoSimd(op)) return VideoSimd(in, m, x);
+    if (IsVideoScalar(op)) return VideoScalar(in, m, x);
     if (op == "mul" || op == "mad") {
       bool mad = op == "mad";
       if (ptx::IsFloat(x.t)) return arith(mad ? Op::kFma : Op::kMulLo, mad ? 3 : 2);
@@ -1026,8 +1032,8 @@ class Decoder {
     return elems;
   }
 
-  // vadd2 vsub2 vavrg2 vabsdiff2 vmin2 vmax2 vset2 and their 4-element twins, with the default
-  // selectors and mask (nvcc's intrinsics use no others).
+  // vadd2 vsub2 vavrg2 vabsdiff2 vmin2 vmax2 vset2 and their 4-element twins, with selectors on a
+  // and b (.h10, .b3210: element i from element digit i of {b, a}) and a mask on d (.h0, .b320).
   Status VideoSimd(const ptx::Instruction& in, const Mods& m, Inst x) {
     static const std::map<std::string, VideoOp> kOps = {
         {"vadd", VideoOp::kAdd}, {"vsub", VideoOp::kSub}, {"vavrg", VideoOp::kAvrg}, {"vabsdiff", VideoOp::kAbsdiff},
@@ -1037,36 +1043,161 @@ class Decoder {
     x.op = Op::kVideo;
     x.cmp = static_cast<uint8_t>(vop);
     x.vec = op.back() == '2' ? 2 : 4;
-    static const std::map<std::string, Cmp> kCmps = {{"eq", Cmp::kEq}, {"ne", Cmp::kNe}, {"lt", Cmp::kLt},
-                                                     {"le", Cmp::kLe}, {"gt", Cmp::kGt}, {"ge", Cmp::kGe}};
-    for (const std::string& o : m.other) {
-      if (o == "add") {
-        x.flags |= kAccumulate;
-      } else if (auto c = kCmps.find(o); vop == VideoOp::kSet && c != kCmps.end()) {
-        x.bool_op = static_cast<uint8_t>(c->second);
-      } else {
-        return Unsupported(in, "modifier ." + o);
-      }
-    }
+    GPUWASM_RETURN_IF_ERROR(VideoCompare(in, m, vop == VideoOp::kSet, &x));
     const size_t ntypes = vop == VideoOp::kSet ? 2 : 3;
-    if (m.types.size() != ntypes) return BadAt(in, "expected " + std::to_string(ntypes) + " types");
-    if (vop == VideoOp::kSet && m.other.size() == (x.flags & kAccumulate ? 1u : 0u)) return BadAt(in, "vset needs a comparison");
-    for (Type t : m.types) {
-      if (t != Type::kU32 && t != Type::kS32) return BadAt(in, "video types are .u32 or .s32");
-    }
+    GPUWASM_RETURN_IF_ERROR(VideoTypes(in, m, ntypes));
     if (m.types[ntypes - 2] != m.types[ntypes - 1]) return Unsupported(in, "a and b of different signedness");
     if ((x.flags & kSat) && (x.flags & kAccumulate)) return BadAt(in, ".sat cannot be used with .add");
     x.t = vop == VideoOp::kSet ? Type::kU32 : m.types[0];
     x.t2 = m.types[ntypes - 1];
     if (in.operands.size() != 4) return BadAt(in, "expected 4 operands");
-    for (const Operand& o : in.operands) {
-      if (o.kind != Operand::Kind::kRegister && o.kind != Operand::Kind::kImmediate) {
-        return Unsupported(in, "operand selectors or masks");
+    const unsigned n = x.vec;
+    const char part = n == 2 ? 'h' : 'b';
+    // Selects `n` elements of {b, a}, digits from the highest element down; absent: `first`...
+    auto select = [&](const Operand& o, uint32_t first, uint32_t (&out)[4]) -> Status {
+      for (unsigned i = 0; i < n; ++i) out[i] = first + i;
+      if (o.select.empty()) return Status::Ok();
+      if (o.select[0] != part || o.select.size() != n + 1) {
+        return BadAt(in, "selector ." + o.select + " (" + op + " selects " + std::to_string(n) + " " +
+                             (n == 2 ? "halfwords, .hxy" : "bytes, .bxyzw") + ")");
+      }
+      for (unsigned i = 0; i < n; ++i) {
+        out[i] = static_cast<uint32_t>(o.select[n - i] - '0');
+        if (out[i] >= 2 * n) return BadAt(in, "selector ." + o.select + " names an element beyond b");
+      }
+      return Status::Ok();
+    };
+    uint32_t asel[4] = {}, bsel[4] = {}, mask = (1u << n) - 1;
+    GPUWASM_RETURN_IF_ERROR(select(in.operands[1], 0, asel));
+    GPUWASM_RETURN_IF_ERROR(select(in.operands[2], n, bsel));
+    if (const std::string& dm = in.operands[0].select; !dm.empty()) {  // digits descending, each < n
+      mask = 0;
+      bool ok = dm[0] == part && dm.size() >= 2;
+      for (size_t k = 1; ok && k < dm.size(); ++k) {
+        const unsigned e = static_cast<unsigned>(dm[k] - '0');
+        ok = e < n && (k == 1 || e < static_cast<unsigned>(dm[k - 1] - '0'));
+        mask |= 1u << e;
+      }
+      if (!ok) return BadAt(in, "mask ." + dm + " (" + op + " masks " + (n == 2 ? ".h0 .h1 .h10)" : "bytes, .b3210)"));
+    }
+    if (!in.operands[3].select.empty()) return BadAt(in, "c takes no selector");
+    x.sel = SimdSel(asel, bsel, mask);
+    return VideoOperands(in, 3, &x);
+  }
+
+  // vadd vsub vabsdiff vmin vmax vshl vshr vset: d = op(a.asel, b.bsel), saturated to d's type (or
+  // its part), then .add/.min/.max with c, or merged into c at d's selector. vmad: d = (+-a*b) +- c
+  // (or a*b + c + 1), scaled by .shr7/.shr15, saturated.
+  Status VideoScalar(const ptx::Instruction& in, const Mods& m, Inst x) {
+    static const std::map<std::string, VideoOp> kOps = {
+        {"vadd", VideoOp::kAdd}, {"vsub", VideoOp::kSub}, {"vabsdiff", VideoOp::kAbsdiff}, {"vmin", VideoOp::kMin},
+        {"vmax", VideoOp::kMax}, {"vshl", VideoOp::kShl}, {"vshr", VideoOp::kShr},     {"vset", VideoOp::kSet},
+        {"vmad", VideoOp::kMad}};
+    const VideoOp vop = kOps.at(in.opcode);
+    const bool set = vop == VideoOp::kSet, mad = vop == VideoOp::kMad, shift = vop == VideoOp::kShl || vop == VideoOp::kShr;
+    x.op = Op::kVideoScalar;
+    x.cmp = static_cast<uint8_t>(vop);
+    ScalarSel sel;
+    Mods rest = m;  // what the common checks below leave
+    auto take = [&](const char* mod) { return rest.other.erase(mod) != 0; };
+    if (shift) {
+      const bool clamp = take("clamp"), wrap = (x.flags & kWrap) != 0;
+      if (clamp == wrap) return BadAt(in, in.opcode + " needs .clamp or .wrap");
+      sel.wrap = wrap;
+      x.flags &= static_cast<uint16_t>(~kWrap);
+    }
+    if (mad) {
+      sel.plus_one = take("po");
+      if (take("shr7")) sel.scale = 7;
+      if (take("shr15")) sel.scale = sel.scale ? 0xff : 15;
+      if (sel.scale == 0xff) return BadAt(in, "vmad takes one scale");
+    } else {
+      if (m.other.count("add") + m.other.count("min") + m.other.count("max") > 1) {
+        return BadAt(in, "one secondary operation (.add, .min or .max)");
+      }
+      if (take("add")) sel.op2 = VideoOp2::kAdd;
+      if (take("min")) sel.op2 = VideoOp2::kMin;
+      if (take("max")) sel.op2 = VideoOp2::kMax;
+    }
+    GPUWASM_RETURN_IF_ERROR(VideoCompare(in, rest, set, &x));
+    const size_t ntypes = set ? 2 : 3;
+    GPUWASM_RETURN_IF_ERROR(VideoTypes(in, m, ntypes));
+    if (shift && m.types[2] != Type::kU32) return BadAt(in, in.opcode + " shifts by a .u32 amount");
+    x.t = set ? Type::kU32 : m.types[0];
+    sel.a_signed = ptx::IsSigned(m.types[ntypes - 2]);
+    sel.b_signed = ptx::IsSigned(m.types[ntypes - 1]);
+    const auto& ops = in.operands;
+    const bool has_c = ops.size() == 4;
+    if (ops.size() != 3 && !has_c) return BadAt(in, "expected 3 or 4 operands");
+    auto part = [&](const Operand& o, VideoPart* p) -> Status {
+      static const std::map<std::string, VideoPart> kParts = {{"b0", VideoPart::kB0}, {"b1", VideoPart::kB1},
+                                                              {"b2", VideoPart::kB2}, {"b3", VideoPart::kB3},
+                                                              {"h0", VideoPart::kH0}, {"h1", VideoPart::kH1}};
+      if (o.select.empty()) return Status::Ok();
+      auto it = kParts.find(o.select);
+      if (it == kParts.end()) return BadAt(in, "selector ." + o.select + " (scalar video selects .b0-.b3, .h0, .h1)");
+      *p = it->second;
+      return Status::Ok();
+    };
+    GPUWASM_RETURN_IF_ERROR(part(ops[0], &sel.d));
+    GPUWASM_RETURN_IF_ERROR(part(ops[1], &sel.a));
+    GPUWASM_RETURN_IF_ERROR(part(ops[2], &sel.b));
+    if (has_c && !ops[3].select.empty()) return BadAt(in, "c takes no selector");
+    if (mad) {
+      if (sel.d != VideoPart::kWord) return BadAt(in, "vmad has no destination selector");
+      if (!has_c) return BadAt(in, "vmad needs c");
+      sel.neg_product = ops[1].minus != ops[2].minus;
+      sel.neg_c = ops[3].minus;
+      if (sel.plus_one && (ops[1].minus || ops[2].minus || ops[3].minus)) {
+        return BadAt(in, "vmad.po negates no operand");
+      }
+      if (sel.neg_product && sel.neg_c) return BadAt(in, "vmad negates the product or c, not both");
+    } else {
+      const bool merge = sel.d != VideoPart::kWord;
+      if (merge && sel.op2 != VideoOp2::kNone) return BadAt(in, "a destination selector and a secondary operation");
+      // c without either merges the whole word: d is the result (ptxas accepts the form).
+      if (!has_c && (merge || sel.op2 != VideoOp2::kNone)) return BadAt(in, "missing operand c");
+    }
+    x.sel = sel.Pack();
+    return VideoOperands(in, has_c ? 3 : 2, &x);
+  }
+
+  // vset's comparison and SIMD's .add; anything else left in m.other is unsupported.
+  Status VideoCompare(const ptx::Instruction& in, const Mods& m, bool set, Inst* x) {
+    static const std::map<std::string, Cmp> kCmps = {{"eq", Cmp::kEq}, {"ne", Cmp::kNe}, {"lt", Cmp::kLt},
+                                                     {"le", Cmp::kLe}, {"gt", Cmp::kGt}, {"ge", Cmp::kGe}};
+    bool compared = false;
+    for (const std::string& o : m.other) {
+      if (o == "add" && x->op == Op::kVideo) {
+        x->flags |= kAccumulate;
+      } else if (auto c = kCmps.find(o); set && c != kCmps.end() && !compared) {
+        x->bool_op = static_cast<uint8_t>(c->second);
+        compared = true;
+      } else {
+        return Unsupported(in, "modifier ." + o);
       }
     }
-    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, in.operands[0], Type::kB32));
-    for (size_t k = 0; k < 3; ++k) { GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, in.operands[k + 1], Type::kB32)); }
-    return Emit(x, in);
+    if (set && !compared) return BadAt(in, "vset needs a comparison");
+    return Status::Ok();
+  }
+
+  Status VideoTypes(const ptx::Instruction& in, const Mods& m, size_t ntypes) {
+    if (m.types.size() != ntypes) return BadAt(in, "expected " + std::to_string(ntypes) + " types");
+    for (Type t : m.types) {
+      if (t != Type::kU32 && t != Type::kS32) return BadAt(in, "video types are .u32 or .s32");
+    }
+    return Status::Ok();
+  }
+
+  Status VideoOperands(const ptx::Instruction& in, size_t nsrc, Inst* x) {
+    for (const Operand& o : in.operands) {
+      if (o.kind != Operand::Kind::kRegister && o.kind != Operand::Kind::kImmediate) {
+        return BadAt(in, "video operands are registers or numbers");
+      }
+    }
+    GPUWASM_ASSIGN_OR_RETURN(x->d[0], Slot(in, in.operands[0], Type::kB32));
+    for (size_t k = 0; k < nsrc; ++k) { GPUWASM_ASSIGN_OR_RETURN(x->s[k], Slot(in, in.operands[k + 1], Type::kB32)); }
+    return Emit(*x, in);
   }
 
   // ld/st.param of a call parameter (a slot per 8 bytes). A whole slot, or the only one at offset 0,

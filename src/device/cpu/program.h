@@ -23,7 +23,7 @@ enum class Op : uint8_t {
   kAdd, kSub, kMulLo, kMulHi, kMulWide, kMadLo, kMadHi, kMadWide, kFma, kDiv, kRem, kMin, kMax, kAbs, kNeg,
   kAnd, kOr, kXor, kNot, kCnot, kShl, kShr, kPopc, kClz, kBrev, kBfind, kBfe, kBfi, kPrmt, kShf, kLop3,
   kSetp, kSelp, kSqrt, kRcp, kRsqrt, kSin, kCos, kEx2, kLg2, kTanh, kCopysign, kCvt, kTestp,
-  kAddC, kSubC, kMadC, kDp4a, kDp2a, kVideo, kCvtPack, kCvtFp8,
+  kAddC, kSubC, kMadC, kDp4a, kDp2a, kVideo, kVideoScalar, kCvtPack, kCvtFp8,
   kMul24, kMad24, kSad, kSzext, kBmsk, kFns, kSet, kSlct,  // cmp=1: mul24/mad24 .hi; kWrap: szext/bmsk .wrap
   kBra, kCall, kRet, kExit, kBar, kWarpSync, kAtom, kShfl, kVote, kRedux, kMatch, kActivemask, kClock, kTrap,
 };
@@ -50,9 +50,57 @@ enum class AtomOp : uint8_t { kAdd, kMin, kMax, kInc, kDec, kAnd, kOr, kXor, kEx
 enum class ShflMode : uint8_t { kUp, kDown, kBfly, kIdx };
 enum class VoteMode : uint8_t { kAll, kAny, kUni, kBallot };
 enum class ReduxOp : uint8_t { kAdd, kMin, kMax, kAnd, kOr, kXor };
-// Video SIMD (vop2/vop4; Inst::vec elements): t is the destination type, t2 a's and b's (vset:
-// t2 only, the comparison in Inst::bool_op as a Cmp).
-enum class VideoOp : uint8_t { kAdd, kSub, kAvrg, kAbsdiff, kMin, kMax, kSet };
+// Video instructions (Inst::cmp). SIMD (kVideo, vop2/vop4; Inst::vec elements): t is the
+// destination type, t2 a's and b's (vset: t2 only, the comparison in Inst::bool_op as a Cmp);
+// Inst::sel holds the selectors and the mask (SimdSel*). Scalar (kVideoScalar: vadd ... vset,
+// vmad): t is the destination type; Inst::sel holds everything else (ScalarSel*).
+enum class VideoOp : uint8_t { kAdd, kSub, kAvrg, kAbsdiff, kMin, kMax, kSet, kShl, kShr, kMad };
+
+// SIMD: element i of a (b) is element SimdSelA(sel, i) (SimdSelB) of the pair {b, a} (a's elements
+// first); d's element i is written where SimdMask(sel) has bit i (elsewhere it is c's).
+constexpr uint32_t SimdSelA(uint32_t sel, unsigned i) { return sel >> (3 * i) & 7; }
+constexpr uint32_t SimdSelB(uint32_t sel, unsigned i) { return sel >> (12 + 3 * i) & 7; }
+constexpr uint32_t SimdMask(uint32_t sel) { return sel >> 24 & 15; }
+constexpr uint32_t SimdSel(const uint32_t (&a)[4], const uint32_t (&b)[4], uint32_t mask) {
+  uint32_t s = mask << 24;
+  for (unsigned i = 0; i < 4; ++i) s |= a[i] << (3 * i) | b[i] << (12 + 3 * i);
+  return s;
+}
+
+// Scalar: a part of a 32-bit operand (kWord: all of it); the secondary operation with c.
+enum class VideoPart : uint8_t { kWord, kB0, kB1, kB2, kB3, kH0, kH1 };
+enum class VideoOp2 : uint8_t { kNone, kAdd, kMin, kMax };
+struct ScalarSel {
+  VideoPart a = VideoPart::kWord, b = VideoPart::kWord, d = VideoPart::kWord;  // d: merge into c
+  VideoOp2 op2 = VideoOp2::kNone;
+  bool a_signed = false, b_signed = false;
+  bool wrap = false;       // vshl/vshr: the shift amount modulo 32 (else clamped to 32)
+  uint8_t scale = 0;       // vmad: 0, 7 or 15 (.shr7, .shr15)
+  bool plus_one = false;   // vmad .po
+  bool neg_product = false, neg_c = false;  // vmad: -a*b (one of a, b negated), -c
+
+  constexpr uint32_t Pack() const {
+    return static_cast<uint32_t>(a) | static_cast<uint32_t>(b) << 3 | static_cast<uint32_t>(d) << 6 |
+           static_cast<uint32_t>(op2) << 9 | uint32_t{a_signed} << 11 | uint32_t{b_signed} << 12 |
+           uint32_t{wrap} << 13 | uint32_t{scale} << 14 | uint32_t{plus_one} << 19 | uint32_t{neg_product} << 20 |
+           uint32_t{neg_c} << 21;
+  }
+  static constexpr ScalarSel Unpack(uint32_t v) {
+    ScalarSel s;
+    s.a = static_cast<VideoPart>(v & 7);
+    s.b = static_cast<VideoPart>(v >> 3 & 7);
+    s.d = static_cast<VideoPart>(v >> 6 & 7);
+    s.op2 = static_cast<VideoOp2>(v >> 9 & 3);
+    s.a_signed = v >> 11 & 1;
+    s.b_signed = v >> 12 & 1;
+    s.wrap = v >> 13 & 1;
+    s.scale = static_cast<uint8_t>(v >> 14 & 31);
+    s.plus_one = v >> 19 & 1;
+    s.neg_product = v >> 20 & 1;
+    s.neg_c = v >> 21 & 1;
+    return s;
+  }
+};
 
 constexpr uint32_t kNoSlot = 0xffffffffu;
 
@@ -76,6 +124,7 @@ struct Inst {
   bool guard_negated = false;
   uint32_t d[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
   uint32_t s[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
+  uint32_t sel = 0;                 // video: selectors, masks and modes (SimdSel, ScalarSel)
   int64_t offset = 0;               // address offset; kernel-param offset
   uint32_t target = 0;              // branch target pc, or call-site index
   uint32_t line = 0;                // PTX line, for faults
