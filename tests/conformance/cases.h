@@ -3,6 +3,9 @@
 //   // case: <kernel> grid=<x>[,<y>,<z>] block=<x>[,<y>,<z>] out=<words> [cmp=exact|f32ulp:<n>|f64ulp:<n>]
 //            [native=no]
 //
+// A file compiled for other architectures than sm_80 and sm_90 says which, before its cases, in a
+// line `// archs: sm_100a` (the build reads the same line).
+//
 // native=no: the kernel uses an instruction the native-code translation does not cover yet, so
 // in the native tier it runs interpreted (the test checks that it does, with the reason); without
 // it the native tier must really run native code.
@@ -56,6 +59,7 @@ struct Case {
   uint32_t ulps = 0;
   bool native = true;  // the native tier runs native code (native=no: interpreted, for a reason)
   std::string error;  // a malformed case line: the runner fails the case with it
+  std::vector<std::string> archs = {"sm_80", "sm_90"};  // the file's `// archs:` line, if any
 };
 
 inline bool ParseDims(const std::string& v, uint32_t (&d)[3]) {
@@ -124,12 +128,21 @@ inline std::vector<Case> LoadCases(const std::string& dir) {
   }
   std::sort(files.begin(), files.end());
   std::vector<Case> cases;
-  const std::string tag = "// case:";
+  const std::string tag = "// case:", archs_tag = "// archs:";
   for (const auto& f : files) {
     std::ifstream in(f);
     std::string line;
+    std::vector<std::string> archs = Case{}.archs;
     while (std::getline(in, line)) {
-      if (line.rfind(tag, 0) == 0) cases.push_back(ParseCase(f.stem().string(), line.substr(tag.size())));
+      if (line.rfind(archs_tag, 0) == 0) {  // the architectures this file is compiled for
+        std::stringstream ss(line.substr(archs_tag.size()));
+        archs.clear();
+        for (std::string a; ss >> a;) archs.push_back(a);
+      }
+      if (line.rfind(tag, 0) == 0) {
+        cases.push_back(ParseCase(f.stem().string(), line.substr(tag.size())));
+        cases.back().archs = archs;
+      }
     }
   }
   return cases;

@@ -77,3 +77,35 @@ extern "C" __global__ void vector_atomics(unsigned* out, const unsigned* in) {
   atomicAdd(f + 7, 0.5f);
 #endif
 }
+
+// A float with a random sign and mantissa and an exponent in [2^lo, 2^(lo+7)], from bits; the
+// first four threads take inf, -inf, NaN and -0 instead.
+__device__ float Spread(unsigned bits, int lo, unsigned t) {
+  if (t < 4) return __uint_as_float(t == 0 ? 0x7f800000u : t == 1 ? 0xff800000u : t == 2 ? 0x7fc00000u : 0x80000000u);
+  return __uint_as_float((bits & 0x807fffffu) | (unsigned)(127 + lo + (int)(bits >> 23 & 7)) << 23);
+}
+
+// case: cvt_relu_satfinite grid=1 block=64 out=640
+// f32 to f16/bf16 (and the packed pairs) with .relu and .satfinite, .rz packing, and f32 to tf32
+// rounding to nearest with ties away (.rna), with and without .satfinite.
+extern "C" __global__ void cvt_relu_satfinite(unsigned* out, const unsigned* in) {
+  unsigned t = threadIdx.x;
+  float a = Spread(in[t], 10, t), b = Spread(in[t + 64], -20, t), c = Spread(in[t + 128], 120, t);
+  unsigned short h[4];
+  unsigned w[6];
+  asm("cvt.rn.relu.f16.f32 %0, %1;" : "=h"(h[0]) : "f"(a));
+  asm("cvt.rz.relu.satfinite.bf16.f32 %0, %1;" : "=h"(h[1]) : "f"(c));
+  asm("cvt.rn.satfinite.f16.f32 %0, %1;" : "=h"(h[2]) : "f"(a));
+  asm("cvt.rn.satfinite.bf16.f32 %0, %1;" : "=h"(h[3]) : "f"(c));
+  asm("cvt.rn.relu.f16x2.f32 %0, %1, %2;" : "=r"(w[0]) : "f"(a), "f"(b));
+  asm("cvt.rz.satfinite.bf16x2.f32 %0, %1, %2;" : "=r"(w[1]) : "f"(c), "f"(b));
+  asm("cvt.rz.f16x2.f32 %0, %1, %2;" : "=r"(w[2]) : "f"(a), "f"(b));
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(w[3]) : "f"(c));
+  asm("cvt.rna.satfinite.tf32.f32 %0, %1;" : "=r"(w[4]) : "f"(c));
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(w[5]) : "f"(b));
+  out[t * 10] = h[0] | (unsigned)h[1] << 16;
+  out[t * 10 + 1] = h[2] | (unsigned)h[3] << 16;
+  for (int k = 0; k < 6; ++k) out[t * 10 + 2 + k] = w[k];
+  out[t * 10 + 8] = __float_as_uint(a);  // the inputs, so a failure is easy to read
+  out[t * 10 + 9] = __float_as_uint(c);
+}

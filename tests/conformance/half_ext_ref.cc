@@ -92,5 +92,65 @@ REFERENCE(half_ext, vector_atomics) {
   for (int i = 0; i < 8; ++i) out[i] = std::bit_cast<uint32_t>(v[i]);
 }
 
+// The kernel's Spread: random sign and mantissa, exponent in [lo, lo + 7]; threads 0-3: inf,
+// -inf, NaN, -0.
+float Spread(uint32_t bits, int lo, unsigned t) {
+  if (t < 4) return std::bit_cast<float>(t == 0 ? 0x7f800000u : t == 1 ? 0xff800000u : t == 2 ? 0x7fc00000u : 0x80000000u);
+  return std::bit_cast<float>((bits & 0x807fffffu) | static_cast<uint32_t>(127 + lo + static_cast<int>(bits >> 23 & 7)) << 23);
+}
+
+// cvt f32 to f16 or bf16 as the PTX ISA defines its modifiers: .rn to nearest even (the
+// compiler's _Float16 cast; bfloat16 by rounding the float's bits), .rz the largest magnitude not
+// above |v| (f16 by searching the codes; bfloat16 by truncating the bits); .relu: negative to +0;
+// .satfinite: infinities and overflows to the largest finite value; NaN the canonical 0x7fff.
+uint32_t Narrow(float v, bool bf, bool rz, bool relu, bool satfinite) {
+  if (std::isnan(v)) return 0x7fff;
+  if (relu && v < 0) v = 0;
+  const uint32_t sign = std::signbit(v) ? 0x8000 : 0, inf = bf ? 0x7f80 : 0x7c00;
+  uint32_t r;
+  if (std::isinf(v)) {
+    r = sign | inf;
+  } else if (!rz) {
+    r = bf ? Bf16(v) : Half(v);
+  } else if (bf) {
+    r = std::bit_cast<uint32_t>(v) >> 16;
+  } else {
+    uint32_t best = 0;  // magnitudes ascend with the code
+    for (uint32_t c = 0; c < 0x7c00; ++c) {
+      if (static_cast<double>(std::bit_cast<_Float16>(static_cast<uint16_t>(c))) <= std::fabs(v)) best = c;
+    }
+    r = sign | best;
+  }
+  if (satfinite && (r & 0x7fff) == inf) r = sign | (inf - 1);
+  return r;
+}
+
+// tf32 .rna: the float's bits rounded at bit 13 to nearest, ties away from zero (adding half a
+// unit to the magnitude), the low 13 bits zero; NaN canonical; .satfinite: no infinity.
+uint32_t Tf32Rna(float v, bool satfinite) {
+  const uint32_t u = std::bit_cast<uint32_t>(v), mag = u & 0x7fffffffu, sign = u & 0x80000000u;
+  if (mag > 0x7f800000u) return 0x7fffffffu;
+  uint32_t r = mag == 0x7f800000u ? mag : (mag + 0x1000u) & 0xffffe000u;
+  if (satfinite && r >= 0x7f800000u) r = 0x7f7fe000u;
+  return sign | r;
+}
+
+REFERENCE(half_ext, cvt_relu_satfinite) {
+  for (unsigned t = 0; t < 64; ++t) {
+    const float a = Spread(in[t], 10, t), b = Spread(in[t + 64], -20, t), c = Spread(in[t + 128], 120, t);
+    uint32_t* o = &out[t * 10];
+    o[0] = Narrow(a, false, false, true, false) | Narrow(c, true, true, true, true) << 16;
+    o[1] = Narrow(a, false, false, false, true) | Narrow(c, true, false, false, true) << 16;
+    o[2] = Narrow(a, false, false, true, false) << 16 | Narrow(b, false, false, true, false);
+    o[3] = Narrow(c, true, true, false, true) << 16 | Narrow(b, true, true, false, true);
+    o[4] = Narrow(a, false, true, false, false) << 16 | Narrow(b, false, true, false, false);
+    o[5] = Tf32Rna(c, false);
+    o[6] = Tf32Rna(c, true);
+    o[7] = Tf32Rna(b, false);
+    o[8] = std::bit_cast<uint32_t>(a);
+    o[9] = std::bit_cast<uint32_t>(c);
+  }
+}
+
 }  // namespace
 }  // namespace gpuwasm::conformance

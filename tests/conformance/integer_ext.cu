@@ -228,3 +228,17 @@ extern "C" __global__ void simd_video_selectors(unsigned* out, const unsigned* i
   asm("vavrg4.u32.u32.u32 %0.b0, %1.b0000, %2.b7777, %3;" : "=r"(r[5]) : "r"(a), "r"(b), "r"(c));
   for (int k = 0; k < 6; ++k) out[t * 6 + k] = r[k];
 }
+
+// case: cvt_pack_narrow grid=1 block=64 out=128
+// cvt.pack.sat to 4- and 2-bit types: a and b saturated, a above b, c's low bits above them.
+extern "C" __global__ void cvt_pack_narrow(unsigned* out, const unsigned* in) {
+  unsigned t = threadIdx.x;
+  int a = (int)in[t] >> (24 + (t & 7)), b = (int)in[t + 64] >> (26 + (t >> 3 & 3)), c = (int)in[t + 128];
+  unsigned r4, r2;
+  asm("{ .reg .b32 lo; cvt.pack.sat.u4.s32.b32 lo, %2, %3, %1; cvt.pack.sat.s4.s32.b32 %0, %3, %2, lo; }"
+      : "=r"(r4) : "r"(c), "r"(a), "r"(b));
+  asm("{ .reg .b32 lo; cvt.pack.sat.s2.s32.b32 lo, %2, %3, %1; cvt.pack.sat.u2.s32.b32 %0, %2, %3, lo; }"
+      : "=r"(r2) : "r"(c), "r"(a), "r"(b));
+  out[t * 2] = r4;
+  out[t * 2 + 1] = r2;
+}

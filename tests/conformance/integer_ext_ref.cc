@@ -329,6 +329,19 @@ int64_t Product24(uint32_t a, uint32_t b, bool sign) {
   return ext(a) * ext(b);
 }
 
+REFERENCE(integer_ext, cvt_pack_narrow) {
+  for (unsigned t = 0; t < 64; ++t) {
+    const int32_t a = static_cast<int32_t>(in[t]) >> (24 + (t & 7));
+    const int32_t b = static_cast<int32_t>(in[t + 64]) >> (26 + (t >> 3 & 3));
+    const uint32_t c = in[t + 128];
+    // cvt.pack.sat.<type>.s32.b32 d, x, y, z: d = z << 2n | sat(x) << n | sat(y), n the type's bits.
+    const uint32_t lo4 = c << 8 | Saturate(a, 4, false) << 4 | Saturate(b, 4, false);
+    out[t * 2] = lo4 << 8 | Saturate(b, 4, true) << 4 | Saturate(a, 4, true);
+    const uint32_t lo2 = c << 4 | Saturate(a, 2, true) << 2 | Saturate(b, 2, true);
+    out[t * 2 + 1] = lo2 << 4 | Saturate(a, 2, false) << 2 | Saturate(b, 2, false);
+  }
+}
+
 REFERENCE(integer_ext, mul24_sad) {
   for (unsigned t = 0; t < 64; ++t) {
     const uint32_t a = in[t], b = in[t + 64], c = in[t + 128];

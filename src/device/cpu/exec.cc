@@ -975,6 +975,7 @@ class CtaExec {
   void Carry(const Inst& in, uint32_t mask, uint64_t* R);
   void DotProduct(const Inst& in, uint32_t mask, uint64_t* R);
   void Video(const Inst& in, uint32_t mask, uint64_t* R);
+  void ConvertMini(const Inst& in, uint32_t mask, uint64_t* R);
   void VideoScalar(const Inst& in, uint32_t mask, uint64_t* R);
   void IntMisc(const Inst& in, uint32_t mask, uint64_t* R);
   void SetSlct(const Inst& in, uint32_t mask, uint64_t* R);
@@ -1224,37 +1225,106 @@ T AtomicRmw(uint8_t* p, AtomOp op, T b, T c, bool shared) {
   }
 }
 
-// fp8 (e4m3: bias 7, no infinities, 448 the largest; e5m2: bias 15, IEEE-like, 57344 the
-// largest finite): `v` rounded to nearest even, saturated to the largest finite value (.satfinite),
-// NaN as 0x7f.
-uint8_t EncodeFp8(double v, bool e5m2) {
-  if (std::isnan(v)) return 0x7f;
-  const int mbits = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7;
-  const uint8_t max_code = e5m2 ? 0x7b : 0x7e;
-  const uint8_t sign = std::signbit(v) ? 0x80 : 0;
-  const double a = std::fabs(v);
-  if (std::isinf(a)) return static_cast<uint8_t>(sign | max_code);
-  uint32_t code;
-  if (a < std::ldexp(1.0, 1 - bias)) {  // subnormal: units of the smallest one
-    code = static_cast<uint32_t>(std::nearbyint(std::ldexp(a, bias - 1 + mbits)));
-  } else {
-    int e = std::ilogb(a);
-    double m = std::nearbyint(std::ldexp(a, mbits - e));  // 2^mbits .. 2^(mbits+1)
-    if (m >= std::ldexp(1.0, mbits + 1)) m /= 2, ++e;
-    code = e + bias > 31 ? 0xffu
-                         : static_cast<uint32_t>((e + bias) << mbits) | (static_cast<uint32_t>(m) - (1u << mbits));
+// The narrow float formats of cvt. fp8 e4m3 (bias 7, 448 the largest, NaN 0x7f, no infinities),
+// e5m2 (bias 15, IEEE-like, 57344 the largest finite), fp6 e2m3 (bias 1, 7.5) and e3m2 (bias 3,
+// 28), fp4 e2m1 (bias 1, 6): the last three have neither infinities nor NaN.
+struct MiniSpec {
+  int ebits, mbits, bias;
+  uint8_t max_code;  // the largest finite magnitude's code
+  int nan;           // NaN's code; -1: none (NaN converts to the positive largest value)
+};
+
+MiniSpec SpecOf(MiniFormat f) {
+  switch (f) {
+    case MiniFormat::kE4M3: return {4, 3, 7, 0x7e, 0x7f};
+    case MiniFormat::kE5M2: return {5, 2, 15, 0x7b, 0x7f};
+    case MiniFormat::kE2M1: return {2, 1, 1, 0x7, -1};
+    case MiniFormat::kE2M3: return {2, 3, 1, 0x1f, -1};
+    default: return {3, 2, 3, 0x1f, -1};  // e3m2
   }
-  return static_cast<uint8_t>(sign | std::min<uint32_t>(code, max_code));
 }
 
-double DecodeFp8(uint8_t b, bool e5m2) {
-  const int mbits = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7;
-  const int e = (b & 0x7f) >> mbits, m = b & ((1 << mbits) - 1);
-  const double s = (b & 0x80) ? -1.0 : 1.0;
-  if (e5m2 && e == 31) return m == 0 ? s * INFINITY : NAN;
-  if (!e5m2 && e == 15 && m == 7) return NAN;
-  if (e == 0) return s * std::ldexp(m, 1 - bias - mbits);
-  return s * std::ldexp((1 << mbits) | m, e - bias - mbits);
+// `v` rounded to nearest even and saturated to the largest finite value (.satfinite, which these
+// conversions require); .relu makes negative values +0.
+uint8_t EncodeMini(double v, MiniFormat f, bool relu) {
+  const MiniSpec s = SpecOf(f);
+  if (std::isnan(v)) return static_cast<uint8_t>(s.nan >= 0 ? s.nan : s.max_code);
+  if (relu && v < 0) return 0;
+  const uint8_t sign = std::signbit(v) ? static_cast<uint8_t>(1u << (s.ebits + s.mbits)) : 0;
+  const double a = std::fabs(v);
+  if (std::isinf(a)) return static_cast<uint8_t>(sign | s.max_code);
+  uint32_t code;
+  if (a < std::ldexp(1.0, 1 - s.bias)) {  // subnormal: units of the smallest one
+    code = static_cast<uint32_t>(std::nearbyint(std::ldexp(a, s.bias - 1 + s.mbits)));
+  } else {
+    int e = std::ilogb(a);
+    double m = std::nearbyint(std::ldexp(a, s.mbits - e));  // 2^mbits .. 2^(mbits+1)
+    if (m >= std::ldexp(1.0, s.mbits + 1)) m /= 2, ++e;
+    code = e + s.bias >= (1 << s.ebits) ? 0xffu
+                                         : static_cast<uint32_t>((e + s.bias) << s.mbits) |
+                                               (static_cast<uint32_t>(m) - (1u << s.mbits));
+  }
+  return static_cast<uint8_t>(sign | std::min<uint32_t>(code, s.max_code));
+}
+
+double DecodeMini(uint8_t b, MiniFormat f) {
+  const MiniSpec s = SpecOf(f);
+  const int sign_bit = s.ebits + s.mbits;
+  const int e = (b & ((1 << sign_bit) - 1)) >> s.mbits, m = b & ((1 << s.mbits) - 1);
+  const double sg = (b >> sign_bit & 1) ? -1.0 : 1.0;
+  if (f == MiniFormat::kE5M2 && e == 31) return m == 0 ? sg * INFINITY : NAN;
+  if (f == MiniFormat::kE4M3 && e == 15 && m == 7) return NAN;
+  if (e == 0) return sg * std::ldexp(m, 1 - s.bias - s.mbits);
+  return sg * std::ldexp((1 << s.mbits) | m, e - s.bias - s.mbits);
+}
+
+// ue8m0: a power of two 2^(code - 127), unsigned (the sign is dropped), 0xff NaN. .rz takes the
+// largest power not above |v|, .rp the smallest not below (both at least 2^-127); .satfinite
+// keeps infinities and overflows at 0xfe.
+uint8_t EncodeUe8m0(double v, Round rnd, bool satfinite) {
+  if (std::isnan(v)) return 0xff;
+  const double a = std::fabs(v);
+  if (std::isinf(a)) return satfinite ? 0xfe : 0xff;
+  if (a == 0) return 0;
+  const int e = std::ilogb(a);
+  const bool exact = std::ldexp(1.0, e) == a;
+  const int code = std::clamp(e + 127 + (rnd == Round::kRp && !exact ? 1 : 0), 0, 255);
+  return static_cast<uint8_t>(satfinite && code == 255 ? 254 : code);
+}
+
+uint16_t DecodeUe8m0ToBf16(uint8_t code) {
+  if (code == 0xff) return 0x7fff;  // canonical NaN
+  if (code == 0) return 0x0040;     // 2^-127, a subnormal bfloat16
+  return static_cast<uint16_t>(code << 7);
+}
+
+// tf32: an f32 with 10 significand bits (the low 13 bits zero), rounded .rna (ties away), .rn or
+// .rz; NaN is the canonical NaN; .satfinite keeps infinities and overflows finite.
+uint32_t EncodeTf32(uint32_t bits, Round rnd, bool satfinite, bool relu) {
+  const uint32_t sign = bits & 0x80000000u, mag = bits & 0x7fffffffu;
+  constexpr uint32_t kMax = 0x7f7fe000u, kInf = 0x7f800000u;
+  if (mag > kInf) return 0x7fffffffu;
+  if (relu && sign && mag != 0) return 0;
+  if (mag == kInf) return sign | (satfinite ? kMax : kInf);
+  uint32_t r = mag;
+  if (rnd == Round::kRna) r += 0x1000u;
+  else if (rnd != Round::kRz) r += 0xfffu + (mag >> 13 & 1);
+  r &= ~0x1fffu;
+  if (r >= kInf) r = satfinite ? kMax : kInf;
+  return sign | r;
+}
+
+// A float (as a double) to f16 or bf16 in the current rounding mode, as cvt does: NaN is the
+// canonical NaN 0x7fff (as the CUDA toolkit's emulation gives), .relu makes negative values +0,
+// .satfinite keeps infinities and overflows at the largest finite value.
+uint16_t NarrowFloat(double v, bool bf, uint16_t flags) {
+  const bool relu = flags & kRelu, satfinite = flags & kSatFinite;
+  if (std::isnan(v)) return 0x7fff;
+  if (relu && v < 0) v = 0;
+  const uint16_t sign = std::signbit(v) ? 0x8000 : 0, inf = bf ? 0x7f80 : 0x7c00;
+  if (std::isinf(v)) return static_cast<uint16_t>(sign | (satfinite ? inf - 1 : inf));
+  const uint16_t h = bf ? DoubleToBf16(v) : DoubleToHalf(v);
+  return satfinite && (h & 0x7fff) == inf ? static_cast<uint16_t>(sign | (inf - 1)) : h;
 }
 
 // The half-precision add of atom/red (.f16 .bf16, and the packed .f16x2 .bf16x2 per half): each
@@ -1802,8 +1872,8 @@ void CtaExec::Convert(const Inst& in, uint32_t mask, uint64_t* R) {
         break;
       }
       case Type::kF64: d[l] = Bits(v); break;
-      case Type::kF16: d[l] = DoubleToHalf(v); break;
-      case Type::kBF16: d[l] = DoubleToBf16(v); break;
+      case Type::kF16: d[l] = NarrowFloat(v, false, in.flags); break;
+      case Type::kBF16: d[l] = NarrowFloat(v, true, in.flags); break;
       default: break;
     }
   };
@@ -1937,6 +2007,38 @@ void CtaExec::DotProduct(const Inst& in, uint32_t mask, uint64_t* R) {
       s += static_cast<uint32_t>(p);
     }
     d[l] = s;
+  });
+}
+
+// cvt to and from the narrow float formats (see EncodeMini, EncodeUe8m0, EncodeTf32).
+void CtaExec::ConvertMini(const Inst& in, uint32_t mask, uint64_t* R) {
+  const auto f = static_cast<MiniFormat>(in.cmp);
+  const bool relu = in.flags & kRelu, satfinite = in.flags & kSatFinite;
+  const bool fp4 = f == MiniFormat::kE2M1, fp6 = f == MiniFormat::kE2M3 || f == MiniFormat::kE3M2;
+  const unsigned shift = fp4 ? 4 : 8;  // the upper element's position in the pair
+  const uint32_t elem = fp4 ? 0xfu : fp6 ? 0x3fu : 0xffu;
+  uint64_t* d = REG(in.d[0]);
+  const uint64_t *a = REG(in.s[0]), *b = in.s[1] != kNoSlot ? REG(in.s[1]) : nullptr;
+  auto encode = [&](double v) -> uint32_t {
+    return f == MiniFormat::kUE8M0 ? EncodeUe8m0(v, in.rnd, satfinite) : EncodeMini(v, f, relu);
+  };
+  ForLanes(mask, [&](int l) {
+    const uint32_t av = static_cast<uint32_t>(a[l]);
+    if (f == MiniFormat::kTF32) {
+      d[l] = EncodeTf32(av, in.rnd, satfinite, relu);
+    } else if (in.bool_op & kMiniToHalves) {  // the pair in a, the upper element to the upper half
+      auto half = [&](uint32_t code) -> uint32_t {
+        if (f == MiniFormat::kUE8M0) return DecodeUe8m0ToBf16(static_cast<uint8_t>(code));
+        return NarrowFloat(DecodeMini(static_cast<uint8_t>(code), f), false, relu ? kRelu : 0);
+      };
+      d[l] = half(av >> shift & elem) << 16 | half(av & elem);
+    } else if (in.bool_op & kMiniFromHalves) {  // f16x2 (bf16x2 for ue8m0): upper half to the upper element
+      const bool bf = in.t2 == Type::kBF16x2;
+      auto value = [&](uint16_t h) { return bf ? Bf16ToDouble(h) : HalfToDouble(h); };
+      d[l] = encode(value(static_cast<uint16_t>(av >> 16))) << shift | encode(value(static_cast<uint16_t>(av)));
+    } else {  // f32 a to the upper element, b to the lower
+      d[l] = encode(AsF32(a[l])) << shift | encode(AsF32(b[l]));
+    }
   });
 }
 
@@ -2440,27 +2542,11 @@ bool CtaExec::Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w,
       IntMisc(in, mask, R);
       return true;
     case Op::kSet: case Op::kSlct: SetSlct(in, mask, R); return true;
-    case Op::kCvtFp8: {
-      const bool e5 = in.cmp & 1;
-      uint64_t* d = REG(in.d[0]);
-      const uint64_t *a = REG(in.s[0]), *b = in.s[1] != kNoSlot ? REG(in.s[1]) : nullptr;
-      ForLanes(mask, [&](int l) {
-        if (in.cmp & 4) {  // f16x2 from two fp8
-          const auto lo = static_cast<uint8_t>(a[l]), hi = static_cast<uint8_t>(a[l] >> 8);
-          d[l] = uint64_t{DoubleToHalf(DecodeFp8(hi, e5))} << 16 | DoubleToHalf(DecodeFp8(lo, e5));
-        } else if (in.cmp & 2) {  // two fp8 from f16x2
-          const double hi = HalfToDouble(static_cast<uint16_t>(a[l] >> 16)), lo = HalfToDouble(static_cast<uint16_t>(a[l]));
-          d[l] = uint64_t{EncodeFp8(hi, e5)} << 8 | EncodeFp8(lo, e5);
-        } else {  // two fp8 from f32 a (upper) and b (lower)
-          d[l] = uint64_t{EncodeFp8(AsF32(a[l]), e5)} << 8 | EncodeFp8(AsF32(b[l]), e5);
-        }
-      });
-      return true;
-    }
-    case Op::kCvtPack: {  // cvt.rn.{f16x2,bf16x2}.f32 d, a, b: a rounded into the upper half, b the lower
+    case Op::kCvtMini: ConvertMini(in, mask, R); return true;
+    case Op::kCvtPack: {  // cvt.{rn,rz}.{f16x2,bf16x2}.f32 d, a, b: a rounded into the upper half, b the lower
       if (in.t2 == Type::kS32) {  // cvt.pack.sat: saturated a above b, then c's low bits
-        const unsigned bits = ptx::TypeSize(in.t) * 8;
-        const bool sign = ptx::IsSigned(in.t);
+        const unsigned bits = in.cmp;
+        const bool sign = in.bool_op != 0;
         const int64_t lo = sign ? -(int64_t{1} << (bits - 1)) : 0;
         const int64_t hi = sign ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
         const uint32_t em = (1u << bits) - 1;
@@ -2478,7 +2564,8 @@ bool CtaExec::Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w,
       const bool bf = in.t == Type::kBF16x2;
       uint64_t* d = REG(in.d[0]);
       const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]);
-      auto half = [&](uint64_t f) { return bf ? DoubleToBf16(AsF32(f)) : DoubleToHalf(AsF32(f)); };
+      RoundingScope rs(RoundMode(in.rnd));
+      auto half = [&](uint64_t f) { return NarrowFloat(AsF32(f), bf, in.flags); };
       ForLanes(mask, [&](int l) { d[l] = uint64_t{half(a[l])} << 16 | half(b[l]); });
       return true;
     }

@@ -57,7 +57,8 @@ Mods ParseMods(const ptx::Instruction& in) {
   Mods m;
   static const std::map<std::string, Round> kRound = {{"rn", Round::kRn},   {"rz", Round::kRz},   {"rm", Round::kRm},
                                                       {"rp", Round::kRp},   {"rni", Round::kRni}, {"rzi", Round::kRzi},
-                                                      {"rmi", Round::kRmi}, {"rpi", Round::kRpi}};
+                                                      {"rmi", Round::kRmi}, {"rpi", Round::kRpi},
+                                                      {"rna", Round::kRna}};
   static const std::set<std::string> kCmp = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
                                              "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"};
   static const std::set<std::string> kAtom = {"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"};
@@ -71,8 +72,12 @@ Mods ParseMods(const ptx::Instruction& in) {
       m.rnd = r->second;
     } else if (x == "ftz") {
       m.flags |= kFtz;
-    } else if (x == "sat" || x == "satfinite") {
+    } else if (x == "sat") {
       m.flags |= kSat;
+    } else if (x == "satfinite") {
+      m.flags |= kSatFinite;
+    } else if (x == "relu") {
+      m.flags |= kRelu;
     } else if (x == "approx" || x == "full") {
       m.flags |= kApprox;
     } else if ((in.opcode == "setp" || in.opcode == "set") && kCmp.count(x) != 0 && m.cmp.empty()) {
@@ -440,6 +445,11 @@ class Decoder {
     x.t = m.types.empty() ? Type::kNone : m.types.back();
     x.rnd = m.rnd;
     x.flags = m.flags;
+    if (op != "cvt") {  // only cvt reads these
+      if (m.flags & kRelu) return Unsupported(in, "modifier .relu");
+      if (m.flags & kSatFinite) return Unsupported(in, "modifier .satfinite");
+      if (m.rnd == Round::kRna) return BadAt(in, ".rna rounds conversions to tf32 only");
+    }
     auto need = [&](size_t n) -> Status {
       if (ops.size() != n) return BadAt(in, "expected " + std::to_string(n) + " operands, got " + std::to_string(ops.size()));
       return Status::Ok();
@@ -778,71 +788,7 @@ class Decoder {
       GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
       return Emit(x, in);
     }
-    if (op == "cvt" && m.other.size() == 1 && m.other.count("pack") != 0) {
-      // cvt.pack.sat.{u16,s16}.s32 d, a, b; cvt.pack.sat.{u8,s8}.s32.b32 d, a, b, c: a and b
-      // saturated to the type, a above b in d's low bits, the rest of d from c's low bits.
-      const bool narrow = m.types.size() == 3;
-      if (!(x.flags & kSat) || (m.types.size() != 2 && !narrow) || m.types[1] != Type::kS32) {
-        return Unsupported(in, "this cvt.pack form");
-      }
-      const Type ct = m.types[0];
-      if (narrow ? (ct != Type::kU8 && ct != Type::kS8) : (ct != Type::kU16 && ct != Type::kS16)) {
-        return Unsupported(in, "cvt.pack to this type");
-      }
-      GPUWASM_RETURN_IF_ERROR(need(narrow ? 4 : 3));
-      x.op = Op::kCvtPack;
-      x.t = ct;
-      x.t2 = Type::kS32;
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-      GPUWASM_RETURN_IF_ERROR(srcs(1, narrow ? 3 : 2));
-      return Emit(x, in);
-    }
-    if (op == "cvt" && m.other.size() == 1 && (m.other.count("e4m3x2") != 0 || m.other.count("e5m2x2") != 0)) {
-      // fp8 pairs: cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, a, b (a to the upper byte) and .f16x2 d, a;
-      // cvt.rn.f16x2.{e4m3x2,e5m2x2} d, a. Inst::cmp: bit 0 e5m2; 2 from f16x2; 4 to f16x2.
-      const std::string fp8 = *m.other.begin();
-      if (m.types.size() != 1 || m.rnd != Round::kRn) return Unsupported(in, "this fp8 conversion");
-      const auto at = [&](const std::string& name) {
-        return std::find(in.modifiers.begin(), in.modifiers.end(), name) - in.modifiers.begin();
-      };
-      const bool to_half = m.types[0] == Type::kF16x2 && at("f16x2") < at(fp8);
-      x.op = Op::kCvtFp8;
-      x.cmp = static_cast<uint8_t>((fp8 == "e5m2x2" ? 1 : 0) | (to_half ? 4 : m.types[0] == Type::kF16x2 ? 2 : 0));
-      if (!to_half && !(x.flags & kSat)) return Unsupported(in, "fp8 conversion without .satfinite");
-      if (!to_half && m.types[0] != Type::kF32 && m.types[0] != Type::kF16x2) return Unsupported(in, "this fp8 conversion");
-      const bool pair = m.types[0] == Type::kF32;
-      GPUWASM_RETURN_IF_ERROR(need(pair ? 3 : 2));
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], to_half ? Type::kB32 : Type::kB16));
-      for (size_t k = 0; k < (pair ? 2u : 1u); ++k) {
-        GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, ops[k + 1], pair ? Type::kF32 : to_half ? Type::kB16 : Type::kB32));
-      }
-      return Emit(x, in);
-    }
-    if (op == "cvt") {
-      if (!m.other.empty()) return Unsupported(in, "modifier ." + *m.other.begin());
-      if (m.types.size() != 2) return BadAt(in, "cvt needs a destination and a source type");
-      if ((m.types[0] == Type::kF16x2 || m.types[0] == Type::kBF16x2) && m.types[1] == Type::kF32) {
-        // cvt.rn.f16x2.f32 d, a, b: a to the upper half, b to the lower.
-        if (m.rnd != Round::kRn) return Unsupported(in, "packing conversion other than .rn");
-        GPUWASM_RETURN_IF_ERROR(need(3));
-        x.op = Op::kCvtPack;
-        x.t = m.types[0];
-        x.t2 = Type::kF32;
-        GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-        GPUWASM_RETURN_IF_ERROR(srcs(1, 2));
-        return Emit(x, in);
-      }
-      GPUWASM_RETURN_IF_ERROR(need(2));
-      x.op = Op::kCvt;
-      x.t = m.types[0];
-      x.t2 = m.types[1];
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t2));
-      if (ops[0].kind == Operand::Kind::kRegister) {
-        x.dst_bits = static_cast<uint8_t>(ptx::TypeSize(m_.registers[ops[0].reg].type) * 8);
-      }
-      return Emit(x, in);
-    }
+    if (op == "cvt") return Convert(in, m, x);
     if (op == "bra") {
       x.op = Op::kBra;
       return Emit(x, in);  // target patched by EmitFunction
@@ -1030,6 +976,157 @@ class Decoder {
       elems.push_back(&val);
     }
     return elems;
+  }
+
+  // cvt: between integer and float types; packing (cvt.pack.sat, f32 pairs to f16x2/bf16x2); the
+  // narrow float formats (fp8, fp6, fp4 and ue8m0 pairs, tf32). .relu and .satfinite apply to
+  // float destinations only.
+  Status Convert(const ptx::Instruction& in, const Mods& m, Inst x) {
+    const auto& ops = in.operands;
+    auto need = [&](size_t n) -> Status {
+      if (ops.size() != n) return BadAt(in, "expected " + std::to_string(n) + " operands, got " + std::to_string(ops.size()));
+      return Status::Ok();
+    };
+    auto srcs = [&](size_t n, Type t) -> Status {
+      for (size_t k = 0; k < n; ++k) { GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, ops[k + 1], t)); }
+      return Status::Ok();
+    };
+    if (m.other.count("rs") != 0) return Unsupported(in, "stochastic rounding (.rs)");
+    if (m.rnd == Round::kRna && m.other.count("tf32") == 0) return BadAt(in, ".rna rounds conversions to tf32 only");
+    static const std::map<std::string, MiniFormat> kMini = {
+        {"e4m3x2", MiniFormat::kE4M3}, {"e5m2x2", MiniFormat::kE5M2},   {"e2m1x2", MiniFormat::kE2M1},
+        {"e2m3x2", MiniFormat::kE2M3}, {"e3m2x2", MiniFormat::kE3M2},   {"ue8m0x2", MiniFormat::kUE8M0},
+        {"tf32", MiniFormat::kTF32}};
+    if (m.other.count("pack") != 0) {
+      // cvt.pack.sat.{u16,s16}.s32 d, a, b; cvt.pack.sat.{u8,s8,u4,s4,u2,s2}.s32.b32 d, a, b, c: a
+      // and b saturated to the type, a above b in d's low bits, the rest of d from c's low bits.
+      static const std::map<std::string, std::pair<uint8_t, bool>> kNarrow = {
+          {"u4", {4, false}}, {"s4", {4, true}}, {"u2", {2, false}}, {"s2", {2, true}}};
+      std::vector<Type> types = m.types;
+      uint8_t bits = 0;
+      bool sign = false;
+      for (const std::string& o : m.other) {
+        if (o == "pack") continue;
+        auto it = kNarrow.find(o);
+        if (it == kNarrow.end() || bits != 0) return Unsupported(in, "modifier ." + o);
+        bits = it->second.first;
+        sign = it->second.second;
+      }
+      if (bits == 0 && !types.empty()) {
+        if (types[0] != Type::kU8 && types[0] != Type::kS8 && types[0] != Type::kU16 && types[0] != Type::kS16) {
+          return Unsupported(in, "cvt.pack to this type");
+        }
+        bits = static_cast<uint8_t>(ptx::TypeSize(types[0]) * 8);
+        sign = ptx::IsSigned(types[0]);
+        types.erase(types.begin());
+      }
+      const bool with_c = bits < 16;
+      if (!(x.flags & kSat) || bits == 0 || types.size() != (with_c ? 2u : 1u) || types[0] != Type::kS32 ||
+          (with_c && types[1] != Type::kB32)) {
+        return Unsupported(in, "this cvt.pack form");
+      }
+      GPUWASM_RETURN_IF_ERROR(need(with_c ? 4 : 3));
+      x.op = Op::kCvtPack;
+      x.t = Type::kS32;
+      x.t2 = Type::kS32;
+      x.cmp = bits;
+      x.bool_op = sign;
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], Type::kB32));
+      GPUWASM_RETURN_IF_ERROR(srcs(with_c ? 3 : 2, Type::kB32));
+      return Emit(x, in);
+    }
+    const std::string* mini = nullptr;
+    for (const std::string& o : m.other) {
+      if (kMini.count(o) != 0 && mini == nullptr) mini = &o;
+      else if (o == "e4m3x4" || o == "e5m2x4" || o == "e2m1x4" || o == "e2m3x4" || o == "e3m2x4") return Unsupported(in, "." + o);
+      else return Unsupported(in, "modifier ." + o);
+    }
+    if (mini != nullptr) return ConvertMini(in, m, *mini, kMini.at(*mini), x);
+    if (m.types.size() != 2) return BadAt(in, "cvt needs a destination and a source type");
+    const Type dt = m.types[0], st = m.types[1];
+    if ((x.flags & (kRelu | kSatFinite)) &&
+        !(st == Type::kF32 && (dt == Type::kF16 || dt == Type::kBF16 || dt == Type::kF16x2 || dt == Type::kBF16x2))) {
+      return Unsupported(in, ".relu and .satfinite on this conversion");
+    }
+    if ((x.flags & (kRelu | kSatFinite)) && m.rnd != Round::kRn && m.rnd != Round::kRz) {
+      return BadAt(in, ".relu and .satfinite need .rn or .rz");
+    }
+    if ((dt == Type::kF16x2 || dt == Type::kBF16x2) && st == Type::kF32) {
+      // cvt.{rn,rz}.f16x2.f32 d, a, b: a to the upper half, b to the lower.
+      if (m.rnd != Round::kRn && m.rnd != Round::kRz) return BadAt(in, "a packing conversion rounds .rn or .rz");
+      GPUWASM_RETURN_IF_ERROR(need(3));
+      x.op = Op::kCvtPack;
+      x.t = dt;
+      x.t2 = Type::kF32;
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], dt));
+      GPUWASM_RETURN_IF_ERROR(srcs(2, Type::kF32));
+      return Emit(x, in);
+    }
+    GPUWASM_RETURN_IF_ERROR(need(2));
+    if (ops[0].kind != Operand::Kind::kRegister && ops[0].kind != Operand::Kind::kSink) {
+      return BadAt(in, "operand 1 must be a register");
+    }
+    x.op = Op::kCvt;
+    x.t = dt;
+    x.t2 = st;
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], x.t));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t2));
+    if (ops[0].kind == Operand::Kind::kRegister) {
+      x.dst_bits = static_cast<uint8_t>(ptx::TypeSize(m_.registers[ops[0].reg].type) * 8);
+    }
+    return Emit(x, in);
+  }
+
+  // The narrow float formats: encode (d the format, sources f32 a and b, or packed halves a; tf32
+  // from one f32) or decode (d f16x2, or bf16x2 for ue8m0, from the format's pair in a).
+  Status ConvertMini(const ptx::Instruction& in, const Mods& m, const std::string& name, MiniFormat f, Inst x) {
+    const auto& ops = in.operands;
+    const long at = std::find(in.modifiers.begin(), in.modifiers.end(), name) - in.modifiers.begin();
+    long type_at = -1;
+    for (size_t i = 0; i < in.modifiers.size(); ++i) {
+      if (ptx::ParseType("." + in.modifiers[i])) type_at = type_at < 0 ? static_cast<long>(i) : type_at;
+    }
+    if (m.types.size() != 1) return BadAt(in, "a ." + name + " conversion names one other type");
+    const Type other = m.types[0];
+    const bool decode = type_at < at;  // cvt.rn.f16x2.e2m1x2: the type is the destination
+    const bool ue8m0 = f == MiniFormat::kUE8M0, tf32 = f == MiniFormat::kTF32;
+    const Type halves = ue8m0 ? Type::kBF16x2 : Type::kF16x2;
+    x.op = Op::kCvtMini;
+    x.cmp = static_cast<uint8_t>(f);
+    x.t = other;
+    x.t2 = other;
+    const bool rn = m.rnd == Round::kRn, rz_rp = m.rnd == Round::kRz || m.rnd == Round::kRp;
+    if (decode) {
+      if (tf32 || other != halves) return BadAt(in, "." + name + " converts to ." + (ue8m0 ? "bf16x2" : "f16x2"));
+      if (!rn) return BadAt(in, "a conversion from ." + name + " rounds .rn");
+      if (x.flags & kSatFinite) return BadAt(in, "a conversion from ." + name + " takes no .satfinite");
+      if (ue8m0 && (x.flags & kRelu)) return BadAt(in, "a conversion from .ue8m0x2 takes no .relu");
+      x.bool_op = kMiniToHalves;
+      if (ops.size() != 2) return BadAt(in, "expected 2 operands");
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], Type::kB32));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], Type::kB16));
+      return Emit(x, in);
+    }
+    if (tf32 ? !(m.rnd == Round::kRna || rn || m.rnd == Round::kRz) : ue8m0 ? !rz_rp : !rn) {
+      return BadAt(in, "a conversion to ." + name + (tf32 ? " rounds .rna, .rn or .rz" : ue8m0 ? " rounds .rz or .rp" : " rounds .rn"));
+    }
+    if (!tf32 && !ue8m0 && !(x.flags & kSatFinite)) return Unsupported(in, "a ." + name + " conversion without .satfinite");
+    if ((x.flags & kRelu) && (ue8m0 || m.rnd == Round::kRna)) return BadAt(in, ".relu with this conversion");
+    const bool pair = other == Type::kF32 && !tf32;
+    if (!pair && !tf32) {  // from packed halves: f16x2 to fp8, bf16x2 to ue8m0
+      if (other != (ue8m0 ? Type::kBF16x2 : Type::kF16x2) ||
+          (f != MiniFormat::kE4M3 && f != MiniFormat::kE5M2 && !ue8m0)) {
+        return BadAt(in, "." + name + " from " + std::string(ptx::TypeName(other)));
+      }
+      x.bool_op = kMiniFromHalves;
+    }
+    if (tf32 && other != Type::kF32) return BadAt(in, ".tf32 converts from .f32");
+    if (ops.size() != (pair ? 3u : 2u)) return BadAt(in, "expected " + std::to_string(pair ? 3 : 2) + " operands");
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], Type::kB32));
+    for (size_t k = 0; k < (pair ? 2u : 1u); ++k) {
+      GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, ops[k + 1], pair || tf32 ? Type::kF32 : Type::kB32));
+    }
+    return Emit(x, in);
   }
 
   // vadd2 vsub2 vavrg2 vabsdiff2 vmin2 vmax2 vset2 and their 4-element twins, with selectors on a

@@ -23,7 +23,7 @@ enum class Op : uint8_t {
   kAdd, kSub, kMulLo, kMulHi, kMulWide, kMadLo, kMadHi, kMadWide, kFma, kDiv, kRem, kMin, kMax, kAbs, kNeg,
   kAnd, kOr, kXor, kNot, kCnot, kShl, kShr, kPopc, kClz, kBrev, kBfind, kBfe, kBfi, kPrmt, kShf, kLop3,
   kSetp, kSelp, kSqrt, kRcp, kRsqrt, kSin, kCos, kEx2, kLg2, kTanh, kCopysign, kCvt, kTestp,
-  kAddC, kSubC, kMadC, kDp4a, kDp2a, kVideo, kVideoScalar, kCvtPack, kCvtFp8,
+  kAddC, kSubC, kMadC, kDp4a, kDp2a, kVideo, kVideoScalar, kCvtPack, kCvtMini,
   kMul24, kMad24, kSad, kSzext, kBmsk, kFns, kSet, kSlct,  // cmp=1: mul24/mad24 .hi; kWrap: szext/bmsk .wrap
   kBra, kCall, kRet, kExit, kBar, kWarpSync, kAtom, kShfl, kVote, kRedux, kMatch, kActivemask, kClock, kTrap,
 };
@@ -31,8 +31,9 @@ enum class Op : uint8_t {
 // Memory state spaces as the executor sees them.
 enum class Mem : uint8_t { kGlobal, kShared, kLocal, kGeneric };
 
-// Rounding: rn (default) rz rm rp; for float->int and float->float-integral: rni rzi rmi rpi.
-enum class Round : uint8_t { kDefault, kRn, kRz, kRm, kRp, kRni, kRzi, kRmi, kRpi };
+// Rounding: rn (default) rz rm rp; for float->int and float->float-integral: rni rzi rmi rpi;
+// rna (nearest, ties away from zero) for cvt to tf32 only.
+enum class Round : uint8_t { kDefault, kRn, kRz, kRm, kRp, kRni, kRzi, kRmi, kRpi, kRna };  // rna: tf32
 
 enum Flag : uint16_t {
   kFtz = 1, kSat = 2, kApprox = 4, kShiftAmt = 8, kWrap = 16, kLeft = 32, kHasPred3 = 64, kNegPred3 = 128,
@@ -42,7 +43,15 @@ enum Flag : uint16_t {
   kCarryIn = 2048,   // addc/subc/madc: adds the carry flag (slot s[3])
   kCarryOut = 4096,  // .cc: writes the carry flag (slot d[1])
   kAccumulate = 8192,  // video SIMD .add: the elements' sum plus c, not a merge
+  kRelu = 16384,       // cvt .relu: negative results become +0
+  kSatFinite = 32768,  // cvt .satfinite: infinities and overflows become the largest finite value
 };
+
+// The narrow float formats of cvt (Op::kCvtMini, Inst::cmp): fp8, fp6, fp4 pairs, ue8m0 pairs and
+// tf32. Inst::bool_op: kMiniFromHalves (a is f16x2/bf16x2, t2), kMiniToHalves (d is f16x2/bf16x2,
+// t); neither: two f32 sources a (upper) and b (lower), or tf32's one.
+enum class MiniFormat : uint8_t { kE4M3, kE5M2, kE2M1, kE2M3, kE3M2, kUE8M0, kTF32 };
+constexpr uint8_t kMiniFromHalves = 1, kMiniToHalves = 2;
 
 enum class Cmp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kLo, kLs, kHi, kHs, kEqu, kNeu, kLtu, kLeu, kGtu, kGeu, kNum, kNan };
 enum class BoolOp : uint8_t { kNone, kAnd, kOr, kXor };
