@@ -473,6 +473,19 @@ class Parser {
     if (!type || *type == Type::kPred) return Error("expected a parameter type, found '" + tok_.text + "'");
     p.type = *type;
     GPUWASM_RETURN_IF_ERROR(Advance());
+    // A kernel pointer parameter's attributes (.param .u64 .ptr .global .align 16 p, as nvcc emits
+    // for sm_100): the space and alignment of what it points to, not the parameter's own layout.
+    if (IsIdent(".ptr")) {
+      GPUWASM_RETURN_IF_ERROR(Advance());
+      if (IsIdent(".global") || IsIdent(".shared") || IsIdent(".const") || IsIdent(".local")) {
+        GPUWASM_RETURN_IF_ERROR(Advance());
+      }
+      if (IsIdent(".align")) {
+        GPUWASM_RETURN_IF_ERROR(Advance());
+        GPUWASM_ASSIGN_OR_RETURN(uint64_t a, ExpectInt());
+        if (a == 0 || a > (uint64_t{1} << 31) || (a & (a - 1)) != 0) return Error(".align must be a power of two");
+      }
+    }
     GPUWASM_ASSIGN_OR_RETURN(p.name, ExpectIdent("a parameter name"));
     if (IsPunct('[')) {
       GPUWASM_RETURN_IF_ERROR(Advance());

@@ -207,9 +207,13 @@ class Validator {
       return check_all(0, Type::kB32);
     }
     if (op == "cvt" && t.size() == 2 && (t[0] == Type::kF16x2 || t[0] == Type::kBF16x2) && t[1] == Type::kF32) {
-      if (ops.size() != 3) return ErrorAt(in.pos, "a packing cvt needs 3 operands");  // d, a (upper), b (lower)
+      // d, a (upper), b (lower); .rs adds the random bits
+      const size_t n = HasModifier(in, "rs") ? 4 : 3;
+      if (ops.size() != n) return ErrorAt(in.pos, "a packing cvt needs " + std::to_string(n) + " operands");
+      if (n == 4) GPUWASM_RETURN_IF_ERROR(CheckWidth(in, ops[3], 3, Type::kB32));
       GPUWASM_RETURN_IF_ERROR(CheckWidth(in, ops[0], 0, t[0]));
-      return check_all(1, Type::kF32);
+      for (size_t k = 1; k < 3; ++k) GPUWASM_RETURN_IF_ERROR(CheckWidth(in, ops[k], k, Type::kF32));
+      return Status::Ok();
     }
     if (op == "cvt" && t.size() == 2) {
       if (ops.size() != 2) return ErrorAt(in.pos, "cvt needs 2 operands");

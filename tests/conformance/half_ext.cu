@@ -1,6 +1,8 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
+
+#include "spread.cuh"
 // Packed half conversions and half-precision atomics; double sin/cos (their slow path is an
 // extended-precision carry chain).
 
@@ -76,13 +78,6 @@ extern "C" __global__ void vector_atomics(unsigned* out, const unsigned* in) {
   atomicAdd(f + 6, 2.0f * x);
   atomicAdd(f + 7, 0.5f);
 #endif
-}
-
-// A float with a random sign and mantissa and an exponent in [2^lo, 2^(lo+7)], from bits; the
-// first four threads take inf, -inf, NaN and -0 instead.
-__device__ float Spread(unsigned bits, int lo, unsigned t) {
-  if (t < 4) return __uint_as_float(t == 0 ? 0x7f800000u : t == 1 ? 0xff800000u : t == 2 ? 0x7fc00000u : 0x80000000u);
-  return __uint_as_float((bits & 0x807fffffu) | (unsigned)(127 + lo + (int)(bits >> 23 & 7)) << 23);
 }
 
 // case: cvt_relu_satfinite grid=1 block=64 out=640

@@ -92,13 +92,6 @@ REFERENCE(half_ext, vector_atomics) {
   for (int i = 0; i < 8; ++i) out[i] = std::bit_cast<uint32_t>(v[i]);
 }
 
-// The kernel's Spread: random sign and mantissa, exponent in [lo, lo + 7]; threads 0-3: inf,
-// -inf, NaN, -0.
-float Spread(uint32_t bits, int lo, unsigned t) {
-  if (t < 4) return std::bit_cast<float>(t == 0 ? 0x7f800000u : t == 1 ? 0xff800000u : t == 2 ? 0x7fc00000u : 0x80000000u);
-  return std::bit_cast<float>((bits & 0x807fffffu) | static_cast<uint32_t>(127 + lo + static_cast<int>(bits >> 23 & 7)) << 23);
-}
-
 // cvt f32 to f16 or bf16 as the PTX ISA defines its modifiers: .rn to nearest even (the
 // compiler's _Float16 cast; bfloat16 by rounding the float's bits), .rz the largest magnitude not
 // above |v| (f16 by searching the codes; bfloat16 by truncating the bits); .relu: negative to +0;

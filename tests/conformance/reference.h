@@ -1,6 +1,7 @@
 // How a conformance case's C++ reference is written and registered (reference.cc runs them).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -40,6 +41,13 @@ inline std::vector<uint32_t> ShflXor(const std::vector<uint32_t>& v, unsigned ma
   std::vector<uint32_t> r(32);
   for (unsigned l = 0; l < 32; ++l) r[l] = v[l ^ mask];
   return r;
+}
+
+// spread.cuh's Spread: a random sign and mantissa, the exponent in [lo, lo + 7]; threads 0-3
+// take inf, -inf, NaN and -0.
+inline float Spread(uint32_t bits, int lo, unsigned t) {
+  if (t < 4) return std::bit_cast<float>(t == 0 ? 0x7f800000u : t == 1 ? 0xff800000u : t == 2 ? 0x7fc00000u : 0x80000000u);
+  return std::bit_cast<float>((bits & 0x807fffffu) | static_cast<uint32_t>(127 + lo + static_cast<int>(bits >> 23 & 7)) << 23);
 }
 
 }  // namespace gpuwasm::conformance

@@ -307,6 +307,23 @@ TEST(Unsupported, valid_instructions_of_the_isa_the_device_lacks_are_unsupported
   EXPECT_NE(m.status().message().find("line 9: unsupported instruction 'movmatrix"), std::string::npos) << m.status();
 }
 
+TEST(Unsupported, stochastic_rounding_conversions_are_unsupported_naming_the_form) {
+  // sm_100a's .rs conversions take random bits whose use the device does not model (yet).
+  KernelHarness h;
+  const char* ptx =
+      ".version 8.7\n.target sm_100a\n.address_size 64\n"
+      ".visible .entry k(.param .u64 p)\n{\n  .reg .b32 %r<4>;\n  .reg .f32 %f<5>;\n  .reg .b16 %rs<2>;\n"
+      "  cvt.rs.f16x2.f32 %r1, %f1, %f2, %r2;\n"
+      "  cvt.rs.satfinite.e4m3x4.f32 %r1, {%f1, %f2, %f3, %f4}, %r2;\n  ret;\n}\n";
+  auto m = h.context().LoadModule(ptx);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kUnsupported) << m.status();
+  EXPECT_NE(m.status().message().find("line 9: unsupported instruction 'cvt.rs.f16x2.f32': stochastic rounding (.rs)"),
+            std::string::npos) << m.status();
+  EXPECT_NE(m.status().message().find("line 10: unsupported instruction 'cvt.rs.satfinite.e4m3x4.f32': stochastic rounding"), std::string::npos)
+      << m.status();
+}
+
 TEST(BadPtx, video_forms_that_ptxas_refuses_are_bad_ptx_naming_the_line) {
   // ptxas: "Clamp modifier required for instruction 'vshl'", "Operand negation limited to either
   // (source A xor source B) or source C"; a selector names an element of {b, a} only.

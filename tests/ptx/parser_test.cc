@@ -153,6 +153,25 @@ TEST(Parser, nvcc_forms_parse_with_signatures) {
   EXPECT_TRUE(saw_neg_guard);
 }
 
+TEST(Parser, pointer_parameter_attributes_describe_the_pointee_not_the_layout) {
+  // nvcc for sm_100 writes `.param .u64 .ptr .align 1 p`: the .align is the pointee's.
+  auto m = Parse(
+      ".version 9.0\n.target sm_100a\n.address_size 64\n"
+      ".visible .entry k(.param .u64 .ptr .align 1 a, .param .u32 n, .param .u64 .ptr .global .align 16 b)\n"
+      "{\n  ret;\n}\n");
+  ASSERT_TRUE(m.ok()) << m.status();
+  const Function* k = m->FindFunction("k");
+  ASSERT_NE(k, nullptr);
+  ASSERT_EQ(k->params.size(), 3u);
+  EXPECT_EQ(k->params[0].align, 8u);
+  EXPECT_EQ(k->params[1].offset, 8u);
+  EXPECT_EQ(k->params[2].offset, 16u);
+  EXPECT_EQ(k->param_bytes, 24u);
+  EXPECT_FALSE(Parse(".version 9.0\n.target sm_100a\n.address_size 64\n"
+                     ".visible .entry k(.param .u64 .ptr .align 3 a)\n{\n  ret;\n}\n")
+                   .ok());
+}
+
 TEST(Parser, limits_bound_untrusted_input) {
   ParseLimits small;
   small.max_bytes = 100;
