@@ -19,6 +19,7 @@ namespace gpuwasm::ptx {
 enum class Type : uint8_t {
   kNone, kB8, kB16, kB32, kB64, kU8, kU16, kU32, kU64, kS8, kS16, kS32, kS64,
   kF16, kF16x2, kBF16, kBF16x2, kF32, kF64, kPred,
+  kB128,  // registers and operands of mov, ld/st and atom exch/cas (sm_90)
 };
 
 // The f32 bit pattern of a constant written as a double (decimal literals are parsed as f64),

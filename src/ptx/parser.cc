@@ -13,6 +13,7 @@ unsigned TypeSize(Type t) {
     case Type::kB16: case Type::kU16: case Type::kS16: case Type::kF16: case Type::kBF16: return 2;
     case Type::kB32: case Type::kU32: case Type::kS32: case Type::kF32: case Type::kF16x2: case Type::kBF16x2: return 4;
     case Type::kB64: case Type::kU64: case Type::kS64: case Type::kF64: return 8;
+    case Type::kB128: return 16;
     case Type::kNone: return 0;
   }
   return 0;
@@ -54,7 +55,7 @@ constexpr TypeEntry kTypes[] = {
     {".u8", Type::kU8},     {".u16", Type::kU16},   {".u32", Type::kU32},       {".u64", Type::kU64},
     {".s8", Type::kS8},     {".s16", Type::kS16},   {".s32", Type::kS32},       {".s64", Type::kS64},
     {".f16", Type::kF16},   {".f16x2", Type::kF16x2}, {".bf16", Type::kBF16},   {".bf16x2", Type::kBF16x2},
-    {".f32", Type::kF32},   {".f64", Type::kF64},   {".pred", Type::kPred},
+    {".f32", Type::kF32},   {".f64", Type::kF64},   {".pred", Type::kPred},     {".b128", Type::kB128},
 };
 }  // namespace
 

@@ -123,6 +123,36 @@ TEST(NativeCode, a_kernel_with_calls_runs_in_native_code) {
   for (int t = 0; t < 64; ++t) EXPECT_EQ(got[t], 2 * t) << t;
 }
 
+TEST(NativeCode, b128_registers_move_load_and_store_as_two_halves) {
+  // sm_90 code keeps 16-byte values in .b128 registers: mov to and from 64-bit pairs, ld/st.b128.
+  for (bool native : {false, true}) {
+    KernelHarness h(native ? KernelHarness::SharedNativeCpuDevice() : nullptr);
+    const char* ptx =
+        ".version 8.3\n.target sm_90\n.address_size 64\n"
+        ".visible .entry wide(.param .u64 p)\n{\n  .reg .b128 %q<3>;\n  .reg .b64 %rd<8>;\n"
+        "  ld.param.u64 %rd1, [p];\n  cvta.to.global.u64 %rd2, %rd1;\n  ld.global.b128 %q1, [%rd2];\n"
+        "  mov.b128 {%rd3, %rd4}, %q1;\n  add.s64 %rd3, %rd3, 1;\n  mov.b128 %q2, {%rd4, %rd3};\n"
+        "  st.global.b128 [%rd2+16], %q2;\n  mov.b128 %q1, %q2;\n  st.global.b128 [%rd2+32], %q1;\n  ret;\n}\n";
+    auto m = h.context().LoadModule(ptx);
+    ASSERT_TRUE(m.ok()) << m.status();
+    auto k = *(*m)->GetKernel("wide");
+    auto buf = h.Upload(std::vector<uint64_t>{0x1111222233334444ull, 0x5555666677778888ull, 0, 0, 0, 0});
+    ASSERT_TRUE(h.Run(*k, {1}, {1}, Params(k->signature()).Add(buf).Build()).ok());
+    EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), native);
+    auto got = h.Download<uint64_t>(buf, 6);
+    EXPECT_EQ(got[2], 0x5555666677778888ull);
+    EXPECT_EQ(got[3], 0x1111222233334445ull);
+    EXPECT_EQ(got[4], got[2]);
+    EXPECT_EQ(got[5], got[3]);
+  }
+  KernelHarness h;
+  auto m = h.context().LoadModule(
+      ".version 8.3\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
+      "  .reg .b128 %q<3>;\n  .reg .b64 %rd<2>;\n  red.global.add.b128 [%rd1], %q1;\n  ret;\n}\n");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("a .b128 atomic is atom.exch or atom.cas"), std::string::npos) << m.status();
+}
+
 TEST(NativeCode, warp_synchronous_volatile_shared_memory_runs_interpreted_and_says_why) {
   // Such code relies on the lanes of a warp running in lockstep without __syncwarp(); native code
   // runs a block's threads one after another, so the kernel stays interpreted.

@@ -1327,34 +1327,62 @@ uint16_t NarrowFloat(double v, bool bf, uint16_t flags) {
   return satfinite && (h & 0x7fff) == inf ? static_cast<uint16_t>(sign | (inf - 1)) : h;
 }
 
-// The half-precision add of atom/red (.f16 .bf16, and the packed .f16x2 .bf16x2 per half): each
-// half's exact sum, rounded once to nearest. `bits` are the operand's 16 or 32 bits.
-uint32_t HalfAdd(Type t, uint32_t old, uint32_t b) {
+// The half-precision atomics (.f16 .bf16, and the packed .f16x2 .bf16x2 per half): .add is each
+// half's exact sum rounded once to nearest; .min/.max as min/max do (a NaN loses to a number, two
+// NaNs give the canonical NaN, -0 is below +0). `old` and `b` are the operand's 16 or 32 bits.
+uint32_t HalfApply(AtomOp op, Type t, uint32_t old, uint32_t b) {
   const bool bf = t == Type::kBF16 || t == Type::kBF16x2;
   const int n = t == Type::kF16x2 || t == Type::kBF16x2 ? 2 : 1;
   uint32_t r = 0;
   for (int k = 0; k < n; ++k) {
     const auto x = static_cast<uint16_t>(old >> (16 * k)), y = static_cast<uint16_t>(b >> (16 * k));
-    const double s = bf ? Bf16ToDouble(x) + Bf16ToDouble(y) : HalfToDouble(x) + HalfToDouble(y);
-    r |= static_cast<uint32_t>(bf ? DoubleToBf16(s) : DoubleToHalf(s)) << (16 * k);
+    const double xv = bf ? Bf16ToDouble(x) : HalfToDouble(x), yv = bf ? Bf16ToDouble(y) : HalfToDouble(y);
+    uint16_t e;
+    if (op == AtomOp::kAdd) {
+      e = bf ? DoubleToBf16(xv + yv) : DoubleToHalf(xv + yv);
+    } else if (std::isnan(xv) || std::isnan(yv)) {
+      e = std::isnan(xv) && std::isnan(yv) ? 0x7fff : std::isnan(xv) ? y : x;
+    } else {
+      const bool x_first = xv < yv || (xv == yv && std::signbit(xv));  // x is the smaller
+      e = (op == AtomOp::kMin) == x_first ? x : y;
+    }
+    r |= uint32_t{e} << (16 * k);
   }
   return r;
 }
 
 template <class B>
-B HalfAtomicAdd(uint8_t* p, Type t, B b, bool shared) {
+B HalfAtomicRmw(uint8_t* p, AtomOp op, Type t, B b, bool shared) {
   if (shared) {
     const B old = Load<B>(p);
-    const B v = static_cast<B>(HalfAdd(t, old, b));
+    const B v = static_cast<B>(HalfApply(op, t, old, b));
     std::memcpy(p, &v, sizeof v);
     return old;
   }
   std::atomic_ref<B> a(*reinterpret_cast<B*>(p));
   B cur = a.load(std::memory_order_relaxed);
-  while (!a.compare_exchange_weak(cur, static_cast<B>(HalfAdd(t, cur, b)), std::memory_order_acq_rel,
+  while (!a.compare_exchange_weak(cur, static_cast<B>(HalfApply(op, t, cur, b)), std::memory_order_acq_rel,
                                   std::memory_order_relaxed)) {
   }
   return cur;
+}
+
+// atom.exch/cas.b128 on global memory: one 16-byte compare-and-swap (cmpxchg16b where the CPU has
+// it, through libatomic).
+unsigned __int128 AtomicRmw128(uint8_t* p, AtomOp op, unsigned __int128 b, unsigned __int128 c, bool shared) {
+  if (shared) {
+    unsigned __int128 old;
+    std::memcpy(&old, p, 16);
+    const unsigned __int128 v = op == AtomOp::kExch ? b : old == b ? c : old;
+    std::memcpy(p, &v, 16);
+    return old;
+  }
+  std::atomic_ref<unsigned __int128> a(*reinterpret_cast<unsigned __int128*>(p));
+  unsigned __int128 cur = a.load(std::memory_order_relaxed);
+  for (;;) {
+    const unsigned __int128 v = op == AtomOp::kExch ? b : cur == b ? c : cur;
+    if (a.compare_exchange_weak(cur, v, std::memory_order_acq_rel, std::memory_order_relaxed)) return cur;
+  }
 }
 
 bool CtaExec::Atomic(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
@@ -1388,11 +1416,20 @@ bool CtaExec::Atomic(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
       case Type::kS32: go(int32_t{}); break;
       case Type::kS64: go(int64_t{}); break;
       case Type::kF16: case Type::kBF16:
-        old = HalfAtomicAdd<uint16_t>(p, in.t, static_cast<uint16_t>(b), shared);
+        old = HalfAtomicRmw<uint16_t>(p, op, in.t, static_cast<uint16_t>(b), shared);
         break;
       case Type::kF16x2: case Type::kBF16x2:
-        old = HalfAtomicAdd<uint32_t>(p, in.t, static_cast<uint32_t>(b), shared);
+        old = HalfAtomicRmw<uint32_t>(p, op, in.t, static_cast<uint32_t>(b), shared);
         break;
+      case Type::kB128: {  // halves in slot pairs: b in s[1..2], c in s[3..4], the old value to d[0..1]
+        auto wide = [&](uint32_t lo) {
+          return lo == kNoSlot ? 0 : REG(lo)[l] | static_cast<unsigned __int128>(REG(lo + 1)[l]) << 64;
+        };
+        const unsigned __int128 o = AtomicRmw128(p, op, wide(in.s[1]), wide(in.s[3]), shared);
+        REG(in.d[0])[l] = static_cast<uint64_t>(o);
+        REG(in.d[1])[l] = static_cast<uint64_t>(o >> 64);
+        return;
+      }
       default:
         if (size == 2) go(uint16_t{});
         else if (size == 4) go(uint32_t{});

@@ -92,8 +92,8 @@ Mods ParseMods(const ptx::Instruction& in) {
       m.to = true;
     } else if (x == "uni") {
       m.uni = true;
-    } else if (x == "v2" || x == "v4") {
-      m.vec = x == "v2" ? 2 : 4;
+    } else if (x == "v2" || x == "v4" || ((in.opcode == "atom" || in.opcode == "red") && x == "v8")) {
+      m.vec = x == "v2" ? 2 : x == "v4" ? 4 : 8;
     } else if (x == "shiftamt") {
       m.flags |= kShiftAmt;
     } else if (x == "wrap") {
@@ -120,8 +120,15 @@ class Decoder {
 
   Result<Program> Run() {
     // Slots: registers, then parameter slots, a sink, specials, then constants.
-    p_.register_slots = static_cast<uint32_t>(m_.registers.size());
-    uint32_t next = p_.register_slots;
+    // A .b128 register is two slots of its own (low half first); its register slot stays unused.
+    uint32_t next = static_cast<uint32_t>(m_.registers.size());
+    for (size_t r = 0; r < m_.registers.size(); ++r) {
+      if (m_.registers[r].type == Type::kB128) {
+        wide_[static_cast<int>(r)] = next;
+        next += 2;
+      }
+    }
+    p_.register_slots = next;
     for (size_t fi = 0; fi < m_.functions.size(); ++fi) {
       const ptx::Function& f = m_.functions[fi];
       if (f.is_entry) continue;
@@ -277,9 +284,18 @@ class Decoder {
     return BadAt(in, "bad symbol");
   }
 
+  // The low slot of a .b128 register operand (the high half is the next slot).
+  Result<uint32_t> WideSlot(const ptx::Instruction& in, const Operand& o) {
+    auto it = o.kind == Operand::Kind::kRegister ? wide_.find(o.reg) : wide_.end();
+    if (it == wide_.end()) return BadAt(in, "a .b128 operand must be a .b128 register");
+    return it->second;
+  }
+
   Result<uint32_t> Slot(const ptx::Instruction& in, const Operand& o, Type t) {
     switch (o.kind) {
-      case Operand::Kind::kRegister: return static_cast<uint32_t>(o.reg);
+      case Operand::Kind::kRegister:
+        if (wide_.count(o.reg) != 0) return Unsupported(in, "a .b128 register as an operand of this instruction");
+        return static_cast<uint32_t>(o.reg);
       case Operand::Kind::kSink: return sink_;
       case Operand::Kind::kImmediate: {
         uint64_t bits = o.imm_bits;
@@ -478,6 +494,10 @@ class Decoder {
         op != "subc" && op != "madc" && op != "redux" && op != "match" && op != "dp2a" && op != "szext" &&
         op != "bmsk" && !IsVideoSimd(op) && !IsVideoScalar(op)) {
       return Unsupported(in, "modifier ." + *m.other.begin());
+    }
+    if (std::find(m.types.begin(), m.types.end(), Type::kB128) != m.types.end()) {
+      if (op == "mov" || op == "ld" || op == "st") return Wide(in, m, x);
+      if (op != "atom" && op != "red") return Unsupported(in, ".b128 operands of " + op);
     }
     if (op == "mov") {
       GPUWASM_RETURN_IF_ERROR(need(2));
@@ -840,9 +860,15 @@ class Decoder {
           return Unsupported(in, "modifier ." + o);
         }
       }
-      if (IsHalfLike(x.t) && a->second != AtomOp::kAdd) return Unsupported(in, "half-precision atomic other than add");
+      const bool min_max = a->second == AtomOp::kMin || a->second == AtomOp::kMax;
+      if (IsHalfLike(x.t) && a->second != AtomOp::kAdd && !min_max) return BadAt(in, "a half-precision atomic adds, or takes the min or max");
+      if (IsHalfLike(x.t) && min_max && m.vec == 1) return BadAt(in, "a half-precision .min/.max atomic is a vector one");
       const bool b16 = x.t == Type::kB16 && (a->second == AtomOp::kCas || a->second == AtomOp::kExch);
-      if (ptx::TypeSize(x.t) != 4 && ptx::TypeSize(x.t) != 8 && !b16 && !IsHalfLike(x.t)) {
+      const bool b128 = x.t == Type::kB128;
+      if (b128 && (op == "red" || (a->second != AtomOp::kCas && a->second != AtomOp::kExch) || m.vec != 1)) {
+        return BadAt(in, "a .b128 atomic is atom.exch or atom.cas");
+      }
+      if (ptx::TypeSize(x.t) != 4 && ptx::TypeSize(x.t) != 8 && !b16 && !b128 && !IsHalfLike(x.t)) {
         return Unsupported(in, "atomic of this size");
       }
       x.op = Op::kAtom;
@@ -852,10 +878,27 @@ class Decoder {
       size_t base = red ? 0 : 1;
       size_t nvals = a->second == AtomOp::kCas ? 2 : 1;
       GPUWASM_RETURN_IF_ERROR(need(base + 1 + nvals));
+      if (b128) {  // d[0..1] the old value's halves; s[1..2] b's, s[3..4] c's (cas)
+        GPUWASM_RETURN_IF_ERROR(Address(in, ops[base], &x));
+        GPUWASM_ASSIGN_OR_RETURN(x.d[0], WideSlot(in, ops[0]));
+        x.d[1] = x.d[0] + 1;
+        GPUWASM_ASSIGN_OR_RETURN(x.s[1], WideSlot(in, ops[2]));
+        x.s[2] = x.s[1] + 1;
+        if (nvals == 2) {
+          GPUWASM_ASSIGN_OR_RETURN(x.s[3], WideSlot(in, ops[3]));
+          x.s[4] = x.s[3] + 1;
+        }
+        return Emit(x, in);
+      }
       if (m.vec != 1) {
         // Vector atomics (sm_90: atom.global.add.v2.f32 {d0, d1}, [a], {b0, b1}): each element
         // is its own atomic add, as the ISA guarantees no more; one instruction per element.
-        if (a->second != AtomOp::kAdd || x.t != Type::kF32) return Unsupported(in, "vector atomic other than add.f32");
+        // sm_90's half-precision vectors: .v2/.v4/.v8 of .f16/.bf16, .v2/.v4 of .f16x2/.bf16x2, with
+        // .add, .min or .max; f32: .add.
+        const bool half_vec = IsHalfLike(x.t) && (m.vec <= 4 || ptx::TypeSize(x.t) == 2);
+        if (!half_vec && (a->second != AtomOp::kAdd || x.t != Type::kF32)) {
+          return Unsupported(in, "vector atomic of this type or operation");
+        }
         const Operand& vals = ops[base + 1];
         if (vals.kind != Operand::Kind::kVector || vals.elements.size() != static_cast<size_t>(m.vec) ||
             (!red && (ops[0].kind != Operand::Kind::kVector || ops[0].elements.size() != vals.elements.size()))) {
@@ -864,7 +907,8 @@ class Decoder {
         GPUWASM_RETURN_IF_ERROR(Address(in, ops[base], &x));
         for (size_t k = 0; k < vals.elements.size(); ++k) {
           Inst e = x;
-          e.offset += static_cast<int64_t>(4 * k);
+          e.vec = 1;
+          e.offset += static_cast<int64_t>(ptx::TypeSize(x.t) * k);
           e.d[0] = sink_;
           if (!red) { GPUWASM_ASSIGN_OR_RETURN(e.d[0], Slot(in, ops[0].elements[k], x.t)); }
           GPUWASM_ASSIGN_OR_RETURN(e.s[1], Slot(in, vals.elements[k], x.t));
@@ -976,6 +1020,53 @@ class Decoder {
       elems.push_back(&val);
     }
     return elems;
+  }
+
+  // mov.b128 (a pair of 64-bit halves in or out, or a copy) as two moves; ld/st.b128 as a
+  // 16-byte vector access of the two halves.
+  Status Wide(const ptx::Instruction& in, const Mods& m, Inst x) {
+    const auto& ops = in.operands;
+    if (ops.size() != 2) return BadAt(in, "expected 2 operands");
+    if (m.types.size() != 1 || m.vec != 1) return Unsupported(in, "this .b128 form");
+    x.t = Type::kB64;
+    if (in.opcode == "mov") {
+      x.op = Op::kMov;
+      uint32_t d[2], s[2];
+      for (int side = 0; side < 2; ++side) {
+        const Operand& o = ops[side];
+        uint32_t* out = side == 0 ? d : s;
+        if (o.kind == Operand::Kind::kVector) {
+          if (o.elements.size() != 2) return BadAt(in, "a .b128 pair has 2 elements");
+          for (int k = 0; k < 2; ++k) { GPUWASM_ASSIGN_OR_RETURN(out[k], Slot(in, o.elements[k], Type::kB64)); }
+        } else {
+          GPUWASM_ASSIGN_OR_RETURN(out[0], WideSlot(in, o));
+          out[1] = out[0] + 1;
+        }
+      }
+      for (int k = 0; k < 2; ++k) {
+        Inst e = x;
+        e.d[0] = d[k];
+        e.s[0] = s[k];
+        GPUWASM_RETURN_IF_ERROR(Emit(e, in));
+      }
+      return Status::Ok();
+    }
+    const bool store = in.opcode == "st";
+    for (const std::string& o : m.other) {
+      if (o != "relaxed" && o != "weak" && o != "gpu" && o != "cta" && o != "sys" && o != "cluster" &&
+          o.rfind("L1::", 0) != 0 && o.rfind("L2::", 0) != 0) {
+        return Unsupported(in, "modifier ." + o);
+      }
+    }
+    if (m.space == "param" || m.space == "const") return Unsupported(in, ".b128 in this state space");
+    x.op = store ? Op::kSt : Op::kLd;
+    x.mem = SpaceOf(m.space);
+    x.vec = 2;
+    GPUWASM_RETURN_IF_ERROR(Address(in, store ? ops[0] : ops[1], &x));
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], WideSlot(in, store ? ops[1] : ops[0]));
+    x.d[1] = x.d[0] + 1;
+    x.dst_bits = 64;
+    return Emit(x, in);
   }
 
   // cvt: between integer and float types; packing (cvt.pack.sat, f32 pairs to f16x2/bf16x2); the
@@ -1434,6 +1525,7 @@ class Decoder {
   std::map<int, std::map<std::string, std::pair<uint32_t, uint32_t>>> func_param_slot_;  // first slot, count
   uint32_t param_var_base_ = 0, param_var_count_ = 0, param_var_used_ = 0;
   uint32_t sink_ = 0;
+  std::unordered_map<int, uint32_t> wide_;  // .b128 register -> its low slot
   std::unordered_map<uint64_t, uint32_t> const_index_;
   std::map<std::string, Symbol> symbols_global_;
   std::map<std::string, Symbol> local_symbols_;

@@ -132,12 +132,16 @@ struct Inst {
   uint32_t guard = kNoSlot;         // predicate slot, or none
   bool guard_negated = false;
   uint32_t d[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
-  uint32_t s[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
-  uint32_t sel = 0;                 // video: selectors, masks and modes (SimdSel, ScalarSel)
+  uint32_t s[5] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot, kNoSlot};  // s[4]: atom.cas.b128's c (upper half)
   int64_t offset = 0;               // address offset; kernel-param offset
-  uint32_t target = 0;              // branch target pc, or call-site index
+  union {                           // (no instruction has both)
+    uint32_t target = 0;            // branch target pc, or call-site index
+    uint32_t sel;                   // video: selectors, masks and modes (SimdSel, ScalarSel)
+  };
   uint32_t line = 0;                // PTX line, for faults
 };
+
+static_assert(sizeof(Inst) <= 72, "an Inst is the interpreter's working set: keep it small");
 
 struct CallSite {
   uint32_t callee_entry = 0;
