@@ -26,5 +26,23 @@ REFERENCE(coop_groups, tile32_shfl_reduce) {
   }
 }
 
+// cp.async copies: the data as plain loads would see it; a zero fill of z bytes keeps the word's
+// low 4 - z bytes (little-endian).
+REFERENCE(coop_groups, async_copies) {
+  for (unsigned b = 0; b < 2; ++b) {
+    const unsigned base = b * 256;
+    auto s = [&](unsigned i) { return in[base + i]; };
+    auto whole = [&](unsigned i) { return in[2048 + base + i]; };
+    uint32_t* o = &out[b * 256];
+    for (unsigned t = 0; t < 64; ++t) {
+      const unsigned zfill = (t % 3) * 2;
+      o[t] = s(255 - t) ^ whole(t);
+      o[64 + t] = zfill == 0 ? in[base + 1024 + t] : zfill == 2 ? in[base + 1024 + t] & 0xffffu : 0;
+      o[128 + t] = s(t * 4 + 1) + whole(255 - t);
+      o[192 + t] = whole(t * 4 + 3);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpuwasm::conformance

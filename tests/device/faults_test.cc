@@ -261,6 +261,51 @@ TEST_P(Faults, a_grid_of_tiny_blocks_stops_at_its_deadline) {
   }
 }
 
+TEST_P(Faults, a_trap_ends_the_launch_with_a_fault_naming_its_line) {
+  if (OnGpu()) GTEST_SKIP() << "on a GPU a trap is a sticky device error (cuda_device.h)";
+  // Thread 5 of every block traps after the others stored: native code runs it as a host block.
+  KernelHarness h{Dev()};
+  auto m = h.context().LoadModule(
+      ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry trapper(.param .u64 p)\n{\n"
+      "  .reg .pred %p<2>;\n  .reg .b32 %r<3>;\n  .reg .b64 %rd<4>;\n  ld.param.u64 %rd1, [p];\n"
+      "  cvta.to.global.u64 %rd2, %rd1;\n  mov.u32 %r1, %tid.x;\n  mul.wide.u32 %rd3, %r1, 4;\n"
+      "  add.s64 %rd2, %rd2, %rd3;\n  st.global.u32 [%rd2], %r1;\n  setp.eq.u32 %p1, %r1, 5;\n"
+      "  @%p1 trap;\n  ret;\n}\n");
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto k = *(*m)->GetKernel("trapper");
+  if (GetParam()) {
+    EXPECT_EQ(device::cpu::NativeCodeWhyNot(*k), "");
+  }
+  auto out = h.Zeros<int>(64);
+  Status s = h.Run(*k, {1}, {64}, Params(k->signature()).Add(out).Build());
+  ASSERT_EQ(s.code(), StatusCode::kDeviceFault) << s;
+  EXPECT_NE(s.message().find("kernel 'trapper' (PTX line 16)"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("trap instruction executed"), std::string::npos) << s;
+}
+
+TEST_P(Faults, an_async_copy_outside_the_buffers_faults_and_copies_nothing_there) {
+  SKIP_ON_GPU_PER_BUFFER();
+  KernelHarness h{Dev()};
+  auto m = h.context().LoadModule(
+      ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry copier(.param .u64 p, .param .u64 q)\n{\n"
+      "  .reg .b32 %r<4>;\n  .reg .b64 %rd<6>;\n  .shared .align 16 .b8 s[1024];\n  ld.param.u64 %rd1, [p];\n"
+      "  ld.param.u64 %rd4, [q];\n  mov.u32 %r1, %tid.x;\n  shl.b32 %r2, %r1, 4;\n  mov.u32 %r3, s;\n"
+      "  add.u32 %r3, %r3, %r2;\n  mul.wide.u32 %rd3, %r2, 1;\n  add.s64 %rd2, %rd1, %rd3;\n"
+      "  cp.async.cg.shared.global [%r3], [%rd2], 16;\n  cp.async.wait_all;\n  bar.sync 0;\n"
+      "  ld.shared.u32 %r1, [%r3];\n  add.s64 %rd5, %rd4, %rd3;\n  st.global.u32 [%rd5], %r1;\n  ret;\n}\n");
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto k = *(*m)->GetKernel("copier");
+  auto src = h.Upload(std::vector<uint32_t>(16 * 4, 7));  // 16 threads' worth of 16 bytes
+  auto dst = h.Zeros<uint32_t>(64 * 4);
+  ASSERT_TRUE(h.Run(*k, {1}, {16}, Params(k->signature()).Add(src).Add(dst).Build()).ok());
+  auto got = h.Download<uint32_t>(dst, 64);
+  EXPECT_EQ(got[0], 7u);
+  EXPECT_EQ(got[60], 7u);  // thread 15's first word
+  Status s = h.Run(*k, {1}, {64}, Params(k->signature()).Add(src).Add(dst).Build());
+  ASSERT_EQ(s.code(), StatusCode::kDeviceFault) << s;
+  EXPECT_NE(s.message().find("global load of 16 bytes at 0x"), std::string::npos) << s;
+}
+
 INSTANTIATE_TEST_SUITE_P(Tier, Faults, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? std::string("native") : std::string("interpreted"); });
 

@@ -629,7 +629,7 @@ class CtaExec {
   bool SourcesUniform(const Inst& in) const {
     switch (in.op) {
       case Op::kLd: case Op::kSt: case Op::kAtom: case Op::kShfl: case Op::kVote: case Op::kActivemask:
-      case Op::kClock: case Op::kNop: case Op::kWarpSync: case Op::kRedux: case Op::kMatch:
+      case Op::kClock: case Op::kNop: case Op::kWarpSync: case Op::kRedux: case Op::kMatch: case Op::kCpAsync:
         return false;
       default: break;
     }
@@ -677,7 +677,7 @@ class CtaExec {
     bool per_warp = false;
     switch (in.op) {
       case Op::kAtom: case Op::kShfl: case Op::kVote: case Op::kRedux: case Op::kMatch: case Op::kActivemask:
-      case Op::kClock:
+      case Op::kClock: case Op::kCpAsync:
         per_warp = true;
         break;
       case Op::kLd: case Op::kSt:
@@ -967,6 +967,7 @@ class CtaExec {
   bool MemLanes(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R);
   uint8_t* GlobalFast(uint64_t addr, uint32_t bytes);
   bool Atomic(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R);
+  bool CopyAsync(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R);
   void Convert(const Inst& in, uint32_t mask, uint64_t* R);
   bool FloatOp(const Inst& in, uint32_t mask, uint64_t* R);
   bool HalfOp(const Inst& in, uint32_t mask, uint64_t* R);
@@ -1383,6 +1384,33 @@ unsigned __int128 AtomicRmw128(uint8_t* p, AtomOp op, unsigned __int128 b, unsig
     const unsigned __int128 v = op == AtomOp::kExch ? b : cur == b ? c : cur;
     if (a.compare_exchange_weak(cur, v, std::memory_order_acq_rel, std::memory_order_relaxed)) return cur;
   }
+}
+
+// cp.async, done at once: src-size bytes (none where ignore-src holds) from global memory, zeros
+// up to cp-size, into shared memory; both addresses aligned to cp-size.
+bool CtaExec::CopyAsync(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
+  const uint32_t size = in.cmp;
+  bool ok = true;
+  ForLanes(mask, [&](int l) {
+    if (!ok) return;
+    const uint64_t dst = REG(in.s[0])[l] + static_cast<uint64_t>(in.offset);
+    const uint64_t src = REG(in.s[1])[l] + static_cast<uint64_t>(static_cast<int64_t>(in.src_offset));
+    uint32_t n = std::min<uint64_t>(REG(in.s[2])[l] & 0xffffffffu, size);
+    if (in.s[3] != kNoSlot && (REG(in.s[3])[l] & 1)) n = 0;
+    if (dst % size != 0 || src % size != 0) {
+      ok = Fault(in, "misaligned cp.async of " + std::to_string(size) + " bytes from " + Hex(src) + " to " + Hex(dst));
+      return;
+    }
+    uint8_t* d = Address(Mem::kShared, dst, size, w, l, in, true);
+    const uint8_t* s = d != nullptr && n != 0 ? Address(Mem::kGlobal, src, n, w, l, in, false) : nullptr;
+    if (d == nullptr || (n != 0 && s == nullptr)) {
+      ok = false;
+      return;
+    }
+    if (n != 0) std::memcpy(d, s, n);
+    std::memset(d + n, 0, size - n);
+  });
+  return ok;
 }
 
 bool CtaExec::Atomic(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
@@ -2519,6 +2547,8 @@ bool CtaExec::Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w,
       return true;
     }
     case Op::kAtom: return Atomic(in, mask, w, R);
+    case Op::kCpAsync: return CopyAsync(in, mask, w, R);
+    case Op::kTrap: return Fault(in, "trap instruction executed");  // (native code's host block)
     case Op::kShfl: {
       auto mode = static_cast<ShflMode>(in.cmp);
       uint32_t vals[32];

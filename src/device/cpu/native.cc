@@ -197,14 +197,13 @@ class Translator {
       while (pc < p_.code.size() && seen.insert(pc).second) {
         if (seen.size() > kMaxInstructions) return Status::Unsupported("native code: kernel too large");
         const Inst& in = p_.code[pc];
-        if (in.op == Op::kTrap) return Unsupported(in, "trap");
         if ((in.op == Op::kLd || in.op == Op::kSt) && (in.flags & kVolatile) && in.mem != Mem::kGlobal) {
           // The warp-synchronous idiom (volatile shared memory, no __syncwarp) relies on the
           // threads of a warp running in lockstep; native code runs them one after another.
           return Unsupported(in, "volatile shared memory access (warp-synchronous code)");
         }
         // A block of its own, run by the executor: calls and rets (it keeps the frames) and what
-        // has no C.
+        // has no C (trap among them: the executor ends the launch with its fault).
         const bool call_or_ret = in.op == Op::kCall || in.op == Op::kRet;
         if (call_or_ret || (!IsTerminator(in.op) && !Inline(in, pc))) {
           host_.insert(pc);

@@ -492,7 +492,7 @@ class Decoder {
         op != "call" && op != "min" && op != "max" && op != "cvt" && op != "div" && op != "prmt" && op != "shf" &&
         op != "ldu" && op != "testp" && op != "add" && op != "sub" && op != "mad" && op != "addc" &&
         op != "subc" && op != "madc" && op != "redux" && op != "match" && op != "dp2a" && op != "szext" &&
-        op != "bmsk" && !IsVideoSimd(op) && !IsVideoScalar(op)) {
+        op != "bmsk" && op != "cp" && !IsVideoSimd(op) && !IsVideoScalar(op)) {
       return Unsupported(in, "modifier ." + *m.other.begin());
     }
     if (std::find(m.types.begin(), m.types.end(), Type::kB128) != m.types.end()) {
@@ -809,6 +809,7 @@ class Decoder {
       return Emit(x, in);
     }
     if (op == "cvt") return Convert(in, m, x);
+    if (op == "cp") return CpAsync(in, x);
     if (op == "bra") {
       x.op = Op::kBra;
       return Emit(x, in);  // target patched by EmitFunction
@@ -1020,6 +1021,67 @@ class Decoder {
       elems.push_back(&val);
     }
     return elems;
+  }
+
+  // cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size | ignore-src}{, policy}: the
+  // copy (src-size bytes, zeros to cp-size; none where ignore-src holds) is done when it issues,
+  // which the ISA allows (its completion is only promised by the wait), so commit_group,
+  // wait_group and wait_all are no-ops. The bulk (TMA) and mbarrier forms are not supported.
+  Status CpAsync(const ptx::Instruction& in, Inst x) {
+    const auto& mods = in.modifiers;
+    const auto& ops = in.operands;
+    if (mods.empty() || mods[0] != "async") return Unsupported(in, "");
+    if (mods.size() == 2 && (mods[1] == "commit_group" || mods[1] == "wait_all" || mods[1] == "wait_group")) {
+      const size_t n = mods[1] == "wait_group" ? 1 : 0;
+      if (ops.size() != n || (n == 1 && ops[0].kind != Operand::Kind::kImmediate)) {
+        return BadAt(in, n == 1 ? "cp.async.wait_group takes a number" : "expected no operands");
+      }
+      x.op = Op::kNop;
+      return Emit(x, in);
+    }
+    bool ca = false, cg = false, shared = false, global = false, hint = false;
+    for (size_t i = 1; i < mods.size(); ++i) {
+      const std::string& o = mods[i];
+      if (o == "ca") ca = true;
+      else if (o == "cg") cg = true;
+      else if (o == "shared" || o == "shared::cta") shared = true;
+      else if (o == "global") global = true;
+      else if (o == "L2::cache_hint") hint = true;
+      else if (o != "L2::64B" && o != "L2::128B" && o != "L2::256B") return Unsupported(in, "modifier ." + o);
+    }
+    if (ca == cg || !shared || !global) return BadAt(in, "cp.async copies .ca or .cg from .global to .shared");
+    if (ops.size() < 3 || ops.size() > 5) return BadAt(in, "expected 3 to 5 operands");
+    if (ops[2].kind != Operand::Kind::kImmediate || (ops[2].imm_bits != 4 && ops[2].imm_bits != 8 && ops[2].imm_bits != 16) ||
+        (cg && ops[2].imm_bits != 16)) {
+      return BadAt(in, "cp-size is 4, 8 or 16 (.cg: 16)");
+    }
+    x.op = Op::kCpAsync;
+    x.cmp = static_cast<uint8_t>(ops[2].imm_bits);
+    x.mem = Mem::kShared;
+    GPUWASM_RETURN_IF_ERROR(Address(in, ops[0], &x));
+    Inst src;
+    GPUWASM_RETURN_IF_ERROR(Address(in, ops[1], &src));
+    if (src.offset < INT32_MIN || src.offset > INT32_MAX) return Unsupported(in, "a source offset beyond 32 bits");
+    x.s[1] = src.s[0];
+    x.src_offset = static_cast<int32_t>(src.offset);
+    x.s[2] = Const(x.cmp);
+    size_t next = 3;
+    if (next < ops.size() && !(hint && next + 1 == ops.size())) {  // src-size or ignore-src
+      const Operand& o = ops[next++];
+      if (o.kind == Operand::Kind::kRegister && m_.registers[o.reg].type == Type::kPred) {
+        x.s[3] = static_cast<uint32_t>(o.reg);
+        if (o.negate) return Unsupported(in, "a negated ignore-src");
+      } else {
+        if (o.kind == Operand::Kind::kImmediate && o.imm_bits > x.cmp) return BadAt(in, "src-size exceeds cp-size");
+        GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, o, Type::kU32));
+      }
+    }
+    if (next < ops.size()) {  // the cache policy: a hint only
+      if (!hint) return BadAt(in, "a cache policy needs .L2::cache_hint");
+      GPUWASM_RETURN_IF_ERROR(Slot(in, ops[next++], Type::kB64).status());
+    }
+    if (next != ops.size()) return BadAt(in, "too many operands");
+    return Emit(x, in);
   }
 
   // mov.b128 (a pair of 64-bit halves in or out, or a copy) as two moves; ld/st.b128 as a
@@ -1567,7 +1629,7 @@ std::vector<uint8_t> LaunchInvariant(const Program& p) {
     switch (op) {
       case Op::kNop: case Op::kLd: case Op::kSt: case Op::kAtom: case Op::kShfl: case Op::kVote:
       case Op::kActivemask: case Op::kClock: case Op::kTrap: case Op::kBra: case Op::kCall: case Op::kRet:
-      case Op::kExit: case Op::kBar: case Op::kWarpSync: case Op::kRedux: case Op::kMatch:
+      case Op::kExit: case Op::kBar: case Op::kWarpSync: case Op::kRedux: case Op::kMatch: case Op::kCpAsync:
         return false;
       default:
         return true;  // register-to-register arithmetic, conversions, ld.param of the kernel

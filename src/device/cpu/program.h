@@ -26,6 +26,7 @@ enum class Op : uint8_t {
   kAddC, kSubC, kMadC, kDp4a, kDp2a, kVideo, kVideoScalar, kCvtPack, kCvtMini,
   kMul24, kMad24, kSad, kSzext, kBmsk, kFns, kSet, kSlct,  // cmp=1: mul24/mad24 .hi; kWrap: szext/bmsk .wrap
   kBra, kCall, kRet, kExit, kBar, kWarpSync, kAtom, kShfl, kVote, kRedux, kMatch, kActivemask, kClock, kTrap,
+  kCpAsync,  // cp.async: done at once (see Decoder::CpAsync)
 };
 
 // Memory state spaces as the executor sees them.
@@ -134,9 +135,10 @@ struct Inst {
   uint32_t d[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
   uint32_t s[5] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot, kNoSlot};  // s[4]: atom.cas.b128's c (upper half)
   int64_t offset = 0;               // address offset; kernel-param offset
-  union {                           // (no instruction has both)
+  union {                           // (no instruction has two of these)
     uint32_t target = 0;            // branch target pc, or call-site index
     uint32_t sel;                   // video: selectors, masks and modes (SimdSel, ScalarSel)
+    int32_t src_offset;             // cp.async: the source address's offset
   };
   uint32_t line = 0;                // PTX line, for faults
 };
