@@ -1328,6 +1328,26 @@ uint16_t NarrowFloat(double v, bool bf, uint16_t flags) {
   return satfinite && (h & 0x7fff) == inf ? static_cast<uint16_t>(sign | (inf - 1)) : h;
 }
 
+template <class T>
+T FMin(T a, T b, bool nan) {
+  if (std::isnan(a) || std::isnan(b)) {
+    if (nan || (std::isnan(a) && std::isnan(b))) return std::numeric_limits<T>::quiet_NaN();
+    return std::isnan(a) ? b : a;
+  }
+  if (a == 0 && b == 0) return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+template <class T>
+T FMax(T a, T b, bool nan) {
+  if (std::isnan(a) || std::isnan(b)) {
+    if (nan || (std::isnan(a) && std::isnan(b))) return std::numeric_limits<T>::quiet_NaN();
+    return std::isnan(a) ? b : a;
+  }
+  if (a == 0 && b == 0) return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+
 // The half-precision atomics (.f16 .bf16, and the packed .f16x2 .bf16x2 per half): .add is each
 // half's exact sum rounded once to nearest; .min/.max as min/max do (a NaN loses to a number, two
 // NaNs give the canonical NaN, -0 is below +0). `old` and `b` are the operand's 16 or 32 bits.
@@ -1338,15 +1358,10 @@ uint32_t HalfApply(AtomOp op, Type t, uint32_t old, uint32_t b) {
   for (int k = 0; k < n; ++k) {
     const auto x = static_cast<uint16_t>(old >> (16 * k)), y = static_cast<uint16_t>(b >> (16 * k));
     const double xv = bf ? Bf16ToDouble(x) : HalfToDouble(x), yv = bf ? Bf16ToDouble(y) : HalfToDouble(y);
-    uint16_t e;
-    if (op == AtomOp::kAdd) {
-      e = bf ? DoubleToBf16(xv + yv) : DoubleToHalf(xv + yv);
-    } else if (std::isnan(xv) || std::isnan(yv)) {
-      e = std::isnan(xv) && std::isnan(yv) ? 0x7fff : std::isnan(xv) ? y : x;
-    } else {
-      const bool x_first = xv < yv || (xv == yv && std::signbit(xv));  // x is the smaller
-      e = (op == AtomOp::kMin) == x_first ? x : y;
-    }
+    const bool add = op == AtomOp::kAdd;
+    const double v = add ? xv + yv : op == AtomOp::kMin ? FMin(xv, yv, false) : FMax(xv, yv, false);
+    // min/max give one of their inputs (exact), or the canonical NaN for two NaNs
+    const uint16_t e = !add && std::isnan(v) ? 0x7fff : bf ? DoubleToBf16(v) : DoubleToHalf(v);
     r |= uint32_t{e} << (16 * k);
   }
   return r;
@@ -1729,26 +1744,6 @@ void CtaExec::IntOp(const Inst& in, uint32_t mask, uint64_t* R) {
       default: break;
     }
   });
-}
-
-template <class T>
-T FMin(T a, T b, bool nan) {
-  if (std::isnan(a) || std::isnan(b)) {
-    if (nan || (std::isnan(a) && std::isnan(b))) return std::numeric_limits<T>::quiet_NaN();
-    return std::isnan(a) ? b : a;
-  }
-  if (a == 0 && b == 0) return std::signbit(a) ? a : b;
-  return a < b ? a : b;
-}
-
-template <class T>
-T FMax(T a, T b, bool nan) {
-  if (std::isnan(a) || std::isnan(b)) {
-    if (nan || (std::isnan(a) && std::isnan(b))) return std::numeric_limits<T>::quiet_NaN();
-    return std::isnan(a) ? b : a;
-  }
-  if (a == 0 && b == 0) return std::signbit(a) ? b : a;
-  return a > b ? a : b;
 }
 
 // FMA lanes, built twice: with hardware FMA (chosen at load time on CPUs that have it) and

@@ -453,6 +453,13 @@ class Decoder {
     return Status::Ok();
   }
 
+  static Status NeedOperands(const ptx::Instruction& in, size_t n) {
+    if (in.operands.size() != n) {
+      return BadAt(in, "expected " + std::to_string(n) + " operands, got " + std::to_string(in.operands.size()));
+    }
+    return Status::Ok();
+  }
+
   Status Instruction(int fi, const ptx::Instruction& in) {
     Mods m = ParseMods(in);
     const auto& ops = in.operands;
@@ -466,10 +473,7 @@ class Decoder {
       if (m.flags & kSatFinite) return Unsupported(in, "modifier .satfinite");
       if (m.rnd == Round::kRna) return BadAt(in, ".rna rounds conversions to tf32 only");
     }
-    auto need = [&](size_t n) -> Status {
-      if (ops.size() != n) return BadAt(in, "expected " + std::to_string(n) + " operands, got " + std::to_string(ops.size()));
-      return Status::Ok();
-    };
+    auto need = [&](size_t n) { return NeedOperands(in, n); };
     auto dst = [&](size_t i) -> Result<uint32_t> {
       if (ops[i].kind != Operand::Kind::kRegister && ops[i].kind != Operand::Kind::kSink) {
         return BadAt(in, "operand " + std::to_string(i + 1) + " must be a register");
@@ -496,8 +500,8 @@ class Decoder {
       return Unsupported(in, "modifier ." + *m.other.begin());
     }
     if (std::find(m.types.begin(), m.types.end(), Type::kB128) != m.types.end()) {
-      if (op == "mov" || op == "ld" || op == "st") return Wide(in, m, x);
-      if (op != "atom" && op != "red") return Unsupported(in, ".b128 operands of " + op);
+      if (op == "mov") return WideMove(in, m, x);
+      if (op != "atom" && op != "red" && op != "ld" && op != "st") return Unsupported(in, ".b128 operands of " + op);
     }
     if (op == "mov") {
       GPUWASM_RETURN_IF_ERROR(need(2));
@@ -569,6 +573,15 @@ class Decoder {
       x.mem = op == "ldu" ? Mem::kGlobal : SpaceOf(m.space);
       x.vec = static_cast<uint8_t>(m.vec);
       GPUWASM_RETURN_IF_ERROR(Address(in, addr, &x));
+      if (x.t == Type::kB128) {  // a 16-byte access of the register's two halves
+        if (m.vec != 1 || m.space == "const") return Unsupported(in, "this .b128 form");
+        x.t = Type::kB64;
+        x.vec = 2;
+        GPUWASM_ASSIGN_OR_RETURN(x.d[0], WideSlot(in, val));
+        x.d[1] = x.d[0] + 1;
+        x.dst_bits = 64;
+        return Emit(x, in);
+      }
       uint32_t vals[4];
       if (val.kind == Operand::Kind::kVector) {
         if (val.elements.size() != static_cast<size_t>(m.vec)) return BadAt(in, "vector size does not match ." + std::string(m.vec == 2 ? "v2" : "v4"));
@@ -1084,51 +1097,32 @@ class Decoder {
     return Emit(x, in);
   }
 
-  // mov.b128 (a pair of 64-bit halves in or out, or a copy) as two moves; ld/st.b128 as a
-  // 16-byte vector access of the two halves.
-  Status Wide(const ptx::Instruction& in, const Mods& m, Inst x) {
+  // mov.b128: a pair of 64-bit halves in or out, or a copy, as two moves.
+  Status WideMove(const ptx::Instruction& in, const Mods& m, Inst x) {
     const auto& ops = in.operands;
     if (ops.size() != 2) return BadAt(in, "expected 2 operands");
     if (m.types.size() != 1 || m.vec != 1) return Unsupported(in, "this .b128 form");
     x.t = Type::kB64;
-    if (in.opcode == "mov") {
-      x.op = Op::kMov;
-      uint32_t d[2], s[2];
-      for (int side = 0; side < 2; ++side) {
-        const Operand& o = ops[side];
-        uint32_t* out = side == 0 ? d : s;
-        if (o.kind == Operand::Kind::kVector) {
-          if (o.elements.size() != 2) return BadAt(in, "a .b128 pair has 2 elements");
-          for (int k = 0; k < 2; ++k) { GPUWASM_ASSIGN_OR_RETURN(out[k], Slot(in, o.elements[k], Type::kB64)); }
-        } else {
-          GPUWASM_ASSIGN_OR_RETURN(out[0], WideSlot(in, o));
-          out[1] = out[0] + 1;
-        }
-      }
-      for (int k = 0; k < 2; ++k) {
-        Inst e = x;
-        e.d[0] = d[k];
-        e.s[0] = s[k];
-        GPUWASM_RETURN_IF_ERROR(Emit(e, in));
-      }
-      return Status::Ok();
-    }
-    const bool store = in.opcode == "st";
-    for (const std::string& o : m.other) {
-      if (o != "relaxed" && o != "weak" && o != "gpu" && o != "cta" && o != "sys" && o != "cluster" &&
-          o.rfind("L1::", 0) != 0 && o.rfind("L2::", 0) != 0) {
-        return Unsupported(in, "modifier ." + o);
+    x.op = Op::kMov;
+    uint32_t d[2], s[2];
+    for (int side = 0; side < 2; ++side) {
+      const Operand& o = ops[side];
+      uint32_t* out = side == 0 ? d : s;
+      if (o.kind == Operand::Kind::kVector) {
+        if (o.elements.size() != 2) return BadAt(in, "a .b128 pair has 2 elements");
+        for (int k = 0; k < 2; ++k) { GPUWASM_ASSIGN_OR_RETURN(out[k], Slot(in, o.elements[k], Type::kB64)); }
+      } else {
+        GPUWASM_ASSIGN_OR_RETURN(out[0], WideSlot(in, o));
+        out[1] = out[0] + 1;
       }
     }
-    if (m.space == "param" || m.space == "const") return Unsupported(in, ".b128 in this state space");
-    x.op = store ? Op::kSt : Op::kLd;
-    x.mem = SpaceOf(m.space);
-    x.vec = 2;
-    GPUWASM_RETURN_IF_ERROR(Address(in, store ? ops[0] : ops[1], &x));
-    GPUWASM_ASSIGN_OR_RETURN(x.d[0], WideSlot(in, store ? ops[1] : ops[0]));
-    x.d[1] = x.d[0] + 1;
-    x.dst_bits = 64;
-    return Emit(x, in);
+    for (int k = 0; k < 2; ++k) {
+      Inst e = x;
+      e.d[0] = d[k];
+      e.s[0] = s[k];
+      GPUWASM_RETURN_IF_ERROR(Emit(e, in));
+    }
+    return Status::Ok();
   }
 
   // cvt: between integer and float types; packing (cvt.pack.sat, f32 pairs to f16x2/bf16x2); the
@@ -1136,10 +1130,7 @@ class Decoder {
   // float destinations only.
   Status Convert(const ptx::Instruction& in, const Mods& m, Inst x) {
     const auto& ops = in.operands;
-    auto need = [&](size_t n) -> Status {
-      if (ops.size() != n) return BadAt(in, "expected " + std::to_string(n) + " operands, got " + std::to_string(ops.size()));
-      return Status::Ok();
-    };
+    auto need = [&](size_t n) { return NeedOperands(in, n); };
     auto srcs = [&](size_t n, Type t) -> Status {
       for (size_t k = 0; k < n; ++k) { GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, ops[k + 1], t)); }
       return Status::Ok();
@@ -1191,8 +1182,7 @@ class Decoder {
     const std::string* mini = nullptr;
     for (const std::string& o : m.other) {
       if (kMini.count(o) != 0 && mini == nullptr) mini = &o;
-      else if (o == "e4m3x4" || o == "e5m2x4" || o == "e2m1x4" || o == "e2m3x4" || o == "e3m2x4") return Unsupported(in, "." + o);
-      else return Unsupported(in, "modifier ." + o);
+      else return Unsupported(in, "modifier ." + o);  // (the x4 formats come with .rs only)
     }
     if (mini != nullptr) return ConvertMini(in, m, *mini, kMini.at(*mini), x);
     if (m.types.size() != 2) return BadAt(in, "cvt needs a destination and a source type");
