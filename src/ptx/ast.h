@@ -99,6 +99,7 @@ struct Variable {
 
 struct Param {
   std::string name;
+  bool is_reg = false;  // declared .reg (a .func's register parameter) rather than .param
   Type type = Type::kNone;
   uint32_t align = 0;
   uint64_t count = 1;  // .b8 name[16] style
@@ -116,6 +117,18 @@ struct Statement {
   int scope = 0; // nesting depth of { } (0: function body)
 };
 
+// Where the body's { } scopes and register declarations were, so that the text can be printed
+// again with every declaration in its scope (Print in printer.h). `at`: the index of the body
+// statement the event precedes (body.size(): after the last one).
+struct ScopeEvent {
+  enum class Kind : uint8_t { kOpen, kClose, kRegisters };
+  Kind kind = Kind::kOpen;
+  uint32_t at = 0;
+  int first_reg = -1;  // kRegisters: the first register declared, then count in index order
+  uint32_t count = 0;
+  bool range = false;  // declared as name<count> (names name0 ... name{count-1})
+};
+
 struct Function {
   std::string name;
   bool is_entry = false;      // .entry (kernel) or .func
@@ -126,12 +139,14 @@ struct Function {
   uint32_t maxntid[3] = {0, 0, 0};
   bool has_body = true;       // false for .extern .func prototypes
   std::vector<Statement> body;
+  std::vector<ScopeEvent> layout;  // in text order
   Position pos;
 };
 
 struct Module {
   std::string version;  // "9.0"
   std::string target;   // "sm_80"
+  std::vector<std::string> target_options;  // ".target sm_80, texmode_independent": the rest
   int address_size = 64;
   std::vector<Variable> globals;
   std::vector<Function> functions;

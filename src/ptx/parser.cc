@@ -322,7 +322,8 @@ class Parser {
       GPUWASM_ASSIGN_OR_RETURN(module_.target, ExpectIdent("a target"));
       while (IsPunct(',')) {
         GPUWASM_RETURN_IF_ERROR(Advance());
-        GPUWASM_RETURN_IF_ERROR(ExpectIdent("a target option").status());
+        GPUWASM_ASSIGN_OR_RETURN(std::string option, ExpectIdent("a target option"));
+        module_.target_options.push_back(std::move(option));
       }
       return Status::Ok();
     }
@@ -456,8 +457,9 @@ class Parser {
 
   Result<Param> ParamDecl(uint64_t* offset) {
     if (!IsIdent(".param") && !IsIdent(".reg")) return Error("expected .param, found '" + tok_.text + "'");
-    GPUWASM_RETURN_IF_ERROR(Advance());
     Param p;
+    p.is_reg = tok_.text == ".reg";
+    GPUWASM_RETURN_IF_ERROR(Advance());
     for (;;) {
       if (IsIdent(".align")) {
         GPUWASM_RETURN_IF_ERROR(Advance());
@@ -524,10 +526,14 @@ class Parser {
     if (!f.is_entry && IsPunct('(')) GPUWASM_RETURN_IF_ERROR(ParamList(&f.returns, nullptr));
     GPUWASM_ASSIGN_OR_RETURN(f.name, ExpectIdent("a function name"));
     if (module_.FindFunction(f.name) != nullptr) {
-      // A prototype followed by its definition: keep the definition.
+      // A prototype followed by its definition: keep the definition (where it is in the text; the
+      // functions after the prototype move up one, and so do their registers' owner indices).
       for (size_t k = 0; k < module_.functions.size(); ++k) {
         if (module_.functions[k].name == f.name && !module_.functions[k].has_body) {
           module_.functions.erase(module_.functions.begin() + static_cast<long>(k));
+          for (Register& r : module_.registers) {
+            if (r.function > static_cast<int>(k)) --r.function;
+          }
           break;
         }
       }
@@ -564,12 +570,12 @@ class Parser {
     GPUWASM_RETURN_IF_ERROR(Expect('{'));
     Status s = Body(&f);
     if (!s.ok()) return s;
-    statements_ += f.body.size();
+    statements_ += f.body.size() + f.layout.size();
     module_.functions[function_index_] = std::move(f);
     return Status::Ok();
   }
 
-  Status DeclareRegisters() {  // current token: the type after .reg
+  Status DeclareRegisters(Function* f) {  // current token: the type after .reg
     if (IsIdent(".v2") || IsIdent(".v4")) return Error("vector registers are not supported");
     std::optional<Type> parsed = tok_.kind == Token::kIdent ? ParseType(tok_.text) : std::nullopt;
     if (!parsed) return Error("expected a register type, found '" + tok_.text + "'");
@@ -589,12 +595,15 @@ class Parser {
       if (count > limits_.max_registers - std::min<uint64_t>(module_.registers.size(), limits_.max_registers)) {
         return ErrorAt(p, "too many registers (at most " + std::to_string(limits_.max_registers) + " in the module)");
       }
+      ScopeEvent e{ScopeEvent::Kind::kRegisters, static_cast<uint32_t>(f->body.size()),
+                   static_cast<int>(module_.registers.size()), static_cast<uint32_t>(range ? count : 1), range};
       if (range) {
         scopes_.back().reserve(scopes_.back().size() + count);
         for (uint64_t k = 0; k < count; ++k) GPUWASM_RETURN_IF_ERROR(AddRegister(name + std::to_string(k), type, p));
       } else {
         GPUWASM_RETURN_IF_ERROR(AddRegister(name, type, p));
       }
+      if (e.count != 0) f->layout.push_back(e);
       if (!IsPunct(',')) break;
       GPUWASM_RETURN_IF_ERROR(Advance());
     }
@@ -620,19 +629,21 @@ class Parser {
   Status Body(Function* f) {
     int depth = 0;
     for (;;) {
-      if (f->body.size() + statements_ > limits_.max_statements) {
+      if (f->body.size() + f->layout.size() + statements_ > limits_.max_statements) {  // { } pairs count too
         return Error("too many statements (more than " + std::to_string(limits_.max_statements) + " in the module)");
       }
       if (tok_.kind == Token::kEnd) return Error("unexpected end of input: function '" + f->name + "' is not closed");
       if (IsPunct('}')) {
         GPUWASM_RETURN_IF_ERROR(Advance());
         if (depth == 0) return Status::Ok();
+        f->layout.push_back({ScopeEvent::Kind::kClose, static_cast<uint32_t>(f->body.size())});
         --depth;
         scopes_.pop_back();
         continue;
       }
       if (IsPunct('{')) {
         if (++depth > limits_.max_scope_depth) return Error("scopes nested too deeply");
+        f->layout.push_back({ScopeEvent::Kind::kOpen, static_cast<uint32_t>(f->body.size())});
         scopes_.emplace_back();
         GPUWASM_RETURN_IF_ERROR(Advance());
         continue;
@@ -641,7 +652,7 @@ class Parser {
         const std::string d = tok_.text;
         if (d == ".reg") {
           GPUWASM_RETURN_IF_ERROR(Advance());
-          GPUWASM_RETURN_IF_ERROR(DeclareRegisters());
+          GPUWASM_RETURN_IF_ERROR(DeclareRegisters(f));
         } else if (d == ".loc" || d == ".file") {
           lex_.SkipLine();
           GPUWASM_RETURN_IF_ERROR(Advance());
@@ -829,7 +840,7 @@ class Parser {
             GPUWASM_RETURN_IF_ERROR(Advance());
           }
           GPUWASM_ASSIGN_OR_RETURN(uint64_t off, ExpectInt());
-          o->offset = neg ? -static_cast<int64_t>(off) : static_cast<int64_t>(off);
+          o->offset = static_cast<int64_t>(neg ? 0 - off : off);  // wraps, as the hardware's add
         }
       } else {
         bool neg = false;
@@ -838,7 +849,7 @@ class Parser {
           GPUWASM_RETURN_IF_ERROR(Advance());
         }
         GPUWASM_ASSIGN_OR_RETURN(uint64_t off, ExpectInt());
-        o->offset = neg ? -static_cast<int64_t>(off) : static_cast<int64_t>(off);
+        o->offset = static_cast<int64_t>(neg ? 0 - off : off);
       }
       return Expect(']');
     }
