@@ -1,5 +1,6 @@
 #include "ptx/printer.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -33,7 +34,7 @@ std::string Integer(uint64_t bits) {
 
 class Printer {
  public:
-  explicit Printer(const Module& m) : m_(m) {}
+  Printer(const Module& m, const PrintOptions& o) : m_(m), keep_lines_(o.keep_lines) {}
 
   std::string Run() {
     out_ += ".version " + m_.version + "\n.target " + m_.target;
@@ -114,21 +115,40 @@ class Printer {
 
   void Indent(int depth) { out_.append(static_cast<size_t>(depth) + 1, '\t'); }
 
+  // Starts the next item of a body on a new line or, keeping lines, on the line it came from in
+  // the source (several items of one source line share it; an item of an earlier line goes on
+  // the next line).
+  void Begin(int source_line, int depth) {
+    if (keep_lines_ && source_line > line_) {
+      out_.append(static_cast<size_t>(source_line - line_), '\n');
+      line_ = source_line;
+    } else if (keep_lines_ && source_line == line_ && joinable_) {
+      out_ += ' ';
+      joinable_ = true;
+      return;
+    } else {
+      out_ += '\n';
+      ++line_;
+    }
+    joinable_ = true;
+    Indent(depth);
+  }
+
   void Event(const ScopeEvent& e, int* depth) {
     switch (e.kind) {
       case ScopeEvent::Kind::kOpen:
-        Indent(*depth);
-        out_ += "{\n";
+        Begin(0, *depth);
+        out_ += "{";
         ++*depth;
-        return;
+        break;
       case ScopeEvent::Kind::kClose:
         --*depth;
-        Indent(*depth);
-        out_ += "}\n";
-        return;
+        Begin(0, *depth);
+        out_ += "}";
+        break;
       case ScopeEvent::Kind::kRegisters: {
         const Register& first = m_.registers[static_cast<size_t>(e.first_reg)];
-        Indent(*depth);
+        Begin(0, *depth);
         out_ += std::string(".reg ") + TypeName(first.type) + " ";
         if (e.range) {
           out_ += first.name.substr(0, first.name.size() - 1) + "<" + std::to_string(e.count) + ">";
@@ -138,14 +158,17 @@ class Printer {
             out_ += m_.registers[static_cast<size_t>(e.first_reg) + k].name;
           }
         }
-        out_ += ";\n";
-        return;
+        out_ += ";";
+        break;
       }
     }
+    joinable_ = false;
   }
 
   void Body(const Function& f) {
-    out_ += "\n{\n";
+    out_ += "\n{";
+    line_ = 1 + static_cast<int>(std::count(out_.begin(), out_.end(), '\n'));
+    joinable_ = false;
     int depth = 0;
     size_t e = 0;
     for (size_t i = 0; i <= f.body.size(); ++i) {
@@ -154,21 +177,20 @@ class Printer {
       const Statement& s = f.body[i];
       switch (s.kind) {
         case Statement::Kind::kLabel:
-          out_ += s.label + ":\n";
+          Begin(s.inst.pos.line, -1);
+          out_ += s.label + ":";
           break;
         case Statement::Kind::kVariable:
-          Indent(depth);
+          Begin(s.var.pos.line, depth);
           VariableDecl(s.var);
-          out_ += "\n";
           break;
         case Statement::Kind::kInstruction:
-          Indent(depth);
+          Begin(s.inst.pos.line, depth);
           Instruction(s.inst);
-          out_ += "\n";
           break;
       }
     }
-    out_ += "}\n";
+    out_ += "\n}\n";
   }
 
   void Instruction(const ptx::Instruction& in) {
@@ -226,7 +248,10 @@ class Printer {
   }
 
   const Module& m_;
+  const bool keep_lines_;
   std::string out_;
+  int line_ = 1;           // of the end of out_, in a body
+  bool joinable_ = false;  // the last item was a statement: one of the same line may follow on it
 };
 
 // Diff: the first difference, described.
@@ -324,7 +349,7 @@ class Differ {
 
 }  // namespace
 
-std::string Print(const Module& module) { return Printer(module).Run(); }
+std::string Print(const Module& module, const PrintOptions& options) { return Printer(module, options).Run(); }
 
 std::string Diff(const Module& a, const Module& b) { return Differ().Modules(a, b); }
 

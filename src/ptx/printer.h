@@ -16,7 +16,14 @@
 
 namespace gpuwasm::ptx {
 
-std::string Print(const Module& module);
+struct PrintOptions {
+  // Each body statement on the line it had in the source text where the text allows (padding
+  // with empty lines): a device reporting "PTX line N" for printed text then names the line of
+  // the text the guest wrote. Statements a pass added share their instruction's line.
+  bool keep_lines = false;
+};
+
+std::string Print(const Module& module, const PrintOptions& options = {});
 
 // "" when `a` and `b` are the same tree (source positions are not compared); otherwise where they
 // first differ ("function 'k' statement 12: operand 1 differs").

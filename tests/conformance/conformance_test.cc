@@ -40,6 +40,7 @@ struct Param {
   Case c;
   std::string arch;
   bool native = false;
+  bool fenced = false;  // instrumented as the host instruments a guest's module (ptx/instrument.h)
 };
 
 std::vector<Param> AllParams() {
@@ -48,12 +49,15 @@ std::vector<Param> AllParams() {
     for (const std::string& arch : c.archs) {
       for (bool native : {false, true}) out.push_back({c, arch, native});
     }
+    // Instrumented, for the first architecture of the file: the same results in both tiers.
+    for (bool native : {false, true}) out.push_back({c, c.archs.front(), native, true});
   }
   return out;
 }
 
 void PrintTo(const Param& p, std::ostream* os) {
-  *os << p.c.file << ".cu " << p.c.kernel << " " << p.arch << (p.native ? " native" : " interpreted");
+  *os << p.c.file << ".cu " << p.c.kernel << " " << p.arch << (p.native ? " native" : " interpreted")
+      << (p.fenced ? " fenced" : "");
 }
 
 class Conformance : public ::testing::TestWithParam<Param> {};
@@ -71,7 +75,8 @@ TEST_P(Conformance, matches_the_reference) {
                                   << ": run conformance_reference --write";
   ASSERT_EQ(want->second.size(), p.c.out_words) << p.c.file << ".expected: " << p.c.kernel;
 
-  KernelHarness h{p.native ? KernelHarness::SharedNativeCpuDevice() : nullptr};
+  KernelHarness h{p.native ? KernelHarness::SharedNativeCpuDevice() : nullptr,
+                  p.fenced ? PtxForm::kInstrumented : PtxForm::kAsGiven};
   auto k = h.LoadFrom(PtxDir() + "/" + p.c.file + "." + p.arch + ".ptx", p.c.kernel);
   ASSERT_NE(k, nullptr);
   auto in = h.Upload(conformance::Input());
@@ -79,7 +84,7 @@ TEST_P(Conformance, matches_the_reference) {
   Status s = h.Run(*k, {p.c.grid[0], p.c.grid[1], p.c.grid[2]}, {p.c.block[0], p.c.block[1], p.c.block[2]},
                    Params(k->signature()).Add(out).Add(in).Build());
   ASSERT_TRUE(s.ok()) << s;
-  if (p.native) {  // the tier this case is said to run in
+  if (p.native && !p.fenced) {  // the tier this case is said to run in
     const std::string why = device::cpu::NativeCodeWhyNot(*k);
     EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), p.c.native)
         << p.c.kernel << (p.c.native ? ": no native code: " + why : ": has native code now: drop native=no");
@@ -146,7 +151,8 @@ TEST(NativeCoverage, at_least_95_percent_of_the_kernels_translate) {
 
 INSTANTIATE_TEST_SUITE_P(Ptx, Conformance, ::testing::ValuesIn(AllParams()), [](const auto& info) {
   const Param& p = info.param;
-  std::string n = p.c.file + "_" + p.c.kernel + "_" + p.arch + (p.native ? "_native" : "_interpreted");
+  std::string n = p.c.file + "_" + p.c.kernel + "_" + p.arch + (p.native ? "_native" : "_interpreted") +
+                  (p.fenced ? "_fenced" : "");
   for (char& ch : n) {
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   }

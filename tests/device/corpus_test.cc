@@ -22,12 +22,17 @@ class Corpus : public ::testing::TestWithParam<std::string> {
  protected:
   std::string arch() const { return GetParam().substr(0, GetParam().find('+')); }
   bool native() const { return GetParam().find("+native") != std::string::npos; }
+  // "+printed": the PTX printed again from its tree; "+fenced": instrumented (ptx/instrument.h).
+  PtxForm form() const {
+    if (GetParam().find("+printed") != std::string::npos) return PtxForm::kPrinted;
+    return GetParam().find("+fenced") != std::string::npos ? PtxForm::kInstrumented : PtxForm::kAsGiven;
+  }
   // Native code is the CPU device's tier: on another test device ($GPUWASM_TEST_DEVICE=cuda:0)
   // those instances say they skip instead of running on the CPU under the other device's name.
   void SetUp() override {
     if (native() && !KernelHarness::TestDeviceIsCpu()) GTEST_SKIP() << "native code is the CPU device's tier";
   }
-  KernelHarness h{native() ? KernelHarness::SharedNativeCpuDevice() : nullptr};
+  KernelHarness h{native() ? KernelHarness::SharedNativeCpuDevice() : nullptr, form()};
   std::mt19937 rng{12345};
   std::vector<float> RandomFloats(size_t n, float lo, float hi) {
     std::uniform_real_distribution<float> d(lo, hi);
@@ -619,11 +624,13 @@ TEST_P(Corpus, conversions_with_rounding_and_saturation) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Arch, Corpus, ::testing::Values("sm_80", "sm_90", "sm_80+native", "sm_90+native"),
+INSTANTIATE_TEST_SUITE_P(Arch, Corpus,
+                         ::testing::Values("sm_80", "sm_90", "sm_80+native", "sm_90+native", "sm_80+printed",
+                                           "sm_90+fenced", "sm_90+native+fenced"),
                          [](const auto& info) {
                            std::string n = info.param;
                            std::replace(n.begin(), n.end(), '+', '_');
-                           return n;  // sm_80, sm_90, sm_80_native, sm_90_native
+                           return n;  // sm_80, sm_90_native, sm_90_native_fenced, ...
                          });
 
 }  // namespace

@@ -17,6 +17,9 @@
 #include "device/cpu/cpu_device.h"
 #include "device/device.h"
 #include "device/select.h"
+#include "ptx/instrument.h"
+#include "ptx/parser.h"
+#include "ptx/printer.h"
 
 namespace gpuwasm::testing {
 
@@ -32,33 +35,49 @@ inline std::string ReadText(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// Packs kernel arguments at the offsets of the kernel's .param list, checking each size.
+// The host's instrumentation adds hidden parameters after a kernel's own (ptx/instrument.h).
+inline bool IsHiddenParam(const device::KernelParam& p) { return p.name.rfind("__gw_", 0) == 0; }
+inline size_t VisibleParams(const device::KernelSignature& sig) {
+  size_t n = sig.params.size();
+  while (n > 0 && IsHiddenParam(sig.params[n - 1])) --n;
+  return n;
+}
+
+// Packs kernel arguments at the offsets of the kernel's .param list, checking each size. Hidden
+// parameters are left for KernelHarness::Run to fill.
 class Params {
  public:
-  explicit Params(const device::KernelSignature& sig) : sig_(sig), bytes_(sig.param_bytes, 0) {}
+  explicit Params(const device::KernelSignature& sig)
+      : sig_(sig), bytes_(sig.param_bytes, 0), visible_(VisibleParams(sig)) {}
   template <class T>
   Params& Add(T v) {
-    EXPECT_LT(next_, sig_.params.size()) << "too many arguments for " << sig_.name;
-    if (next_ >= sig_.params.size()) return *this;
+    EXPECT_LT(next_, visible_) << "too many arguments for " << sig_.name;
+    if (next_ >= visible_) return *this;
     const auto& p = sig_.params[next_++];
     EXPECT_EQ(p.size, sizeof(T)) << sig_.name << " parameter " << p.name;
     std::memcpy(bytes_.data() + p.offset, &v, std::min<size_t>(sizeof(T), p.size));
     return *this;
   }
   std::vector<uint8_t> Build() {
-    EXPECT_EQ(next_, sig_.params.size()) << "too few arguments for " << sig_.name;
+    EXPECT_EQ(next_, visible_) << "too few arguments for " << sig_.name;
     return bytes_;
   }
 
  private:
   const device::KernelSignature& sig_;
   std::vector<uint8_t> bytes_;
+  size_t visible_;
   size_t next_ = 0;
 };
 
+// What the harness loads: the PTX as given, printed again from its syntax tree, or instrumented
+// the way the host instruments every module a guest loads.
+enum class PtxForm { kAsGiven, kPrinted, kInstrumented };
+
 class KernelHarness {
  public:
-  explicit KernelHarness(std::shared_ptr<device::Device> dev = nullptr) : dev_(dev ? dev : SharedTestDevice()) {
+  explicit KernelHarness(std::shared_ptr<device::Device> dev = nullptr, PtxForm form = PtxForm::kAsGiven)
+      : dev_(dev ? dev : SharedTestDevice()), form_(form) {
     ctx_ = *dev_->CreateContext();
     stream_ = *ctx_->CreateStream();
   }
@@ -98,11 +117,26 @@ class KernelHarness {
     return LoadFrom(KernelPtxPath(file, arch), kernel);
   }
 
+  // `text` in the harness's form (PtxForm); errors of parsing or instrumenting as the status.
+  Result<std::string> Form(const std::string& text) const {
+    if (form_ == PtxForm::kAsGiven) return text;
+    GPUWASM_ASSIGN_OR_RETURN(ptx::Module m, ptx::Parse(text));
+    if (form_ == PtxForm::kPrinted) return ptx::Print(m);
+    GPUWASM_ASSIGN_OR_RETURN(ptx::Module inst, ptx::Instrument(m));
+    return ptx::Print(inst, {.keep_lines = true});
+  }
+
+  Result<std::shared_ptr<const device::Module>> LoadText(const std::string& text) {
+    GPUWASM_ASSIGN_OR_RETURN(std::string formed, Form(text));
+    GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const device::Module> m, ctx_->LoadModule(formed));
+    modules_.push_back(m);
+    return m;
+  }
+
   std::shared_ptr<const device::Kernel> LoadFrom(const std::string& path, const std::string& kernel) {
-    auto m = ctx_->LoadModule(ReadText(path));
+    auto m = LoadText(ReadText(path));
     EXPECT_TRUE(m.ok()) << path << ": " << m.status();
     if (!m.ok()) return nullptr;
-    modules_.push_back(*m);
     auto k = (*m)->GetKernel(kernel);
     EXPECT_TRUE(k.ok()) << k.status();
     return k.ok() ? *k : nullptr;
@@ -137,8 +171,38 @@ class KernelHarness {
     c.grid = grid;
     c.block = block;
     c.shared_bytes = shared;
+    const device::KernelSignature& sig = k.signature();
+    const bool hidden = VisibleParams(sig) != sig.params.size();
+    if (hidden) {  // an instrumented kernel: the window and the control block, as the host passes them
+      if (control_ == 0) control_ = Zeros<uint8_t>(sizeof(ptx::ControlBlock));
+      const uint64_t values[3] = {window_base_, window_size_, control_};
+      for (size_t i = 0; i < 3; ++i) {
+        std::memcpy(params.data() + sig.params[VisibleParams(sig) + i].offset, &values[i], 8);
+      }
+    }
     GPUWASM_RETURN_IF_ERROR(stream_->Launch(k, c, std::move(params), std::move(options)));
-    return stream_->Synchronize();
+    Status s = stream_->Synchronize();
+    if (s.ok() && hidden) {
+      ptx::ControlBlock b;
+      GPUWASM_RETURN_IF_ERROR(stream_->MemcpyDtoH(&b, control_, sizeof b));
+      if (b.fault != ptx::kNoFault) {
+        const ptx::ControlBlock clear;
+        GPUWASM_RETURN_IF_ERROR(stream_->MemcpyHtoD(control_, &clear, sizeof clear));
+        return Status::DeviceFault(ptx::DescribeControlFault(b, sig.name));
+      }
+    }
+    return s;
+  }
+
+  // The window instrumented kernels may reach (by default all of the context's address space).
+  void SetWindow(uint64_t base, uint64_t size) {
+    window_base_ = base;
+    window_size_ = size;
+  }
+  // The control block instrumented kernels read and write (allocated at their first launch).
+  device::DevicePtr control() {
+    if (control_ == 0) control_ = Zeros<uint8_t>(sizeof(ptx::ControlBlock));
+    return control_;
   }
 
   device::Context& context() { return *ctx_; }
@@ -146,9 +210,12 @@ class KernelHarness {
 
  private:
   std::shared_ptr<device::Device> dev_;
+  PtxForm form_;
   std::shared_ptr<device::Context> ctx_;
   std::unique_ptr<device::Stream> stream_;
   std::vector<std::shared_ptr<const device::Module>> modules_;
+  uint64_t window_base_ = 0, window_size_ = uint64_t{1} << 62;
+  device::DevicePtr control_ = 0;
 };
 
 // Distance in units in the last place between two floats (0 when bit-identical).

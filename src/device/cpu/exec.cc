@@ -16,6 +16,16 @@
 
 namespace gpuwasm::device::cpu {
 
+namespace {
+// isspacep: shared and local memory are their windows of the generic address space, global memory
+// is the rest; no generic address is in .const or .param here.
+bool IsInSpace(const Inst& in, uint64_t a) {
+  if (in.cmp == 1) return false;
+  const bool shared = a - kSharedWindow < (1ull << 32), local = a - kLocalWindow < (1ull << 32);
+  return in.mem == Mem::kShared ? shared : in.mem == Mem::kLocal ? local : !shared && !local;
+}
+}  // namespace
+
 using ptx::Type;
 
 uint8_t* MemoryView::Resolve(uint64_t addr, uint64_t bytes) const {
@@ -2480,6 +2490,12 @@ bool CtaExec::Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w,
       return true;
     }
     case Op::kCvt: Convert(in, mask, R); return true;
+    case Op::kIsspacep: {
+      uint64_t* d = REG(in.d[0]);
+      const uint64_t* a = REG(in.s[0]);
+      ForLanes(mask, [&](int l) { d[l] = IsInSpace(in, a[l]); });
+      return true;
+    }
     case Op::kTestp: {
       uint64_t* d = REG(in.d[0]);
       const uint64_t* a = REG(in.s[0]);

@@ -852,6 +852,8 @@ class Translator {
           const std::string at = "p + " + std::to_string(k * size);
           if (store) {
             s += std::string(" { ") + u + " x = (" + u + ")" + R(in.d[k]) + "; memcpy(" + at + ", &x, " + std::to_string(size) + "); }";
+          } else if (in.flags & kVolatile) {  // read each time: a spin on a flag another thread sets
+            s += std::string(" ") + d(k) + " = (uint64_t)*(volatile " + (ptx::IsSigned(t) && size < 8 ? sg : u) + " *)(" + at + ");";
           } else if (ptx::IsSigned(t) && size < 8) {
             s += std::string(" { ") + sg + " x; memcpy(&x, " + at + ", " + std::to_string(size) + "); " + d(k) + " = (uint64_t)(int64_t)x; }";
           } else {

@@ -821,6 +821,16 @@ class Decoder {
       GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
       return Emit(x, in);
     }
+    if (op == "isspacep") {  // whether a generic address is in the space (the fence's slow path)
+      GPUWASM_RETURN_IF_ERROR(need(2));
+      if (m.space.empty()) return BadAt(in, "isspacep needs a state space");
+      x.op = Op::kIsspacep;
+      x.mem = SpaceOf(m.space);
+      x.cmp = m.space == "const" || m.space == "param" ? 1 : 0;
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], Type::kPred));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], Type::kU64));
+      return Emit(x, in);
+    }
     if (op == "cvt") return Convert(in, m, x);
     if (op == "cp") return CpAsync(in, x);
     if (op == "bra") {

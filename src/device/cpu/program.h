@@ -27,6 +27,7 @@ enum class Op : uint8_t {
   kMul24, kMad24, kSad, kSzext, kBmsk, kFns, kSet, kSlct,  // cmp=1: mul24/mad24 .hi; kWrap: szext/bmsk .wrap
   kBra, kCall, kRet, kExit, kBar, kWarpSync, kAtom, kShfl, kVote, kRedux, kMatch, kActivemask, kClock, kTrap,
   kCpAsync,  // cp.async: done at once (see Decoder::CpAsync)
+  kIsspacep,  // mem: the space asked about; cmp 1: .const or .param (never a generic address here)
 };
 
 // Memory state spaces as the executor sees them.
