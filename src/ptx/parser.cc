@@ -581,6 +581,7 @@ class Parser {
     if (!parsed) return Error("expected a register type, found '" + tok_.text + "'");
     const Type type = *parsed;  // a plain value: GCC -O3 sees it initialized on every path
     GPUWASM_RETURN_IF_ERROR(Advance());
+    int names_event = -1;  // the layout event of this declaration's run of plain names
     for (;;) {
       Position p = tok_.pos;
       GPUWASM_ASSIGN_OR_RETURN(std::string name, ExpectIdent("a register name"));
@@ -603,7 +604,13 @@ class Parser {
       } else {
         GPUWASM_RETURN_IF_ERROR(AddRegister(name, type, p));
       }
-      if (e.count != 0) f->layout.push_back(e);
+      if (!range && names_event >= 0) {
+        ++f->layout[static_cast<size_t>(names_event)].count;  // `a, b, c` of one .reg: one event
+      } else if (e.count != 0) {
+        if (!range) names_event = static_cast<int>(f->layout.size());
+        f->layout.push_back(e);
+      }
+      if (range) names_event = -1;
       if (!IsPunct(',')) break;
       GPUWASM_RETURN_IF_ERROR(Advance());
     }

@@ -185,9 +185,10 @@ class KernelHarness {
     if (s.ok() && hidden) {
       ptx::ControlBlock b;
       GPUWASM_RETURN_IF_ERROR(stream_->MemcpyDtoH(&b, control_, sizeof b));
-      if (b.fault != ptx::kNoFault) {
+      if (b.fault != ptx::kNoFault || b.abort != 0) {
         const ptx::ControlBlock clear;
         GPUWASM_RETURN_IF_ERROR(stream_->MemcpyHtoD(control_, &clear, sizeof clear));
+        if (b.fault == ptx::kNoFault) return Status::DeadlineExceeded("kernel '" + sig.name + "' stopped by its abort word");
         return Status::DeviceFault(ptx::DescribeControlFault(b, sig.name));
       }
     }
