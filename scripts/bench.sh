@@ -7,7 +7,7 @@ for b in "$build"/bench/bench_*; do
   [[ -x "$b" && -f "$b" ]] || continue
   echo "== $(basename "$b")"
   case "$(basename "$b")" in
-    bench_engine | bench_cpu_device | bench_launch | bench_deadline) "$b" ;;  # their own drivers (same-run medians)
+    bench_engine | bench_cpu_device | bench_launch | bench_deadline | bench_instrument) "$b" ;;  # their own drivers (same-run medians)
     *) "$b" --benchmark_min_time=0.2 ;;                  # Google Benchmark
   esac
 done
