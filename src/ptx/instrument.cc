@@ -32,6 +32,10 @@ std::string Refusal(const Instruction& in) {
     return "bulk and tensor copies reach memory the fence does not cover";
   }
   if (op == "cp" && (HasModifier(in, "reduce"))) return "it reaches memory the fence does not cover";
+  const bool copies = !in.operands.empty() && in.operands[0].kind == Operand::Kind::kAddress;  // not wait/commit
+  if (op == "cp" && copies && (in.operands.size() < 3 || in.operands[2].kind != Operand::Kind::kImmediate)) {
+    return "the copy's size must be a constant";
+  }
   if (op == "suld" || op == "sust" || op == "sured" || op == "suq" || op == "tex" || op == "tld4" || op == "txq") {
     return "textures and surfaces are not available to tenants";
   }
@@ -235,7 +239,12 @@ class Instrumenter {
       }
     }
     int a = addr.reg;
-    if (addr.reg < 0 || addr.offset != 0) {
+    const unsigned reg_bytes = addr.reg >= 0 ? TypeSize(m_.registers[static_cast<size_t>(addr.reg)].type) : 8;
+    if (addr.reg >= 0 && reg_bytes != 8) {  // a narrower address register: zero-extended, as the device does
+      a = addr_;
+      Emit(out, "cvt", {"u64", reg_bytes == 4 ? "u32" : reg_bytes == 2 ? "u16" : "u8"}, {R(addr_), R(addr.reg)});
+      if (addr.offset != 0) Emit(out, "add", {"s64"}, {R(addr_), R(addr_), Imm(static_cast<uint64_t>(addr.offset))});
+    } else if (addr.reg < 0 || addr.offset != 0) {
       a = addr_;
       if (addr.reg >= 0) {
         Emit(out, "add", {"s64"}, {R(addr_), R(addr.reg), Imm(static_cast<uint64_t>(addr.offset))});

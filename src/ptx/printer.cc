@@ -107,9 +107,11 @@ class Printer {
     }
     out_ += f.name;
     ParamList(f.params);
-    if (f.maxntid[0] != 0) {
+    int dims = 3;  // up to the last nonzero dimension (the parser reads a missing one as 0)
+    while (dims > 0 && f.maxntid[dims - 1] == 0) --dims;
+    if (dims > 0) {
       out_ += "\n.maxntid " + std::to_string(f.maxntid[0]);
-      for (int k = 1; k < 3 && f.maxntid[k] != 0; ++k) out_ += ", " + std::to_string(f.maxntid[k]);
+      for (int k = 1; k < dims; ++k) out_ += ", " + std::to_string(f.maxntid[k]);
     }
   }
 

@@ -127,6 +127,30 @@ TEST(Instrument, a_long_nanosleep_is_bounded) {
   EXPECT_EQ(sleeps, 2);
 }
 
+TEST(Instrument, a_narrow_address_register_is_widened_before_the_check) {
+  Module m = MustParse(std::string(kHead) +
+                       ".visible .entry k()\n{\n .reg .b32 %r<3>;\n mov.u32 %r1, 64;\n ld.u32 %r2, [%r1+4];\n ret;\n}\n");
+  auto i = Instrument(m);
+  ASSERT_TRUE(i.ok()) << i.status();
+  auto again = Parse(Print(*i));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(Count(again->functions[0], "cvt"), 1);
+}
+
+TEST(Instrument, an_async_copy_of_a_register_size_is_refused) {
+  Module m = MustParse(std::string(kHead) +
+                       ".visible .entry k(.param .u64 p)\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<2>;\n"
+                       " .shared .align 16 .b8 s[64];\n ld.param.u64 %rd1, [p];\n mov.u32 %r1, s;\n"
+                       " cp.async.ca.shared.global [%r1], [%rd1], 4, %r1;\n cp.async.wait_all;\n ret;\n}\n");
+  auto i = Instrument(m);
+  ASSERT_TRUE(i.ok()) << i.status();  // the size is the immediate; the fourth operand is src-size
+  Module bad = MustParse(std::string(kHead) +
+                         ".visible .entry k(.param .u64 p)\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<2>;\n"
+                         " .shared .align 16 .b8 s[64];\n ld.param.u64 %rd1, [p];\n mov.u32 %r1, s;\n"
+                         " cp.async.wait_all;\n ret;\n}\n");
+  EXPECT_TRUE(Instrument(bad).ok());  // wait and commit have no size
+}
+
 TEST(Instrument, names_of_the_instrumentation_are_reserved) {
   Module m = MustParse(std::string(kHead) + ".visible .entry k(.param .u64 __gw_control)\n{\n ret;\n}\n");
   auto i = Instrument(m);

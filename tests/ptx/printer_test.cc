@@ -57,7 +57,7 @@ TEST(Printer, scopes_registers_calls_and_initialisers_print_as_declared) {
 .extern .shared .align 16 .b8 dyn[];
 .func (.param .b32 r) f(.param .b32 a);
 .visible .entry k(.param .u64 p, .param .align 8 .b8 s[16])
-.maxntid 128, 1, 1
+.maxntid 128, 0, 2
 {
   .reg .pred %p<2>;
   .reg .b32 %r<4>, x;
@@ -89,7 +89,7 @@ TEST(Printer, scopes_registers_calls_and_initialisers_print_as_declared) {
   for (const char* want : {".target sm_80, texmode_independent", "{1, 2, 4294967295, 0}", "= 0f40490FDB",
                            ".extern .shared .align 16 .b8 dyn[];", ".reg .b32 %r<4>;", ".reg .b32 x;",
                            "[s+-4]", "call.uni (r0), f, (a0);", "mov.b32 t, -1;", "@!%p1 st.global.v2.u32 [%rd1+8], {%r2, _};",
-                           "%r3|%p1", ".maxntid 128, 1, 1", ".func (\n\t.param .b32 r\n) f(\n\t.param .b32 a\n);"}) {
+                           "%r3|%p1", ".maxntid 128, 0, 2", ".func (\n\t.param .b32 r\n) f(\n\t.param .b32 a\n);"}) {
     EXPECT_NE(printed.find(want), std::string::npos) << want << " in\n" << printed;
   }
   // Both scoped `t` registers are declared in their own braces again.
