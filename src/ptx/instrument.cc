@@ -31,7 +31,6 @@ std::string Refusal(const Instruction& in) {
   if (op == "cp" && (HasModifier(in, "bulk") || in.modifiers.empty() || in.modifiers[0] != "async")) {
     return "bulk and tensor copies reach memory the fence does not cover";
   }
-  if (op == "cp" && (HasModifier(in, "reduce"))) return "it reaches memory the fence does not cover";
   const bool copies = !in.operands.empty() && in.operands[0].kind == Operand::Kind::kAddress;  // not wait/commit
   if (op == "cp" && copies && (in.operands.size() < 3 || in.operands[2].kind != Operand::Kind::kImmediate)) {
     return "the copy's size must be a constant";
@@ -72,6 +71,7 @@ class Instrumenter {
   Result<Module> Run() {
     GPUWASM_RETURN_IF_ERROR(CheckNames());
     GPUWASM_RETURN_IF_ERROR(CheckRefusals());
+    FindPointedTo();
     bool funcs = false;
     for (const Function& f : m_.functions) funcs |= !f.is_entry && f.has_body;
     if (funcs) {
@@ -85,8 +85,12 @@ class Instrumenter {
       m_.globals.push_back(ctx);
       shared_context_ = true;
     }
-    for (size_t fi = 0; fi < m_.functions.size(); ++fi) {
+    for (size_t fi = 0; fi < m_.functions.size() && !too_large_; ++fi) {
       if (m_.functions[fi].has_body) Rewrite(static_cast<int>(fi));
+    }
+    if (too_large_) {
+      return Status::ResourceExhausted("the instrumented module would have more than " +
+                                       std::to_string(kMaxInstrumentedStatements) + " statements");
     }
     for (Function& f : m_.functions) {
       if (!f.is_entry) continue;
@@ -130,6 +134,26 @@ class Instrumenter {
       }
     }
     return Status::Ok();
+  }
+
+  // The module variables whose address is taken (a symbol operand, not only [var+off]): the
+  // only ones a pointer can point into, so the only ones the slow path lets through.
+  void FindPointedTo() {
+    std::set<std::string> taken;
+    auto visit = [&](const Operand& o, auto& self) -> void {
+      if (o.kind == Operand::Kind::kSymbol) taken.insert(o.symbol);
+      for (const Operand& e : o.elements) self(e, self);
+    };
+    for (const Function& f : m_.functions) {
+      for (const Statement& s : f.body) {
+        if (s.kind != Statement::Kind::kInstruction) continue;
+        for (const Operand& o : s.inst.operands) visit(o, visit);
+      }
+    }
+    for (const Variable& v : m_.globals) {
+      const bool reachable = v.space == Space::kGlobal || v.space == Space::kConst;
+      if (reachable && !v.is_extern && taken.count(v.name) != 0) pointed_to_.push_back(static_cast<size_t>(&v - m_.globals.data()));
+    }
   }
 
   Status CheckRefusals() const {
@@ -204,6 +228,7 @@ class Instrumenter {
     s.inst.pos = pos_;
     for (Operand& o : s.inst.operands) o.pos = pos_;
     out->push_back(std::move(s));
+    too_large_ |= ++emitted_ > kMaxInstrumentedStatements;
   }
   void Label(std::vector<Statement>* out, const std::string& name) {
     Statement s;
@@ -285,9 +310,9 @@ class Instrumenter {
       }
       resumes = true;
     }
-    for (const Variable& v : m_.globals) {
-      const bool reachable = v.space == Space::kGlobal || (space == "generic" && v.space == Space::kConst);
-      if (!reachable || v.is_extern || v.size() < bytes || v.name == kSharedContext) continue;
+    for (size_t k = 0; k < pointed_to_.size() && !too_large_; ++k) {
+      const Variable& v = m_.globals[pointed_to_[k]];
+      if ((v.space == Space::kConst && space != "generic") || v.size() < bytes) continue;
       Emit(stub, "mov", {"u64"}, {R(delta_), Sym(v.name)});
       if (space == "generic") {
         Emit(stub, "cvta", {v.space == Space::kConst ? "const" : "global", "u64"}, {R(delta_), R(delta_)});
@@ -382,7 +407,7 @@ class Instrumenter {
       if (f.body[i].kind == Statement::Kind::kLabel) label_at[f.body[i].label] = i;
     }
     uint32_t straight = 0;
-    for (size_t i = 0; i < f.body.size(); ++i) {
+    for (size_t i = 0; i < f.body.size() && !too_large_; ++i) {
       const Statement& s = f.body[i];
       first_of[i] = static_cast<uint32_t>(body.size());
       pos_ = s.kind == Statement::Kind::kInstruction ? s.inst.pos : s.kind == Statement::Kind::kLabel ? s.inst.pos : s.var.pos;
@@ -490,6 +515,9 @@ class Instrumenter {
   Module m_;
   InstrumentOptions o_;
   bool shared_context_ = false;
+  std::vector<size_t> pointed_to_;  // indices into m_.globals (FindPointedTo)
+  size_t emitted_ = 0;              // statements the pass wrote
+  bool too_large_ = false;
   // Per function:
   int fi_ = -1;
   std::vector<int> new_regs_;

@@ -42,6 +42,10 @@ inline constexpr uint32_t kStraightLineBudget = 4096;
 // The longest nanosleep an instrumented kernel can ask for (a larger operand is clamped).
 inline constexpr uint32_t kMaxNanosleepNs = 1'000'000;
 
+// The most statements the passes write into one module (the parser's own bound, ParseLimits): a
+// larger result is ResourceExhausted, so a small hostile module cannot make a huge one.
+inline constexpr size_t kMaxInstrumentedStatements = 1 << 19;
+
 // The smallest window the host may pass (the fence precomputes size - n for accesses up to 64 bytes).
 inline constexpr uint64_t kMinWindowBytes = 4096;
 
@@ -69,7 +73,8 @@ struct InstrumentOptions {
 };
 
 // The instrumented module: `m` with the passes applied and the hidden parameters added.
-// Unsupported names every refused instruction with its line.
+// Unsupported names every refused instruction with its line; ResourceExhausted when the result
+// would pass kMaxInstrumentedStatements.
 Result<Module> Instrument(const Module& m, const InstrumentOptions& options = {});
 
 // The device fault message for a control block a kernel filled (fault != kNoFault), the same words

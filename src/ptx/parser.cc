@@ -268,6 +268,14 @@ class Parser {
     while (tok_.kind != Token::kEnd) GPUWASM_RETURN_IF_ERROR(TopLevel());
     if (module_.version.empty()) return Status::InvalidArgument("missing .version directive");
     if (module_.target.empty()) return Status::InvalidArgument("missing .target directive");
+    // Registers name their function's definition ordinal until here: definitions keep their order
+    // (only prototypes are erased), so the k-th function with a body is ordinal k.
+    std::vector<int> index_of;
+    index_of.reserve(static_cast<size_t>(definitions_));
+    for (size_t k = 0; k < module_.functions.size(); ++k) {
+      if (module_.functions[k].has_body) index_of.push_back(static_cast<int>(k));
+    }
+    for (Register& r : module_.registers) r.function = index_of[static_cast<size_t>(r.function)];
     return std::move(module_);
   }
 
@@ -526,14 +534,10 @@ class Parser {
     if (!f.is_entry && IsPunct('(')) GPUWASM_RETURN_IF_ERROR(ParamList(&f.returns, nullptr));
     GPUWASM_ASSIGN_OR_RETURN(f.name, ExpectIdent("a function name"));
     if (module_.FindFunction(f.name) != nullptr) {
-      // A prototype followed by its definition: keep the definition (where it is in the text; the
-      // functions after the prototype move up one, and so do their registers' owner indices).
+      // A prototype followed by its definition: keep the definition (where it is in the text).
       for (size_t k = 0; k < module_.functions.size(); ++k) {
         if (module_.functions[k].name == f.name && !module_.functions[k].has_body) {
           module_.functions.erase(module_.functions.begin() + static_cast<long>(k));
-          for (Register& r : module_.registers) {
-            if (r.function > static_cast<int>(k)) --r.function;
-          }
           break;
         }
       }
@@ -564,6 +568,7 @@ class Parser {
       return Advance();
     }
     function_index_ = static_cast<int>(module_.functions.size());
+    ++definitions_;
     module_.functions.push_back(Function{});
     scopes_.clear();
     scopes_.emplace_back();
@@ -621,7 +626,7 @@ class Parser {
     auto& scope = scopes_.back();
     if (scope.count(name) != 0) return ErrorAt(p, "register " + name + " declared twice in one scope");
     scope[name] = static_cast<int>(module_.registers.size());
-    module_.registers.push_back({name, type, function_index_});
+    module_.registers.push_back({name, type, definitions_ - 1});  // the owner's index: set in Run
     return Status::Ok();
   }
 
@@ -917,6 +922,7 @@ class Parser {
   Module module_;
   std::vector<std::unordered_map<std::string, int>> scopes_;
   int function_index_ = -1;
+  int definitions_ = 0;  // functions with a body so far (erasing prototypes moves the later ones)
 };
 
 }  // namespace

@@ -151,6 +151,41 @@ TEST(Instrument, an_async_copy_of_a_register_size_is_refused) {
   EXPECT_TRUE(Instrument(bad).ok());  // wait and commit have no size
 }
 
+TEST(Instrument, only_variables_whose_address_is_taken_are_let_through_the_slow_path) {
+  Module m = MustParse(std::string(kHead) +
+                       ".global .align 4 .b8 direct[64];\n.global .align 4 .b8 pointed[64];\n"
+                       ".visible .entry k(.param .u64 p)\n{\n .reg .b32 %r<3>;\n .reg .b64 %rd<3>;\n"
+                       " ld.param.u64 %rd1, [p];\n ld.global.u32 %r1, [direct+4];\n mov.u64 %rd2, pointed;\n"
+                       " ld.global.u32 %r2, [%rd1];\n ret;\n}\n");
+  auto i = Instrument(m);
+  ASSERT_TRUE(i.ok()) << i.status();
+  int direct = 0, pointed = 0;
+  for (const Statement& s : i->functions[0].body) {
+    for (const Operand& o : s.inst.operands) {
+      direct += o.kind == Operand::Kind::kSymbol && o.symbol == "direct";
+      pointed += o.kind == Operand::Kind::kSymbol && o.symbol == "pointed";
+    }
+  }
+  EXPECT_EQ(direct, 0);   // [direct+4] is in bounds statically; no pointer can reach it
+  EXPECT_EQ(pointed, 2);  // the guest's mov, and the slow path of the one fenced load
+}
+
+TEST(Instrument, a_small_module_cannot_make_a_huge_one) {
+  // 300 variables with their address taken, 2000 generic loads: each load's slow path would check
+  // all 300 (3 M statements). The pass stops at its bound instead.
+  std::string text = kHead;
+  for (int v = 0; v < 300; ++v) text += ".global .align 4 .b8 g" + std::to_string(v) + "[64];\n";
+  text += ".visible .entry k(.param .u64 p)\n{\n .reg .b32 %r<2>;\n .reg .b64 %rd<3>;\n ld.param.u64 %rd1, [p];\n";
+  for (int v = 0; v < 300; ++v) text += " mov.u64 %rd2, g" + std::to_string(v) + ";\n";
+  for (int k = 0; k < 2000; ++k) text += " ld.u32 %r1, [%rd1];\n";
+  text += " ret;\n}\n";
+  ASSERT_LT(text.size(), 100u << 10);
+  auto i = Instrument(MustParse(text));
+  ASSERT_FALSE(i.ok());
+  EXPECT_EQ(i.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(i.status().message(), "the instrumented module would have more than 524288 statements");
+}
+
 TEST(Instrument, names_of_the_instrumentation_are_reserved) {
   Module m = MustParse(std::string(kHead) + ".visible .entry k(.param .u64 __gw_control)\n{\n ret;\n}\n");
   auto i = Instrument(m);
