@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "device/cpu/cpu_device.h"
+#include "kernel_args.h"
 
 using namespace gpuwasm;
 using namespace gpuwasm::device;
@@ -103,17 +104,7 @@ struct Runner {
   bool want_native = false;
 };
 
-template <class... A>
-std::vector<uint8_t> Pack(const KernelSignature& sig, A... args) {
-  std::vector<uint8_t> b(sig.param_bytes);
-  size_t i = 0;
-  auto put = [&](auto v) {
-    std::memcpy(b.data() + sig.params[i].offset, &v, sizeof v);
-    ++i;
-  };
-  (put(args), ...);
-  return b;
-}
+using bench::Pack;
 
 struct Row {
   std::string name;

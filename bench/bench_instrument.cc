@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "device/cpu/cpu_device.h"
+#include "kernel_args.h"
 #include "ptx/instrument.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
@@ -73,21 +74,12 @@ void StaticCounts() {
               files, before, after, 100.0 * (after - before) / before, std::exp(log_sum / files));
 }
 
+// bench::Pack, and for an instrumented kernel its hidden parameters: the whole address space as
+// the window, and the control block.
 template <class... A>
 std::vector<uint8_t> Pack(const KernelSignature& sig, DevicePtr control, A... args) {
-  std::vector<uint8_t> b(sig.param_bytes);
-  size_t i = 0;
-  auto put = [&](auto v) {
-    std::memcpy(b.data() + sig.params[i].offset, &v, sizeof v);
-    ++i;
-  };
-  (put(args), ...);
-  if (i + 3 == sig.params.size()) {  // instrumented: the whole address space as the window
-    put(uint64_t{0});
-    put(uint64_t{1} << 62);
-    put(uint64_t{control});
-  }
-  return b;
+  if (sizeof...(A) + 3 != sig.params.size()) return bench::Pack(sig, args...);
+  return bench::Pack(sig, args..., uint64_t{0}, uint64_t{1} << 62, uint64_t{control});
 }
 
 struct Case {

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <thread>
 
+#include "fault_kernels.h"
 #include "kernel_harness.h"
 
 namespace gpuwasm::testing {
@@ -157,19 +158,8 @@ TEST_P(Faults, cancel_stops_a_running_kernel_and_the_stream_stays_usable) {
   ASSERT_TRUE(h.Run(*k, {1}, {32}, Params(k->signature()).Add(flag).Add(out).Build()).ok());
 }
 
-// One store whose lanes alternate between two buffers (even lanes: a[tid], odd lanes: b[tid]),
-// as a kernel selecting its output per thread does: the executor's per-instruction region must
-// not let a lane of one buffer through the check of the other.
-constexpr const char* kTwoBufferPtx =
-    ".version 8.0\n.target sm_80\n.address_size 64\n"
-    ".visible .entry split(.param .u64 a, .param .u64 b, .param .u32 n)\n{\n"
-    "  .reg .pred %p<2>;\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<8>;\n"
-    "  ld.param.u64 %rd1, [a];\n  ld.param.u64 %rd2, [b];\n  ld.param.u32 %r3, [n];\n"
-    "  cvta.to.global.u64 %rd1, %rd1;\n  cvta.to.global.u64 %rd2, %rd2;\n"
-    "  mov.u32 %r1, %tid.x;\n  and.b32 %r2, %r1, 1;\n  setp.eq.u32 %p1, %r2, 0;\n"
-    "  selp.b64 %rd3, %rd1, %rd2, %p1;\n  mul.wide.u32 %rd4, %r1, 4;\n  add.s64 %rd5, %rd3, %rd4;\n"
-    "  st.global.u32 [%rd5], %r1;\n  st.global.u32 [%rd5], %r3;\n  ret;\n}\n";
-
+// kTwoBufferPtx (fault_kernels.h): the executor's per-instruction region must not let a lane of
+// one buffer through the check of the other.
 std::shared_ptr<const device::Kernel> LoadSplit(KernelHarness& h) {
   auto m = h.context().LoadModule(kTwoBufferPtx);
   EXPECT_TRUE(m.ok()) << m.status();
@@ -265,12 +255,7 @@ TEST_P(Faults, a_trap_ends_the_launch_with_a_fault_naming_its_line) {
   if (OnGpu()) GTEST_SKIP() << "on a GPU a trap is a sticky device error (cuda_device.h)";
   // Thread 5 of every block traps after the others stored: native code runs it as a host block.
   KernelHarness h{Dev()};
-  auto m = h.context().LoadModule(
-      ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry trapper(.param .u64 p)\n{\n"
-      "  .reg .pred %p<2>;\n  .reg .b32 %r<3>;\n  .reg .b64 %rd<4>;\n  ld.param.u64 %rd1, [p];\n"
-      "  cvta.to.global.u64 %rd2, %rd1;\n  mov.u32 %r1, %tid.x;\n  mul.wide.u32 %rd3, %r1, 4;\n"
-      "  add.s64 %rd2, %rd2, %rd3;\n  st.global.u32 [%rd2], %r1;\n  setp.eq.u32 %p1, %r1, 5;\n"
-      "  @%p1 trap;\n  ret;\n}\n");
+  auto m = h.context().LoadModule(kTrapperPtx);
   ASSERT_TRUE(m.ok()) << m.status();
   auto k = *(*m)->GetKernel("trapper");
   if (GetParam()) {
@@ -286,13 +271,7 @@ TEST_P(Faults, a_trap_ends_the_launch_with_a_fault_naming_its_line) {
 TEST_P(Faults, an_async_copy_outside_the_buffers_faults_and_copies_nothing_there) {
   SKIP_ON_GPU_PER_BUFFER();
   KernelHarness h{Dev()};
-  auto m = h.context().LoadModule(
-      ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry copier(.param .u64 p, .param .u64 q)\n{\n"
-      "  .reg .b32 %r<4>;\n  .reg .b64 %rd<6>;\n  .shared .align 16 .b8 s[1024];\n  ld.param.u64 %rd1, [p];\n"
-      "  ld.param.u64 %rd4, [q];\n  mov.u32 %r1, %tid.x;\n  shl.b32 %r2, %r1, 4;\n  mov.u32 %r3, s;\n"
-      "  add.u32 %r3, %r3, %r2;\n  mul.wide.u32 %rd3, %r2, 1;\n  add.s64 %rd2, %rd1, %rd3;\n"
-      "  cp.async.cg.shared.global [%r3], [%rd2], 16;\n  cp.async.wait_all;\n  bar.sync 0;\n"
-      "  ld.shared.u32 %r1, [%r3];\n  add.s64 %rd5, %rd4, %rd3;\n  st.global.u32 [%rd5], %r1;\n  ret;\n}\n");
+  auto m = h.context().LoadModule(kCopierPtx);
   ASSERT_TRUE(m.ok()) << m.status();
   auto k = *(*m)->GetKernel("copier");
   auto src = h.Upload(std::vector<uint32_t>(16 * 4, 7));  // 16 threads' worth of 16 bytes

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "fault_kernels.h"
 #include "kernel_harness.h"
 
 namespace gpuwasm::testing {
@@ -63,20 +64,10 @@ TEST_P(Instrumented, the_fence_stops_stores_outside_the_window_that_the_context_
   EXPECT_EQ(h.Download<int>(out, in_window)[in_window - 1], static_cast<int>(in_window - 1));
 }
 
-constexpr const char* kSplitPtx =
-    ".version 8.0\n.target sm_80\n.address_size 64\n"
-    ".visible .entry split(.param .u64 a, .param .u64 b, .param .u32 n)\n{\n"
-    "  .reg .pred %p<2>;\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<8>;\n"
-    "  ld.param.u64 %rd1, [a];\n  ld.param.u64 %rd2, [b];\n  ld.param.u32 %r3, [n];\n"
-    "  cvta.to.global.u64 %rd1, %rd1;\n  cvta.to.global.u64 %rd2, %rd2;\n"
-    "  mov.u32 %r1, %tid.x;\n  and.b32 %r2, %r1, 1;\n  setp.eq.u32 %p1, %r2, 0;\n"
-    "  selp.b64 %rd3, %rd1, %rd2, %p1;\n  mul.wide.u32 %rd4, %r1, 4;\n  add.s64 %rd5, %rd3, %rd4;\n"
-    "  st.global.u32 [%rd5], %r1;\n  st.global.u32 [%rd5], %r3;\n  ret;\n}\n";
-
 TEST_P(Instrumented, lanes_of_one_store_are_fenced_each) {
   // Even lanes store to a, odd lanes to b; the window ends after b's 40th int.
   KernelHarness h{Dev(), PtxForm::kInstrumented};
-  auto m = h.LoadText(kSplitPtx);
+  auto m = h.LoadText(kTwoBufferPtx);
   ASSERT_TRUE(m.ok()) << m.status();
   auto k = *(*m)->GetKernel("split");
   auto a = h.Zeros<int>(64), b = h.Zeros<int>(64);
@@ -91,13 +82,7 @@ TEST_P(Instrumented, lanes_of_one_store_are_fenced_each) {
 
 TEST_P(Instrumented, an_async_copy_from_outside_the_window_is_fenced) {
   KernelHarness h{Dev(), PtxForm::kInstrumented};
-  auto m = h.LoadText(
-      ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry copier(.param .u64 p, .param .u64 q)\n{\n"
-      "  .reg .b32 %r<4>;\n  .reg .b64 %rd<6>;\n  .shared .align 16 .b8 s[1024];\n  ld.param.u64 %rd1, [p];\n"
-      "  ld.param.u64 %rd4, [q];\n  mov.u32 %r1, %tid.x;\n  shl.b32 %r2, %r1, 4;\n  mov.u32 %r3, s;\n"
-      "  add.u32 %r3, %r3, %r2;\n  mul.wide.u32 %rd3, %r2, 1;\n  add.s64 %rd2, %rd1, %rd3;\n"
-      "  cp.async.cg.shared.global [%r3], [%rd2], 16;\n  cp.async.wait_all;\n  bar.sync 0;\n"
-      "  ld.shared.u32 %r1, [%r3];\n  add.s64 %rd5, %rd4, %rd3;\n  st.global.u32 [%rd5], %r1;\n  ret;\n}\n");
+  auto m = h.LoadText(kCopierPtx);
   ASSERT_TRUE(m.ok()) << m.status();
   auto k = *(*m)->GetKernel("copier");
   auto src = h.Upload(std::vector<uint32_t>(64 * 4, 7));
@@ -109,15 +94,9 @@ TEST_P(Instrumented, an_async_copy_from_outside_the_window_is_fenced) {
 }
 
 TEST_P(Instrumented, a_trap_is_a_recorded_fault_with_the_devices_words) {
-  const char* ptx =
-      ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry trapper(.param .u64 p)\n{\n"
-      "  .reg .pred %p<2>;\n  .reg .b32 %r<3>;\n  .reg .b64 %rd<4>;\n  ld.param.u64 %rd1, [p];\n"
-      "  cvta.to.global.u64 %rd2, %rd1;\n  mov.u32 %r1, %tid.x;\n  mul.wide.u32 %rd3, %r1, 4;\n"
-      "  add.s64 %rd2, %rd2, %rd3;\n  st.global.u32 [%rd2], %r1;\n  setp.eq.u32 %p1, %r1, 5;\n"
-      "  @%p1 trap;\n  ret;\n}\n";
   KernelHarness plain{Dev()}, h{Dev(), PtxForm::kInstrumented};
-  auto mp = plain.LoadText(ptx);
-  auto m = h.LoadText(ptx);
+  auto mp = plain.LoadText(kTrapperPtx);
+  auto m = h.LoadText(kTrapperPtx);
   ASSERT_TRUE(mp.ok() && m.ok()) << m.status();
   auto kp = *(*mp)->GetKernel("trapper");
   auto k = *(*m)->GetKernel("trapper");

@@ -2,26 +2,17 @@
 // takes every instrumented corpus and conformance file (when the toolkit is here).
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
-#include "common/subprocess.h"
 #include "ptx/instrument.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
+#include "ptx_files.h"
 
 namespace gpuwasm::ptx {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 constexpr const char* kHead = ".version 8.0\n.target sm_80\n.address_size 64\n";
 
@@ -209,31 +200,20 @@ TEST(Instrument, control_faults_are_described_as_the_cpu_device_words_its_own) {
 
 // What the driver's JIT gets on a GPU: ptxas takes every instrumented file, for its own arch.
 TEST(Instrument, ptxas_accepts_every_instrumented_corpus_and_conformance_file) {
-  std::string ptxas = GPUWASM_PTXAS;
-  if (const char* env = std::getenv("GPUWASM_PTXAS"); env != nullptr && *env != '\0') ptxas = env;
-  if (ptxas.empty()) GTEST_SKIP() << "no ptxas (the CUDA toolkit is not installed)";
-  const fs::path dir = fs::temp_directory_path() / ("gpuwasm_instrument_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const Ptxas ptxas("instrument");
+  if (!ptxas.available()) GTEST_SKIP() << "no ptxas (the CUDA toolkit is not installed)";
   int files = 0;
-  for (const char* from : {GPUWASM_KERNEL_PTX_DIR, GPUWASM_CONFORMANCE_PTX_DIR}) {
-    for (const auto& e : fs::directory_iterator(from)) {
-      if (e.path().extension() != ".ptx") continue;
-      const std::string name = e.path().filename().string();
-      const std::string arch = name.substr(name.rfind(".sm_") + 1, name.size() - name.rfind(".sm_") - 5);
-      auto i = Instrument(MustParse(Read(e.path())));
-      ASSERT_TRUE(i.ok()) << name << ": " << i.status();
-      const std::string printed = Print(*i, {.keep_lines = true});
-      auto again = Parse(printed);
-      ASSERT_TRUE(again.ok()) << name << ": " << again.status();
-      EXPECT_EQ(Print(*again), Print(*i)) << name << ": the printed text does not parse back to the same code";
-      std::ofstream(dir / name) << printed;
-      auto r = RunLimited({ptxas, "-arch=" + arch, "-o", (dir / "out.cubin").string(), (dir / name).string()}, {});
-      ASSERT_TRUE(r.ok()) << r.status();
-      EXPECT_EQ(r->exit_code, 0) << name << ":\n" << r->output;
-      ++files;
-    }
+  for (const fs::path& p : CorpusAndConformancePtx()) {
+    const std::string name = p.filename().string();
+    auto i = Instrument(MustParse(ReadFile(p)));
+    ASSERT_TRUE(i.ok()) << name << ": " << i.status();
+    const std::string printed = Print(*i, {.keep_lines = true});
+    auto again = Parse(printed);
+    ASSERT_TRUE(again.ok()) << name << ": " << again.status();
+    EXPECT_EQ(Print(*again), Print(*i)) << name << ": the printed text does not parse back to the same code";
+    ptxas.ExpectAccepts(printed, name, ArchOf(p));
+    ++files;
   }
-  fs::remove_all(dir);
   EXPECT_GE(files, 60);
 }
 

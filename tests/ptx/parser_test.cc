@@ -8,21 +8,17 @@
 #include <iterator>
 
 #include "ptx/parser.h"
+#include "ptx_files.h"
 
 namespace gpuwasm::ptx {
 namespace {
-
-std::string Read(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 TEST(Parser, every_corpus_kernel_parses_and_validates) {
   int files = 0;
   for (const auto& e : std::filesystem::directory_iterator(GPUWASM_KERNEL_PTX_DIR)) {
     if (e.path().extension() != ".ptx") continue;
     ++files;
-    auto m = Parse(Read(e.path()));
+    auto m = Parse(ReadFile(e.path()));
     EXPECT_TRUE(m.ok()) << e.path() << ": " << m.status();
     if (m.ok()) {
       EXPECT_FALSE(m->functions.empty()) << e.path();
@@ -34,7 +30,7 @@ TEST(Parser, every_corpus_kernel_parses_and_validates) {
 TEST(Parser, malformed_files_give_their_expected_error) {
   int files = 0;
   for (const auto& e : std::filesystem::directory_iterator(GPUWASM_MALFORMED_DIR)) {
-    std::string text = Read(e.path());
+    std::string text = ReadFile(e.path());
     std::string first = text.substr(0, text.find('\n'));
     ASSERT_EQ(first.rfind("// expect: ", 0), 0u) << e.path() << " has no '// expect:' line";
     std::string want = first.substr(11);

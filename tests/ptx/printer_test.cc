@@ -2,41 +2,19 @@
 // (Diff), printing is a fixpoint, and ptxas accepts the printed text (when the toolkit is here).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <unistd.h>
-
-#include "common/subprocess.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
+#include "ptx_files.h"
 
 namespace gpuwasm::ptx {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string Read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::vector<fs::path> AllPtx() {
-  std::vector<fs::path> files;
-  for (const char* dir : {GPUWASM_KERNEL_PTX_DIR, GPUWASM_CONFORMANCE_PTX_DIR}) {
-    for (const auto& e : fs::directory_iterator(dir)) {
-      if (e.path().extension() == ".ptx") files.push_back(e.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 TEST(Printer, every_corpus_and_conformance_file_prints_back_to_the_same_tree) {
   int files = 0;
-  for (const fs::path& p : AllPtx()) {
-    auto m = Parse(Read(p));
+  for (const fs::path& p : CorpusAndConformancePtx()) {
+    auto m = Parse(ReadFile(p));
     ASSERT_TRUE(m.ok()) << p << ": " << m.status();
     const std::string printed = Print(*m);
     auto again = Parse(printed);
@@ -109,25 +87,16 @@ TEST(Printer, a_definition_after_its_prototype_keeps_register_owners) {
 
 // ptxas (the toolkit's assembler) takes the printed text: what the driver's JIT gets on a GPU.
 TEST(Printer, ptxas_accepts_the_printed_corpus) {
-  std::string ptxas = GPUWASM_PTXAS;  // beside the nvcc the build found; "" without the toolkit
-  if (const char* env = std::getenv("GPUWASM_PTXAS"); env != nullptr && *env != '\0') ptxas = env;
-  if (ptxas.empty()) GTEST_SKIP() << "no ptxas (the CUDA toolkit is not installed)";
-  const fs::path dir = fs::temp_directory_path() / ("gpuwasm_printer_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const Ptxas ptxas("printer");
+  if (!ptxas.available()) GTEST_SKIP() << "no ptxas (the CUDA toolkit is not installed)";
   int files = 0;
-  for (const fs::path& p : AllPtx()) {
-    const std::string name = p.filename().string();
-    if (name.find(".sm_90.") == std::string::npos) continue;  // one arch: ptxas takes ~0.1 s a file
-    auto m = Parse(Read(p));
+  for (const fs::path& p : CorpusAndConformancePtx()) {
+    if (ArchOf(p) != "sm_90") continue;  // one arch: ptxas takes ~0.1 s a file
+    auto m = Parse(ReadFile(p));
     ASSERT_TRUE(m.ok()) << p;
-    const fs::path out = dir / name;
-    std::ofstream(out) << Print(*m);
-    auto r = RunLimited({ptxas, "-arch=sm_90", "-o", (dir / "out.cubin").string(), out.string()}, {});
-    ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_EQ(r->exit_code, 0) << name << ":\n" << r->output;
+    ptxas.ExpectAccepts(Print(*m), p.filename().string(), "sm_90");
     ++files;
   }
-  fs::remove_all(dir);
   EXPECT_GE(files, 30);
 }
 
