@@ -7,7 +7,7 @@ Starts a server on loopback with a fresh store, deploys a mix of guests, and run
 concurrent clients for SECONDS: each request picks a function at random and checks its answer
 exactly (hello: the checksum of its random input; saxpy: " OK"; echo: the input back; failing
 guests: their expected status: a device fault exits 3, a trap is "trap", a spinner is "deadline").
-Resident memory of the server and its tenant workers is sampled every second. Passes when there are zero wrong results,
+Resident memory of the server and its tenant workers is sampled every half second. Passes when there are zero wrong results,
 zero unexpected errors, resident memory grew less than 5 % after warm-up, and no device bytes or
 instances are live at the end. Prints the figures as a Markdown table row.
 
@@ -27,13 +27,24 @@ tenant must see zero wrong results and zero errors, and its p99 latency in the a
 must stay within 2x of the quiet phases (interleaved in the same run).
 """
 import hashlib
-import argparse, http.client, json, os, random, re, signal, subprocess, sys, tempfile, threading, time
+import argparse, http.client, json, math, os, random, re, signal, subprocess, sys, tempfile, threading, time
+
+def children_of(pid):
+    """The processes whose parent is pid, read from /proc (no subprocess: under load a pgrep per
+    sample took seconds and left too few samples to judge)."""
+    kids = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                kids += [int(c) for c in f.read().split()]
+    except OSError:
+        pass  # the server ended, or a kernel without /proc/PID/task/TID/children
+    return kids
 
 def rss_kib(pid):
     """Resident memory of the server and of its tenant workers (its children)."""
     total = 0
-    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
-    for p in [pid] + [int(c) for c in children]:
+    for p in [pid] + children_of(pid):
         try:
             with open(f"/proc/{p}/status") as f:
                 for line in f:
@@ -57,7 +68,9 @@ def main():
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--warmup", type=float, default=15)
     ap.add_argument("--trace", action="store_true", help="print resident memory every 10 s")
-    ap.add_argument("--max-growth", type=float, default=5, help="allowed resident-memory growth after warm-up, %%")
+    ap.add_argument("--max-growth", type=float, default=5,
+                    help="allowed resident-memory growth after warm-up, %%; inf: not judged (sanitizer builds, "
+                         "where the allocator's quarantine grows by design and LeakSanitizer judges leaks)")
     ap.add_argument("--attacker", action="store_true", help="a second tenant ends its worker again and again")
     ap.add_argument("--soak", action="store_true", help="a second tenant cycles through hostile inputs, in alternate phases")
     ap.add_argument("--max-p99-ratio", type=float, default=2, help="--soak: allowed p99 of attacked over quiet phases")
@@ -274,13 +287,15 @@ def main():
     started_at[0] = started
     for t in threads:
         t.start()
-    samples = []  # taken while the clients run
+    samples = []  # taken while the clients run, every half second on its own schedule
+    next_sample = started
     while any(t.is_alive() for t in threads):
         samples.append((time.monotonic() - started, rss_kib(server.pid)))
-        time.sleep(1)
+        next_sample += 0.5
+        time.sleep(max(0.0, next_sample - time.monotonic()))
     samples = [(t, kib) for t, kib in samples if t <= args.seconds]
     if args.trace:
-        print("resident MiB every 10 s:", " ".join(f"{kib / 1024:.0f}" for t, kib in samples[::10]))
+        print("resident MiB every 10 s:", " ".join(f"{kib / 1024:.0f}" for t, kib in samples[::20]))
     for t in threads:
         t.join()
     elapsed = time.monotonic() - started
@@ -309,7 +324,13 @@ def main():
     median = lambda xs: sorted(xs)[len(xs) // 2] if xs else 0
     warm, final = median(after[:half]), median(after[half:])
     peak = max(after) if after else 0
-    growth = (final - warm) / warm * 100 if warm else float("nan")
+    growth = (final - warm) / warm * 100 if warm and half else float("nan")
+    if math.isinf(args.max_growth):
+        growth_ok = True
+    else:
+        growth_ok = growth < args.max_growth
+        if half < 2:
+            problems.append(f"only {len(after)} resident-memory samples after warm-up: too few to judge growth")
     print(f"requests {stats['requests']} in {elapsed:.0f}s ({stats['requests'] / elapsed:.0f}/s) with {args.clients} clients; "
           f"by function {stats['by']}")
     print(f"wrong results {stats['wrong']}, unexpected errors {stats['errors']}")
@@ -348,7 +369,7 @@ def main():
           f"{warm / 1024:.1f} -> {final / 1024:.1f} MiB ({growth:+.1f} %) | {live_bytes:.0f} |")
     for p in problems:
         print("problem:", p)
-    ok = (stats["wrong"] == 0 and stats["errors"] == 0 and growth < args.max_growth and live_bytes == 0 and running == 0
+    ok = (stats["wrong"] == 0 and stats["errors"] == 0 and growth_ok and live_bytes == 0 and running == 0
           and leaks_ok)
     print("load test:", "PASSED" if ok else "FAILED")
     subprocess.run(["rm", "-rf", tmp])
