@@ -42,6 +42,8 @@ struct DeviceInfo {
   uint32_t max_grid_dim[3] = {0x7fffffff, 65535, 65535};
   uint32_t max_shared_per_block = 48 * 1024;  // static + dynamic
   uint64_t total_memory = 0;
+  // Context::CreateWindow works: the host can run instrumented PTX (docs/adr/0009-instrumented-ptx.md).
+  bool instance_windows = false;
 };
 
 struct Dim3 {
@@ -92,6 +94,11 @@ struct LaunchOptions {
   // Work not finished by then is stopped; the launch fails with DeadlineExceeded.
   std::optional<std::chrono::steady_clock::time_point> deadline;
   Completion on_complete;
+  // An instrumented kernel's control block as the host sees it (Window::control_host; the kernel
+  // gets its device address as a hidden parameter). When the launch has run, a fault the kernel
+  // recorded there fails it with DeviceFault naming the kernel's PTX line, a raised abort word with
+  // DeadlineExceeded (ptx::ControlBlockStatus), and the stream's sticky error is that status.
+  const void* control = nullptr;
   // The caller has already checked the configuration against this device and kernel with
   // LaunchConfigFits or CheckLaunchConfig (the guest interface does, before admission), so the
   // stream does not check it again. Everything else is still checked.
@@ -120,6 +127,29 @@ class Stream {
   virtual std::chrono::nanoseconds kernel_time() const = 0;
 };
 
+// One instance's share of a context, for instrumented PTX (docs/adr/0009-instrumented-ptx.md): its
+// buffers are placed inside [base, base + size), the range the fence lets its kernels reach, and
+// its control block lies outside that range. The window's address range is the instance's alone
+// while the window lives; allocations count against the context's quota like any other.
+// Destruction frees what is left of its allocations and its control block. Used by one thread at a
+// time (its instance's).
+class Window {
+ public:
+  virtual ~Window() = default;
+  virtual DevicePtr base() const = 0;
+  virtual uint64_t size() const = 0;
+  // Zero-filled device memory inside the window (ResourceExhausted beyond the context's quota or
+  // when no free range of the window fits). `generation` as for Context::Allocate.
+  virtual Result<DevicePtr> Allocate(uint64_t bytes, uint64_t* generation = nullptr) = 0;
+  // Frees an allocation of this window (as Context::FreeIfCurrent).
+  virtual Status Free(DevicePtr ptr, uint64_t generation) = 0;
+  // The 32-byte control block (ptx::ControlBlock), zeroed: its device address, which kernels get
+  // as a hidden parameter, and the same bytes as the host sees them, 8-aligned and valid while the
+  // window lives (the host raises the abort word there, with atomic stores).
+  virtual DevicePtr control() const = 0;
+  virtual void* control_host() const = 0;
+};
+
 struct ContextOptions {
   uint64_t max_bytes = UINT64_MAX;  // device memory quota of the context
 };
@@ -143,6 +173,13 @@ class Context {
   // unsupported instruction (Unsupported).
   virtual Result<std::shared_ptr<const Module>> LoadModule(std::string_view ptx) = 0;
   virtual Result<std::unique_ptr<Stream>> CreateStream() = 0;
+  // A window for one instance whose buffers will total at most `max_bytes` (the window is somewhat
+  // larger, so that freeing and allocating again does not run out of room). Unsupported where the
+  // device cannot place allocations in a reserved range.
+  virtual Result<std::unique_ptr<Window>> CreateWindow(uint64_t max_bytes) {
+    (void)max_bytes;
+    return Status::Unsupported("this device cannot reserve an address window for an instance");
+  }
   virtual uint64_t allocated_bytes() const = 0;  // live allocations (not module globals)
   // Device memory the context holds from the device: its allocations plus what a memory pool keeps
   // for reuse (the CUDA device; the CPU device holds exactly its allocations).

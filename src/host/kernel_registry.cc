@@ -1,14 +1,19 @@
 #include "host/kernel_registry.h"
 
+#include <span>
 #include <vector>
 
 #include "common/sha256.h"
 #include "host/wasi_cuda.h"
+#include "ptx/instrument.h"
+#include "ptx/parser.h"
+#include "ptx/printer.h"
 
 namespace gpuwasm::host {
 
 Result<std::shared_ptr<const device::Module>> ModuleCache::Load(std::string_view ptx) {
   std::string key = Sha256Hex(ptx);
+  if (instrument_) key += ":instrumented-" + std::to_string(ptx::kInstrumentVersion);
   std::promise<Loaded> promise;
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -23,7 +28,7 @@ Result<std::shared_ptr<const device::Module>> ModuleCache::Load(std::string_view
     in_flight_[key] = promise.get_future().share();
   }
   compiles_.fetch_add(1);
-  Loaded result = context_->LoadModule(ptx);
+  Loaded result = Compile(ptx);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (result.ok()) {
@@ -36,6 +41,17 @@ Result<std::shared_ptr<const device::Module>> ModuleCache::Load(std::string_view
   }
   promise.set_value(result);
   return result;
+}
+
+ModuleCache::Loaded ModuleCache::Compile(std::string_view ptx) {
+  if (!instrument_) return context_->LoadModule(ptx);
+  // Parse errors and refusals name the guest's lines; the printed text keeps them, so the device's
+  // own errors and the faults its kernels record do too.
+  GPUWASM_ASSIGN_OR_RETURN(ptx::Module parsed, ptx::Parse(ptx));
+  GPUWASM_ASSIGN_OR_RETURN(ptx::Module instrumented, ptx::Instrument(parsed));
+  ptx::PrintOptions print;
+  print.keep_lines = true;
+  return context_->LoadModule(ptx::Print(instrumented, print));
 }
 
 size_t ModuleCache::PruneLocked() {
@@ -85,7 +101,14 @@ Result<int32_t> KernelRegistry::GetKernel(int32_t module, std::string_view name)
   entry.kernel = std::move(k);
   entry.module = module;
   entry.sig = &entry.kernel->signature();
-  for (const device::KernelParam& p : entry.sig->params) {
+  // The passes add the hidden parameters after the kernel's own, in order; a guest's PTX cannot
+  // declare names with their prefix (the passes refuse it).
+  std::span<const device::KernelParam> params = entry.sig->params;
+  if (params.size() >= 3 && params[params.size() - 3].name == ptx::kHiddenParams[0]) {
+    entry.hidden_offset = static_cast<uint32_t>(params[params.size() - 3].offset);
+    params = params.first(params.size() - 3);
+  }
+  for (const device::KernelParam& p : params) {
     uint32_t kind = WCU_ARG_BUFFER;  // no scalar record fits
     for (uint32_t k = WCU_ARG_B8; k <= WCU_ARG_B64; ++k) {
       if (ScalarArgBytes(k) == p.size) kind = k;

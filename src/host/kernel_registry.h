@@ -1,6 +1,9 @@
 // ModuleCache: one per device context (tenant). Identical PTX (same sha256) is compiled once per
 // context; concurrent loads of the same text wait for the one compile in flight. Entries live as
-// long as some instance holds the module. Thread-safe.
+// long as some instance holds the module. With `instrument` (every tenant but a trusted one that
+// opted out), what the device loads is the guest's PTX with the fence and deadline passes applied
+// (ptx/instrument.h), printed on the guest's own lines so that errors and faults name them; the key
+// is then the PTX's hash with the passes' version. Thread-safe.
 //
 // KernelRegistry: one per instance. Maps the instance's module and kernel handles to device
 // objects and retains each module's PTX text (exactly the bytes given) while the module lives.
@@ -23,8 +26,10 @@ namespace gpuwasm::host {
 
 class ModuleCache {
  public:
-  explicit ModuleCache(std::shared_ptr<device::Context> context) : context_(std::move(context)) {}
+  explicit ModuleCache(std::shared_ptr<device::Context> context, bool instrument = false)
+      : context_(std::move(context)), instrument_(instrument) {}
   Result<std::shared_ptr<const device::Module>> Load(std::string_view ptx);
+  bool instrumented() const { return instrument_; }
   uint64_t compiles() const { return compiles_.load(); }  // loads that really compiled
   // Modules some instance still holds (entries of released ones are dropped on the way).
   size_t live_modules();
@@ -33,7 +38,9 @@ class ModuleCache {
  private:
   using Loaded = Result<std::shared_ptr<const device::Module>>;
   size_t PruneLocked();  // returns the live count
+  Loaded Compile(std::string_view ptx);
   std::shared_ptr<device::Context> context_;
+  const bool instrument_;
   std::mutex mu_;
   std::map<std::string, std::weak_ptr<const device::Module>> modules_;
   std::map<std::string, std::shared_future<Loaded>> in_flight_;
@@ -65,8 +72,12 @@ class KernelRegistry {
     std::shared_ptr<const device::Kernel> kernel;
     int32_t module = 0;
     const device::KernelSignature* sig = nullptr;  // the kernel's own
-    std::vector<ArgSlot> args;                     // one per parameter
+    std::vector<ArgSlot> args;                     // one per parameter the guest passes
+    // An instrumented kernel: where its hidden parameters (window base and size, control block)
+    // go in the parameter buffer; kNoHidden otherwise.
+    uint32_t hidden_offset = kNoHidden;
   };
+  static constexpr uint32_t kNoHidden = UINT32_MAX;
   // Borrowed: valid until the kernel's module is unloaded (a launch holds its own reference).
   const KernelEntry* FindKernel(int32_t kernel) { return kernels_.Get(kernel); }
   bool HasModule(int32_t module) { return modules_.Get(module) != nullptr; }

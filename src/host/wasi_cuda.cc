@@ -16,6 +16,12 @@ uint32_t Seed() {
 
 void Put32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
 
+// The abort word of a window's control block (its first word), as the Watchdog stores flags.
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) && std::atomic<uint32_t>::is_always_lock_free);
+std::atomic<uint32_t>* AbortWord(const device::Window& w) {
+  return static_cast<std::atomic<uint32_t>*>(w.control_host());
+}
+
 }  // namespace
 
 WasiCudaContext::WasiCudaContext(std::shared_ptr<device::Device> device, std::shared_ptr<ModuleCache> modules,
@@ -37,13 +43,22 @@ WasiCudaContext::WasiCudaContext(std::shared_ptr<device::Device> device, std::sh
 
 WasiCudaContext::~WasiCudaContext() {
   if (deadline_timer_ != 0) wasm::Watchdog::Get().Disarm(deadline_timer_);  // before the flag goes
+  if (abort_timer_ != 0) wasm::Watchdog::Get().Disarm(abort_timer_);
+  if (window_) AbortWord(*window_)->store(1);  // instrumented kernels still running stop at their next check
   if (stream_) {
     stream_->Cancel();        // stop queued and running work of this instance
     (void)stream_->Synchronize();
   }
-  buffers_.ForEach([&](int32_t, Buffer& b) { (void)modules_->context().FreeIfCurrent(b.ptr, b.generation); });
+  buffers_.ForEach([&](int32_t, Buffer& b) {
+    if (window_) {
+      (void)window_->Free(b.ptr, b.generation);
+    } else {
+      (void)modules_->context().FreeIfCurrent(b.ptr, b.generation);
+    }
+  });
   buffers_.Clear();
   registry_.Clear();
+  window_.reset();
   device_bytes_.store(0);
   stream_view_.store(nullptr, std::memory_order_release);
   stream_.reset();
@@ -85,6 +100,18 @@ Result<device::Stream*> WasiCudaContext::GetStream() {
     stream_view_.store(stream_.get(), std::memory_order_release);
   }
   return stream_.get();
+}
+
+Result<device::Window*> WasiCudaContext::GetWindow() {
+  if (!window_) {
+    GPUWASM_ASSIGN_OR_RETURN(window_, modules_->context().CreateWindow(options_.max_device_bytes));
+    if (deadline_tripped_.load() != 0) {
+      AbortWord(*window_)->store(1);
+    } else if (options_.deadline) {
+      abort_timer_ = wasm::Watchdog::Get().Arm(*options_.deadline, AbortWord(*window_), 1);
+    }
+  }
+  return window_.get();
 }
 
 int32_t WasiCudaContext::CheckRange(const Buffer& b, int64_t offset, int64_t bytes, const char* what) {
@@ -158,11 +185,18 @@ int32_t WasiCudaContext::MemAlloc(int64_t size) {
                                    " in use)");
   }
   uint64_t generation = 0;
-  auto p = modules_->context().Allocate(static_cast<uint64_t>(size), &generation);
+  device::Window* window = nullptr;
+  if (modules_->instrumented()) {
+    Result<device::Window*> w = GetWindow();
+    if (!w.ok()) return FromStatus(w.status(), WCU_ERR_QUOTA);
+    window = *w;
+  }
+  auto p = window != nullptr ? window->Allocate(static_cast<uint64_t>(size), &generation)
+                             : modules_->context().Allocate(static_cast<uint64_t>(size), &generation);
   if (!p.ok()) return FromStatus(p.status(), WCU_ERR_QUOTA);
   int32_t h = buffers_.Add({*p, static_cast<uint64_t>(size), generation});
   if (h == 0) {
-    (void)modules_->context().FreeIfCurrent(*p, generation);
+    (void)(window != nullptr ? window->Free(*p, generation) : modules_->context().FreeIfCurrent(*p, generation));
     return Fail(WCU_ERR_QUOTA, "too many buffers");
   }
   device_bytes_.fetch_add(static_cast<uint64_t>(size), std::memory_order_relaxed);
@@ -179,7 +213,7 @@ int32_t WasiCudaContext::MemFree(int32_t buffer) {
   }
   Buffer copy = *b;
   buffers_.Remove(buffer);
-  (void)modules_->context().FreeIfCurrent(copy.ptr, copy.generation);
+  (void)(window_ ? window_->Free(copy.ptr, copy.generation) : modules_->context().FreeIfCurrent(copy.ptr, copy.generation));
   device_bytes_.fetch_sub(copy.size, std::memory_order_relaxed);
   return WCU_OK;
 }
@@ -273,10 +307,22 @@ inline int32_t WasiCudaContext::LaunchInline(int32_t kernel, const uint32_t grid
     fits_config_ = config;
   }
   if (count != k->args.size()) [[unlikely]] {
-    return Fail(WCU_ERR_BAD_ARGS, "launch of '" + sig.name + "': the kernel takes " + std::to_string(sig.params.size()) +
+    return Fail(WCU_ERR_BAD_ARGS, "launch of '" + sig.name + "': the kernel takes " + std::to_string(k->args.size()) +
                                       " arguments, got " + std::to_string(count));
   }
   std::vector<uint8_t> params(sig.param_bytes);
+  const void* control = nullptr;
+  if (k->hidden_offset != KernelRegistry::kNoHidden) {  // instrumented: the window and the control block
+    device::Window* w = window_.get();
+    if (w == nullptr) [[unlikely]] {
+      Result<device::Window*> made = GetWindow();
+      if (!made.ok()) return FromStatus(made.status(), WCU_ERR_QUOTA);
+      w = *made;
+    }
+    const uint64_t hidden[3] = {w->base(), w->size(), w->control()};
+    std::memcpy(params.data() + k->hidden_offset, hidden, sizeof hidden);
+    control = w->control_host();
+  }
   const uint8_t* record = args;
   const KernelRegistry::ArgSlot* slot = k->args.data();
   for (uint32_t i = 0; i < count; ++i, record += kWcuArgSize, ++slot) {
@@ -328,6 +374,7 @@ inline int32_t WasiCudaContext::LaunchInline(int32_t kernel, const uint32_t grid
   device::LaunchOptions lo;
   lo.deadline = options_.deadline;
   lo.config_checked = true;  // above, or an identical shape earlier
+  lo.control = control;
   // The slot is released when the device is done with the launch, whatever the outcome: the stream
   // calls every completion exactly once (also for failed, cancelled and dropped work), and this
   // context stops its stream before the admission goes away.

@@ -158,6 +158,12 @@ class WasiCudaContext {
   std::shared_ptr<LaunchAdmission> admission_;
   KernelRegistry registry_;
   HandleTable<Buffer> buffers_;
+  // Instrumented PTX (the tenant's modules are instrumented): the instance's buffers lie in its
+  // window, and its kernels get the window and its control block as hidden parameters. Made at
+  // the first buffer or launch; until then nothing of the device is spent.
+  Result<device::Window*> GetWindow();
+  std::unique_ptr<device::Window> window_;
+  uint64_t abort_timer_ = 0;  // raises the window's abort word at the deadline
   std::unique_ptr<device::Stream> stream_;
   std::atomic<const device::Stream*> stream_view_{nullptr};  // stream_, for gpu_time() readers
   std::string last_error_;

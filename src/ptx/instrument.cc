@@ -1,6 +1,7 @@
 #include "ptx/instrument.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -544,6 +545,25 @@ std::string DescribeControlFault(const ControlBlock& block, const std::string& k
   std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(block.address));
   return where + "global " + ((block.access >> 16) & 1 ? "store" : "load") + " of " +
          std::to_string(block.access & 0xffff) + " bytes at " + addr + " is outside the instance's buffers";
+}
+
+Status ControlBlockStatus(const void* control, const std::string& kernel) {
+  // The kernel's threads wrote the block with atomics and stores the launch's end ordered before
+  // this read; the words are read one by one, as the host's abort store is.
+  auto word = [control](size_t i) {
+    return std::atomic_ref<uint32_t>(*(static_cast<uint32_t*>(const_cast<void*>(control)) + i)).load();
+  };
+  ControlBlock b;
+  b.abort = word(0);
+  b.fault = word(1);
+  if (b.fault == kNoFault) {
+    if (b.abort == 0) return Status::Ok();
+    return Status::DeadlineExceeded("kernel '" + kernel + "' was stopped by its abort word (the invocation's deadline)");
+  }
+  b.line = word(2);
+  b.access = word(3);
+  b.address = uint64_t{word(4)} | uint64_t{word(5)} << 32;
+  return Status::DeviceFault(DescribeControlFault(b, kernel));
 }
 
 }  // namespace gpuwasm::ptx

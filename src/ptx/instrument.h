@@ -82,4 +82,9 @@ Result<Module> Instrument(const Module& m, const InstrumentOptions& options = {}
 // 0x7f00 is outside the instance's buffers".
 std::string DescribeControlFault(const ControlBlock& block, const std::string& kernel);
 
+// What a launch of `kernel` came to, from its control block as the host sees it (`control`: the 32
+// bytes, 8-aligned): OK when nothing is recorded, DeviceFault(DescribeControlFault) for a recorded
+// fault, DeadlineExceeded when only the abort word is raised.
+Status ControlBlockStatus(const void* control, const std::string& kernel);
+
 }  // namespace gpuwasm::ptx

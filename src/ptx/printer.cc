@@ -37,23 +37,27 @@ class Printer {
   Printer(const Module& m, const PrintOptions& o) : m_(m), keep_lines_(o.keep_lines) {}
 
   std::string Run() {
-    out_ += ".version " + m_.version + "\n.target " + m_.target;
+    // Keeping lines, everything outside bodies goes on as few lines as it can (PTX is free-form):
+    // the first statement of a body is often only a line or two below the module's header.
+    const char* nl = keep_lines_ ? " " : "\n";
+    out_ += ".version " + m_.version + nl + ".target " + m_.target;
     for (const std::string& o : m_.target_options) out_ += ", " + o;
-    out_ += "\n.address_size " + std::to_string(m_.address_size) + "\n\n";
+    out_ += nl + (".address_size " + std::to_string(m_.address_size)) + nl + (keep_lines_ ? "" : "\n");
     for (const Variable& v : m_.globals) {
       VariableDecl(v);
-      out_ += "\n";
+      out_ += nl;
     }
     // Every .func is declared before any body, so a call never precedes its callee's declaration
     // (nvcc's own order needs that too: it declares what it defines after its first caller).
     for (const Function& f : m_.functions) {
       if (f.is_entry && f.has_body) continue;
       Header(f);
-      out_ += ";\n";
+      out_ += ";";
+      out_ += nl;
     }
     for (const Function& f : m_.functions) {
       if (!f.has_body) continue;
-      out_ += "\n";
+      out_ += nl;
       Header(f);
       Body(f);
     }
@@ -91,10 +95,11 @@ class Printer {
   void ParamList(const std::vector<Param>& ps) {
     out_ += "(";
     for (size_t k = 0; k < ps.size(); ++k) {
-      out_ += k == 0 ? "\n\t" : ",\n\t";
+      out_ += k == 0 ? "" : ",";
+      out_ += keep_lines_ ? " " : "\n\t";
       ParamDecl(ps[k]);
     }
-    out_ += "\n)";
+    out_ += keep_lines_ ? " )" : "\n)";
   }
 
   void Header(const Function& f) {
@@ -110,7 +115,7 @@ class Printer {
     int dims = 3;  // up to the last nonzero dimension (the parser reads a missing one as 0)
     while (dims > 0 && f.maxntid[dims - 1] == 0) --dims;
     if (dims > 0) {
-      out_ += "\n.maxntid " + std::to_string(f.maxntid[0]);
+      out_ += (keep_lines_ ? " " : "\n") + (".maxntid " + std::to_string(f.maxntid[0]));
       for (int k = 1; k < dims; ++k) out_ += ", " + std::to_string(f.maxntid[k]);
     }
   }
@@ -168,7 +173,7 @@ class Printer {
   }
 
   void Body(const Function& f) {
-    out_ += "\n{";
+    out_ += keep_lines_ ? " {" : "\n{";
     line_ = 1 + static_cast<int>(std::count(out_.begin(), out_.end(), '\n'));
     joinable_ = false;
     int depth = 0;
@@ -192,7 +197,7 @@ class Printer {
           break;
       }
     }
-    out_ += "\n}\n";
+    out_ += keep_lines_ ? " }" : "\n}\n";
   }
 
   void Instruction(const ptx::Instruction& in) {

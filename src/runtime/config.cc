@@ -164,6 +164,7 @@ Status ReadTenant(TableReader& r, TenantConfig* t) {
     t->token_sha256.push_back(tok.substr(7));
   }
   GPUWASM_RETURN_IF_ERROR(r.Bool("gpu", &t->gpu));
+  GPUWASM_RETURN_IF_ERROR(r.Bool("instrument_ptx", &t->instrument_ptx));
   GPUWASM_RETURN_IF_ERROR(r.Size("device_bytes", &t->device_bytes));
   GPUWASM_RETURN_IF_ERROR(r.Count("concurrent_invocations", &t->concurrent_invocations, 1));
   GPUWASM_RETURN_IF_ERROR(r.Count("inflight_launches", &t->inflight_launches, 1));

@@ -23,6 +23,9 @@ struct TenantConfig {
   std::string name;
   std::vector<std::string> token_sha256;  // lower-case hex digests of the tenant's API tokens
   bool gpu = true;                        // may its guests use wasi_cuda?
+  // Every module its guests load is instrumented (fence and deadline passes, docs/adr/0009); off
+  // only for a tenant trusted not to attack the others' memory (its kernels then run as written).
+  bool instrument_ptx = true;
   uint64_t device_bytes = 1ull << 30;     // live device memory of all its instances together
   uint32_t concurrent_invocations = 16;   // running + queued; beyond: "overloaded"
   uint32_t inflight_launches = 64;        // per instance, before back-pressure

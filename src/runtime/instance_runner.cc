@@ -15,7 +15,7 @@ Result<std::shared_ptr<host::ModuleCache>> TenantDevice::Modules() {
     device::ContextOptions o;
     o.max_bytes = max_bytes_;
     GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<device::Context> ctx, device_->CreateContext(o));
-    modules_ = std::make_shared<host::ModuleCache>(std::move(ctx));
+    modules_ = std::make_shared<host::ModuleCache>(std::move(ctx), instrument_);
   }
   return modules_;
 }

@@ -29,8 +29,10 @@ namespace gpuwasm::runtime {
 
 class TenantDevice {
  public:
-  TenantDevice(std::shared_ptr<device::Device> device, uint64_t max_bytes)
-      : device_(std::move(device)), max_bytes_(max_bytes) {}
+  // `instrument`: the tenant's modules are instrumented (TenantConfig::instrument_ptx) where the
+  // device can give instances windows.
+  TenantDevice(std::shared_ptr<device::Device> device, uint64_t max_bytes, bool instrument)
+      : device_(std::move(device)), max_bytes_(max_bytes), instrument_(instrument && device_->info().instance_windows) {}
   // The context and its module cache, made on first use.
   Result<std::shared_ptr<host::ModuleCache>> Modules();
   struct Usage {
@@ -44,6 +46,7 @@ class TenantDevice {
  private:
   std::shared_ptr<device::Device> device_;
   uint64_t max_bytes_;
+  bool instrument_;
   std::mutex mu_;
   std::shared_ptr<host::ModuleCache> modules_;
 };

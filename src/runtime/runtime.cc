@@ -188,7 +188,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(RuntimeConfig config, RuntimeOp
   for (const TenantConfig& t : c.tenants) {
     auto state = std::make_unique<TenantState>();
     state->config = t;
-    state->device = std::make_unique<TenantDevice>(rt->device_, t.device_bytes);
+    state->device = std::make_unique<TenantDevice>(rt->device_, t.device_bytes, t.instrument_ptx);
     rt->tenants_.emplace(t.name, std::move(state));
   }
   if (rt->isolation_ == Isolation::kProcess) rt->workers_ = std::make_unique<TenantWorkers>(std::move(ws));

@@ -89,7 +89,7 @@ class Worker : public std::enable_shared_from_this<Worker> {
     };
     std::string note;
     GPUWASM_ASSIGN_OR_RETURN(device_, device::OpenDevice(h.value("device", std::string("auto")), &note, o));
-    tenant_device_ = std::make_unique<TenantDevice>(device_, tenant_.device_bytes);
+    tenant_device_ = std::make_unique<TenantDevice>(device_, tenant_.device_bytes, tenant_.instrument_ptx);
     wasm::EngineOptions eo;
     eo.cache_dir = h.value("cache_dir", std::string());
     eo.imports = host::GuestImports();

@@ -288,6 +288,7 @@ SharedMetrics::~SharedMetrics() {
 nlohmann::json TenantToJson(const TenantConfig& t) {
   return {{"name", t.name},
           {"gpu", t.gpu},
+          {"instrument_ptx", t.instrument_ptx},
           {"device_bytes", t.device_bytes},
           {"concurrent_invocations", t.concurrent_invocations},
           {"inflight_launches", t.inflight_launches},
@@ -306,6 +307,7 @@ Result<TenantConfig> TenantFromJson(const nlohmann::json& j) {
     TenantConfig t;
     t.name = j.at("name").get<std::string>();
     t.gpu = j.at("gpu").get<bool>();
+    t.instrument_ptx = j.at("instrument_ptx").get<bool>();
     t.device_bytes = j.at("device_bytes").get<uint64_t>();
     t.concurrent_invocations = j.at("concurrent_invocations").get<uint32_t>();
     t.inflight_launches = j.at("inflight_launches").get<uint32_t>();

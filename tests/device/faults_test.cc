@@ -1,5 +1,5 @@
 // Bad kernels: out-of-bounds accesses fault cleanly without touching anything outside the
-// context's buffers; runaway kernels stop at their deadline or on cancel; unsupported PTX is
+// instance's buffers; runaway kernels stop at their deadline or on cancel; unsupported PTX is
 // refused by name and line.
 //
 // Under $GPUWASM_TEST_DEVICE=cuda:0 the same tests state the CUDA device's contract instead where
@@ -46,7 +46,7 @@ TEST_P(Faults, out_of_bounds_store_faults_and_touches_nothing_outside) {
   ASSERT_EQ(s.code(), StatusCode::kDeviceFault) << s;
   EXPECT_NE(s.message().find("kernel 'oob_write' (PTX line "), std::string::npos) << s;
   EXPECT_NE(s.message().find("global store of 4 bytes at 0x"), std::string::npos) << s;
-  EXPECT_NE(s.message().find("is outside the context's buffers"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("is outside the instance's buffers"), std::string::npos) << s;
   // The stream is poisoned (like a CUDA context after a fault)...
   EXPECT_EQ(h.stream().Synchronize().code(), StatusCode::kDeviceFault);
   // ...but its memory is intact and readable through a new stream.

@@ -188,8 +188,7 @@ class KernelHarness {
       if (b.fault != ptx::kNoFault || b.abort != 0) {
         const ptx::ControlBlock clear;
         GPUWASM_RETURN_IF_ERROR(stream_->MemcpyHtoD(control_, &clear, sizeof clear));
-        if (b.fault == ptx::kNoFault) return Status::DeadlineExceeded("kernel '" + sig.name + "' stopped by its abort word");
-        return Status::DeviceFault(ptx::DescribeControlFault(b, sig.name));
+        return ptx::ControlBlockStatus(&b, sig.name);
       }
     }
     return s;

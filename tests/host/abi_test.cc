@@ -128,7 +128,7 @@ TEST(Abi, device_fault_is_reported_and_sticks) {
   auto errors = g.Errors();
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("kernel 'oob_write' (PTX line"), std::string::npos) << errors[0];
-  EXPECT_NE(errors[0].find("is outside the context's buffers"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("is outside the instance's buffers"), std::string::npos) << errors[0];
 }
 
 TEST(Abi, back_pressure_rejections_are_counted_exactly) {

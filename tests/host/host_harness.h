@@ -52,7 +52,8 @@ struct GuestInstance {
 
   GuestInstance(const std::string& wasm, host::WasiCudaOptions options = {}, std::string input = "",
                 std::shared_ptr<host::ModuleCache> shared = nullptr) {
-    modules = shared ? shared : std::make_shared<host::ModuleCache>(*Cpu()->CreateContext());
+    // As the runtime gives a tenant: its modules instrumented.
+    modules = shared ? shared : std::make_shared<host::ModuleCache>(*Cpu()->CreateContext(), true);
     host::GuestIoOptions io;
     io.input = std::move(input);
     env = std::make_unique<host::HostEnv>(std::move(io),

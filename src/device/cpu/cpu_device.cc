@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include "common/sha256.h"
 #include "device/cpu/exec.h"
 #include "device/cpu/program.h"
+#include "ptx/instrument.h"
 #include "ptx/parser.h"
 
 namespace gpuwasm::device::cpu {
@@ -167,9 +169,15 @@ class CpuDevice;
 class CpuContext final : public Context, public std::enable_shared_from_this<CpuContext> {
  public:
   CpuContext(std::shared_ptr<CpuDevice> device, uint64_t base, ContextOptions options)
-      : device_(std::move(device)), next_addr_(base), options_(options) {}
+      : device_(std::move(device)), next_addr_(base), next_window_(base + kWindowsOffset), slice_end_(base + kSliceBytes),
+        options_(options) {}
 
   Result<DevicePtr> Allocate(uint64_t bytes, uint64_t* generation = nullptr) override {
+    return AllocateAt(0, bytes, generation);
+  }
+
+  // Allocate at `at` (a range of a window that no allocation uses), or at a fresh address (0).
+  Result<DevicePtr> AllocateAt(DevicePtr at, uint64_t bytes, uint64_t* generation) {
     if (bytes == 0) return Status::InvalidArgument("cannot allocate 0 bytes");
     if (generation != nullptr) *generation = 0;  // the CPU device never resets a context
     std::lock_guard<std::mutex> lock(mu_);
@@ -181,10 +189,34 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
     }
     auto data = ZeroedHostMemory(bytes);
     if (!data) return Status::ResourceExhausted("out of host memory for a " + std::to_string(bytes) + "-byte buffer");
-    DevicePtr p = Reserve(bytes);
+    DevicePtr p = at != 0 ? at : Reserve(bytes);
     allocs_[p] = {bytes, std::move(data)};
     allocated_ += bytes;
     return p;
+  }
+
+  Result<std::unique_ptr<Window>> CreateWindow(uint64_t max_bytes) override;
+
+  // A range of `size` bytes of the context's window area: one a window released, or a fresh one.
+  Result<DevicePtr> ReserveWindow(uint64_t size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = free_windows_.find(size); it != free_windows_.end()) {
+      DevicePtr p = it->second;
+      free_windows_.erase(it);
+      return p;
+    }
+    if (size > slice_end_ - next_window_) {
+      return Status::ResourceExhausted("the context's address space has no room for another instance window of " +
+                                       std::to_string(size) + " bytes");
+    }
+    DevicePtr p = next_window_;
+    next_window_ += size;
+    return p;
+  }
+  // Its instance has ended: the range may serve another instance (no pointer into it is live).
+  void ReleaseWindow(DevicePtr base, uint64_t size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_windows_.emplace(size, base);
   }
 
   Status Free(DevicePtr ptr) override {
@@ -309,16 +341,123 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
     return p;
   }
 
+  // Each context has kSliceBytes of the device address space: plain allocations from its start,
+  // instance windows from kWindowsOffset on.
+  static constexpr uint64_t kSliceBytes = uint64_t{1} << 40;
+  static constexpr uint64_t kWindowsOffset = uint64_t{1} << 39;
+
   std::shared_ptr<CpuDevice> device_;
   mutable std::mutex mu_;
   std::map<DevicePtr, Allocation> allocs_;
   uint64_t next_addr_;
+  uint64_t next_window_, slice_end_;
+  std::multimap<uint64_t, DevicePtr> free_windows_;  // size -> base, of released windows
   uint64_t allocated_ = 0;
   std::shared_ptr<Ledger> ledger_ = std::make_shared<Ledger>();
   ContextOptions options_;
   std::map<std::string, std::weak_ptr<CpuModule>> modules_;
   size_t sweep_at_ = 64;
 };
+
+// An instance's window (Window): its allocations first-fit in [base, base + size), each followed
+// by a gap (as plain allocations are), so that running past a buffer's end faults on the CPU
+// device's own check too; the control block is a plain allocation of the context.
+class CpuWindow final : public Window {
+ public:
+  static constexpr uint64_t kAlign = 4096, kGap = 65536;
+  // Room for the buffers an instance may hold (host::WasiCudaOptions::max_buffers) with their gaps.
+  static constexpr uint64_t kGapsRoom = 4096 * (kGap + kAlign);
+  // A window stays well inside the context's window area (CpuContext::kWindowsOffset).
+  static constexpr uint64_t kMaxSize = uint64_t{1} << 36;
+
+  CpuWindow(std::shared_ptr<CpuContext> ctx, DevicePtr base, uint64_t size, DevicePtr control, uint8_t* control_host,
+            std::shared_ptr<uint8_t> keep)
+      : ctx_(std::move(ctx)), base_(base), size_(size), control_(control), control_host_(control_host),
+        keep_(std::move(keep)) {
+    free_[0] = size;
+  }
+  ~CpuWindow() override {
+    for (const auto& [p, n] : used_) (void)ctx_->Free(p);
+    (void)ctx_->Free(control_);
+    ctx_->ReleaseWindow(base_, size_);
+  }
+
+  DevicePtr base() const override { return base_; }
+  uint64_t size() const override { return size_; }
+  DevicePtr control() const override { return control_; }
+  void* control_host() const override { return control_host_; }
+
+  Result<DevicePtr> Allocate(uint64_t bytes, uint64_t* generation) override {
+    if (bytes == 0) return Status::InvalidArgument("cannot allocate 0 bytes");
+    const uint64_t need = bytes > size_ ? UINT64_MAX : (bytes + kAlign - 1) / kAlign * kAlign + kGap;
+    auto it = std::find_if(free_.begin(), free_.end(), [need](const auto& f) { return f.second >= need; });
+    if (it == free_.end()) {
+      return Status::ResourceExhausted("no free range of " + std::to_string(bytes) +
+                                       " bytes left in the instance's address window of " + std::to_string(size_) +
+                                       " bytes");
+    }
+    const uint64_t off = it->first, len = it->second;
+    GPUWASM_ASSIGN_OR_RETURN(DevicePtr p, ctx_->AllocateAt(base_ + off, bytes, generation));
+    free_.erase(it);
+    if (len > need) free_[off + need] = len - need;
+    used_[p] = need;
+    return p;
+  }
+
+  Status Free(DevicePtr ptr, uint64_t generation) override {
+    (void)generation;  // the CPU device never resets a context
+    auto it = used_.find(ptr);
+    if (it == used_.end()) return Status::InvalidArgument("free of " + Hex(ptr) + ", which is not a live allocation of the window");
+    GPUWASM_RETURN_IF_ERROR(ctx_->Free(ptr));
+    uint64_t off = ptr - base_, len = it->second;
+    used_.erase(it);
+    // Merge with the free ranges on either side.
+    auto next = free_.lower_bound(off);
+    if (next != free_.end() && next->first == off + len) {
+      len += next->second;
+      next = free_.erase(next);
+    }
+    if (next != free_.begin()) {
+      auto prev = std::prev(next);
+      if (prev->first + prev->second == off) {
+        prev->second += len;
+        return Status::Ok();
+      }
+    }
+    free_[off] = len;
+    return Status::Ok();
+  }
+
+ private:
+  std::shared_ptr<CpuContext> ctx_;
+  DevicePtr base_;
+  uint64_t size_;
+  DevicePtr control_;
+  uint8_t* control_host_;
+  std::shared_ptr<uint8_t> keep_;       // the control block's memory
+  std::map<uint64_t, uint64_t> free_;   // offset -> length of free ranges
+  std::map<DevicePtr, uint64_t> used_;  // allocation -> the range it takes (with its gap)
+};
+
+Result<std::unique_ptr<Window>> CpuContext::CreateWindow(uint64_t max_bytes) {
+  if (max_bytes > CpuWindow::kMaxSize) {
+    return Status::InvalidArgument("an instance window for " + std::to_string(max_bytes) +
+                                   " device bytes is larger than the CPU device's limit of " +
+                                   std::to_string(CpuWindow::kMaxSize));
+  }
+  const uint64_t size = std::max(ptx::kMinWindowBytes,
+                                 (max_bytes + max_bytes / 4 + CpuWindow::kGapsRoom + 65535) / 65536 * 65536);
+  GPUWASM_ASSIGN_OR_RETURN(DevicePtr control, Allocate(sizeof(ptx::ControlBlock)));
+  std::shared_ptr<uint8_t> keep;
+  Result<uint8_t*> host = Resolve(control, sizeof(ptx::ControlBlock), &keep);
+  Result<DevicePtr> base = host.ok() ? ReserveWindow(size) : Result<DevicePtr>(host.status());
+  if (!base.ok()) {
+    (void)Free(control);
+    return base.status();
+  }
+  return std::unique_ptr<Window>(
+      std::make_unique<CpuWindow>(shared_from_this(), *base, size, control, *host, std::move(keep)));
+}
 
 class CpuDevice final : public Device, public std::enable_shared_from_this<CpuDevice> {
  public:
@@ -333,6 +472,7 @@ class CpuDevice final : public Device, public std::enable_shared_from_this<CpuDe
     info_.compute_minor = 0;
     info_.sm_count = n;
     info_.max_shared_per_block = 96 * 1024;
+    info_.instance_windows = true;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     info_.total_memory = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
   }
@@ -446,7 +586,8 @@ class CpuStream final : public Stream {
                                         " threads at once, " + std::to_string(per_cta) + " bytes each)"));
     auto p = std::make_shared<std::vector<uint8_t>>(std::move(params));
     auto deadline = options.deadline;
-    return Enqueue([this, hold, config, p, deadline, charge = std::shared_ptr<Charge>(std::move(c))]() -> Status {
+    const void* control = options.control;
+    return Enqueue([this, hold, config, p, deadline, control, charge = std::shared_ptr<Charge>(std::move(c))]() -> Status {
       LaunchSpec spec;
       spec.program = hold->module().program();
       spec.kernel = hold->entry();
@@ -472,6 +613,8 @@ class CpuStream final : public Stream {
       if (slot != nullptr && !native) {
         slot->AddInterpreted(run->thread_instructions(), took, {o.native, o.native_threshold, o.native_payback}, o.cc);
       }
+      // An instrumented kernel that stopped itself ended cleanly: its control block says why.
+      if (control != nullptr && run->status().ok()) return ptx::ControlBlockStatus(control, hold->signature().name);
       return run->status();
     }, std::move(options.on_complete));
   }

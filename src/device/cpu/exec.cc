@@ -815,7 +815,7 @@ class CtaExec {
     if (p == nullptr) {
       Fault(in, std::string(space) + (store ? " store" : " load") + " of " + std::to_string(bytes) + " bytes at " +
                     Hex(addr) + " is outside " +
-                    (m == Mem::kGlobal ? "the context's buffers"
+                    (m == Mem::kGlobal ? "the instance's buffers"
                                        : m == Mem::kShared ? "shared memory (" + std::to_string(shared_size_) + " bytes)"
                                                            : "the thread's local memory (" + std::to_string(local_size_) + " bytes)"));
     }
