@@ -7,7 +7,7 @@ namespace gpuwasm::host {
 std::ostream& operator<<(std::ostream& os, const InstanceMetricsSnapshot& s) {
   return os << "{kernels_launched=" << s.kernels_launched << ", bytes_pinned=" << s.bytes_pinned
             << ", back_pressure_rejections=" << s.back_pressure_rejections << ", yield_count=" << s.yield_count
-            << ", device_bytes_allocated=" << s.device_bytes_allocated << "}";
+            << ", device_bytes_allocated=" << s.device_bytes_allocated << ", kernel_faults=" << s.kernel_faults << "}";
 }
 
 std::string ToString(const InstanceMetricsSnapshot& s) {
@@ -21,7 +21,8 @@ void to_json(nlohmann::json& j, const InstanceMetricsSnapshot& s) {
                      {"bytes_pinned", s.bytes_pinned},
                      {"back_pressure_rejections", s.back_pressure_rejections},
                      {"yield_count", s.yield_count},
-                     {"device_bytes_allocated", s.device_bytes_allocated}};
+                     {"device_bytes_allocated", s.device_bytes_allocated},
+                     {"kernel_faults", s.kernel_faults}};
 }
 
 void from_json(const nlohmann::json& j, InstanceMetricsSnapshot& s) {
@@ -30,6 +31,7 @@ void from_json(const nlohmann::json& j, InstanceMetricsSnapshot& s) {
   s.back_pressure_rejections = j.at("back_pressure_rejections").get<uint64_t>();
   s.yield_count = j.at("yield_count").get<uint32_t>();
   s.device_bytes_allocated = j.at("device_bytes_allocated").get<uint64_t>();
+  s.kernel_faults = j.value("kernel_faults", uint64_t{0});  // absent before instrumented PTX
 }
 
 }  // namespace gpuwasm::host

@@ -5,6 +5,9 @@
 //   back_pressure_rejections  lifetime launches refused by admission (slot saturated or deadline)
 //   yield_count               cumulative wasi_scheduler.yield calls (0 without a scheduler)
 //   device_bytes_allocated    current bytes of the instance's live device buffers
+//   kernel_faults             launches an instrumented kernel ended itself: an access outside the
+//                             instance's buffers, or a trap (0 or 1: the instance's GPU state is
+//                             lost after one)
 //
 // A plain value: copyable, comparable, default zero, printable, convertible to JSON.
 #pragma once
@@ -23,6 +26,7 @@ struct InstanceMetricsSnapshot {
   uint64_t back_pressure_rejections = 0;
   uint32_t yield_count = 0;
   uint64_t device_bytes_allocated = 0;
+  uint64_t kernel_faults = 0;
 
   friend bool operator==(const InstanceMetricsSnapshot&, const InstanceMetricsSnapshot&) = default;
 };

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "host/host_env.h"
+#include "ptx/instrument.h"
 #include "wasm/watchdog.h"
 
 namespace gpuwasm::host {
@@ -378,7 +379,16 @@ inline int32_t WasiCudaContext::LaunchInline(int32_t kernel, const uint32_t grid
   // The slot is released when the device is done with the launch, whatever the outcome: the stream
   // calls every completion exactly once (also for failed, cancelled and dropped work), and this
   // context stops its stream before the admission goes away.
-  lo.on_complete = [token](const Status&) { token.Release(); };
+  lo.on_complete = [token, control, faults = &kernel_faults_](const Status& s) {
+    // A fault the kernel recorded ends its launch with DeviceFault, and every later one on the
+    // stream with the same (sticky) status: the first such completion is the faulting launch.
+    if (control != nullptr && s.code() == StatusCode::kDeviceFault &&
+        std::atomic_ref<uint32_t>(static_cast<uint32_t*>(const_cast<void*>(control))[1]).load() != ptx::kNoFault) {
+      uint64_t none = 0;
+      faults->compare_exchange_strong(none, 1, std::memory_order_relaxed);
+    }
+    token.Release();
+  };
   Status s = stream->Launch(*k->kernel, config, std::move(params), std::move(lo));
   if (!s.ok()) [[unlikely]] {
     token.Release();
@@ -438,6 +448,7 @@ InstanceMetricsSnapshot WasiCudaContext::metrics_snapshot() const {
   s.bytes_pinned = registry_.retained_bytes();
   s.back_pressure_rejections = admission_->rejections();
   s.device_bytes_allocated = device_bytes_.load(std::memory_order_relaxed);
+  s.kernel_faults = kernel_faults_.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -177,6 +177,7 @@ class WasiCudaContext {
   device::LaunchConfig fits_config_;
   std::atomic<uint64_t> kernels_launched_{0};
   std::atomic<uint64_t> device_bytes_{0};
+  std::atomic<uint64_t> kernel_faults_{0};  // set once, by the completion of the launch that faulted
 };
 
 }  // namespace gpuwasm::host

@@ -200,6 +200,7 @@ std::string EncodeResult(uint64_t id, const InvokeResult& r) {
   w.U64((r.stdout_truncated ? 1 : 0) | (r.stderr_truncated ? 2 : 0));
   w.U64(r.metrics.kernels_launched).U64(r.metrics.bytes_pinned).U64(r.metrics.back_pressure_rejections);
   w.U64(r.metrics.yield_count).U64(r.metrics.device_bytes_allocated).U64(static_cast<uint64_t>(r.gpu_time.count()));
+  w.U64(r.metrics.kernel_faults);
   return w.Take();
 }
 
@@ -210,7 +211,7 @@ Result<uint64_t> DecodeResult(std::string_view bytes, InvokeResult* out) {
   r.U64(&id) && r.U64(&status) && r.U64(&exit_status) && r.Str(&x.trap) && r.Str(&x.error) && r.Str(&x.device) &&
       r.U64(&flags) && r.U64(&x.metrics.kernels_launched) && r.U64(&x.metrics.bytes_pinned) &&
       r.U64(&x.metrics.back_pressure_rejections) && r.U64(&yields) && r.U64(&x.metrics.device_bytes_allocated) &&
-      r.U64(&gpu);
+      r.U64(&gpu) && r.U64(&x.metrics.kernel_faults);
   if (!r.ok() || status >= kInvocationStatusCount) return Status::InvalidArgument("malformed result message");
   x.status = static_cast<InvocationStatus>(status);
   x.exit_status = static_cast<int>(static_cast<int64_t>(exit_status));
@@ -226,6 +227,7 @@ void SlotMetrics::Publish(const host::InstanceMetricsSnapshot& m, uint64_t gpu_n
   bytes_pinned.store(m.bytes_pinned, std::memory_order_relaxed);
   back_pressure_rejections.store(m.back_pressure_rejections, std::memory_order_relaxed);
   device_bytes.store(m.device_bytes_allocated, std::memory_order_relaxed);
+  kernel_faults.store(m.kernel_faults, std::memory_order_relaxed);
   yields.store(m.yield_count, std::memory_order_relaxed);
   gpu_time_ns.store(gpu_ns, std::memory_order_relaxed);
 }
@@ -237,6 +239,7 @@ host::InstanceMetricsSnapshot SlotMetrics::Read() const {
   s.back_pressure_rejections = back_pressure_rejections.load(std::memory_order_relaxed);
   s.yield_count = yields.load(std::memory_order_relaxed);
   s.device_bytes_allocated = device_bytes.load(std::memory_order_relaxed);
+  s.kernel_faults = kernel_faults.load(std::memory_order_relaxed);
   return s;
 }
 

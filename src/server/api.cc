@@ -469,6 +469,9 @@ std::string Api::RenderMetrics() const {
     m.AddCounter("gpuwasm_back_pressure_rejections_total", "Launches refused by back-pressure (slot or deadline).", l,
                  static_cast<double>(x.back_pressure_rejections));
     m.AddCounter("gpuwasm_yields_total", "wasi_scheduler.yield calls.", l, static_cast<double>(x.yields));
+    m.AddCounter("gpuwasm_kernel_faults_total",
+                 "Launches an instrumented kernel ended itself: an access outside the instance's buffers, or a trap.",
+                 l, static_cast<double>(x.kernel_faults));
     m.AddCounter("gpuwasm_gpu_time_seconds_total", "Time the tenant's kernels ran on the device.", l,
                  static_cast<double>(x.gpu_time_ns) / 1e9);
     m.SetGauge("gpuwasm_running_instances", "Invocations admitted and not finished (queued included).", l, x.running);

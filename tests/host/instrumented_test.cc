@@ -96,6 +96,8 @@ TEST(Instrumented, a_store_into_another_instances_buffer_is_a_fault_of_its_own_a
             host::WCU_OK);
   EXPECT_EQ(victim.cuda.Synchronize(), host::WCU_OK) << victim.cuda.last_error();
   EXPECT_EQ(victim.Word(b, 16), 7u);
+  EXPECT_EQ(attacker.g.Metrics().kernel_faults, 1u);
+  EXPECT_EQ(victim.g.Metrics().kernel_faults, 0u);
 }
 
 TEST(Instrumented, without_the_passes_the_same_store_lands_in_the_other_instances_buffer) {
@@ -154,6 +156,7 @@ TEST(Instrumented, a_trap_is_a_device_fault_naming_its_line) {
   ASSERT_EQ(t.Launch("trapper", {}), host::WCU_OK);
   EXPECT_EQ(t.cuda.Synchronize(), host::WCU_ERR_DEVICE);
   EXPECT_EQ(t.cuda.last_error(), "kernel 'trapper' (PTX line 29): trap instruction executed");
+  EXPECT_EQ(t.g.Metrics().kernel_faults, 1u);
   ASSERT_EQ(other.Launch("where", {{host::WCU_ARG_BUFFER, static_cast<uint32_t>(other.cuda.MemAlloc(8)), 0}}),
             host::WCU_OK);
   EXPECT_EQ(other.cuda.Synchronize(), host::WCU_OK) << other.cuda.last_error();

@@ -4,6 +4,7 @@
 #include "common/duration.h"
 #include "runtime/config.h"
 #include "runtime/toml.h"
+#include "runtime/worker_protocol.h"
 
 namespace gpuwasm::runtime {
 namespace {
@@ -32,6 +33,7 @@ metrics_token = ")" + HashToken("scrape") + R"("
 name = "acme"
 tokens = [")" + token_line + R"("]
 gpu = false
+instrument_ptx = false
 device_bytes = "256MiB"
 concurrent_invocations = 3
 inflight_launches = 8
@@ -64,6 +66,8 @@ name = "beta"
   const TenantConfig& a = c->tenants[0];
   EXPECT_EQ(a.name, "acme");
   EXPECT_FALSE(a.gpu);
+  EXPECT_FALSE(a.instrument_ptx);
+  EXPECT_TRUE(c->tenants[1].instrument_ptx);  // every tenant's PTX is instrumented unless it opts out
   EXPECT_EQ(a.device_bytes, 256u << 20);
   EXPECT_EQ(a.concurrent_invocations, 3u);
   EXPECT_EQ(a.inflight_launches, 8u);
@@ -80,6 +84,23 @@ name = "beta"
   EXPECT_EQ(c->FindTenantByToken(""), nullptr);
   EXPECT_TRUE(c->tokens_configured());
   EXPECT_EQ(c->FindTenant("beta"), &c->tenants[1]);
+}
+
+TEST(Config, a_tenant_reaches_its_worker_whole_and_a_result_comes_back_whole) {
+  TenantConfig t;
+  t.name = "trusted";
+  t.instrument_ptx = false;
+  t.device_bytes = 3u << 20;
+  auto back = worker::TenantFromJson(worker::TenantToJson(t));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_FALSE(back->instrument_ptx);
+  EXPECT_EQ(back->device_bytes, 3u << 20);
+  InvokeResult r;
+  r.metrics.kernels_launched = 5;
+  r.metrics.kernel_faults = 1;
+  InvokeResult got;
+  ASSERT_TRUE(worker::DecodeResult(worker::EncodeResult(7, r), &got).ok());
+  EXPECT_EQ(got.metrics, r.metrics);
 }
 
 TEST(Config, empty_file_is_the_default_single_tenant) {
