@@ -52,7 +52,7 @@ gpu-bundle: build
 
 # The concurrency tests under ThreadSanitizer. Guest memory traps (SIGSEGV on guard pages) cannot
 # run under TSan, which takes over that signal: the one test built on them is left out.
-TSAN_TESTS := ^(Concurrency|Runtime|Server|WorkerPool|Interrupt|Deadline|LaunchAdmission|CudaOnFake|CudaRuntime)\.
+TSAN_TESTS := ^(Concurrency|Runtime|Server|WorkerPool|Interrupt|Deadline|LaunchAdmission|CudaOnFake|CudaRuntime|CudaRuntimeTrusted|Instrumented)\.
 tsan:
 	cmake -S . -B $(TSAN_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUWASM_TSAN=ON \
 	  -DGPUWASM_BUILD_BENCH=OFF $(CMAKE_ARGS)

@@ -3,8 +3,9 @@
 //   2. Dynamic: corpus kernels as given and instrumented, interleaved in one run, on one thread with
 //      native code and interpreting: thread-instructions executed (steady) and time (median of
 //      --reps per-repetition ratios, with the spread).
-// On a GPU the kernel-time overhead is measured by the GPU check (scripts/gpu-check.sh) when one
-// is lent.
+//   3. With --device=SPEC (cuda:0 on the GPU check, scripts/gpu-check.sh): the same kernels on that
+//      device, as given and instrumented with a real instance window, interleaved; the ratio is of
+//      kernel time (the stream's, CUDA events on a GPU), with its geomean.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "device/cpu/cpu_device.h"
+#include "device/select.h"
 #include "kernel_args.h"
 #include "ptx/instrument.h"
 #include "ptx/parser.h"
@@ -76,10 +78,17 @@ void StaticCounts() {
 
 // bench::Pack, and for an instrumented kernel its hidden parameters: the whole address space as
 // the window, and the control block.
+// The instance window instrumented kernels get: all of the address space on the CPU runs (the CPU
+// device checks accesses itself), the instance's window with --device.
+struct Fence {
+  uint64_t base = 0, size = uint64_t{1} << 62;
+  DevicePtr control = 0;
+};
+
 template <class... A>
-std::vector<uint8_t> Pack(const KernelSignature& sig, DevicePtr control, A... args) {
+std::vector<uint8_t> Pack(const KernelSignature& sig, const Fence& f, A... args) {
   if (sizeof...(A) + 3 != sig.params.size()) return bench::Pack(sig, args...);
-  return bench::Pack(sig, args..., uint64_t{0}, uint64_t{1} << 62, uint64_t{control});
+  return bench::Pack(sig, args..., uint64_t{f.base}, uint64_t{f.size}, uint64_t{f.control});
 }
 
 struct Case {
@@ -87,7 +96,7 @@ struct Case {
   const char* file;
   const char* kernel;
   // Uploads inputs and returns the launch (grid, block, params) for a kernel of either form.
-  std::function<std::function<void(Stream&, const device::Kernel&)>(Context&, Stream&, DevicePtr)> setup;
+  std::function<std::function<void(Stream&, const device::Kernel&)>(Context&, Stream&, const Fence&)> setup;
 };
 
 double Median(std::vector<double> v) {
@@ -107,21 +116,36 @@ void Launch(Stream& s, const device::Kernel& k, Dim3 grid, Dim3 block, std::vect
   }
 }
 
+// Where the corpus PTX is (the build's, or --ptx-dir).
+std::string g_ptx_dir = GPUWASM_BENCH_PTX_DIR;
+
+// Buffers of the run: in the instance window when there is one.
+Window* g_window = nullptr;
+
 template <class T>
 DevicePtr Upload(Context& c, Stream& s, const std::vector<T>& v) {
-  DevicePtr p = *c.Allocate(v.size() * sizeof(T));
-  (void)s.MemcpyHtoD(p, v.data(), v.size() * sizeof(T));
-  return p;
+  Result<DevicePtr> p = g_window != nullptr ? g_window->Allocate(v.size() * sizeof(T)) : c.Allocate(v.size() * sizeof(T));
+  if (!p.ok()) {
+    std::fprintf(stderr, "%s\n", p.status().ToString().c_str());
+    std::exit(1);
+  }
+  (void)s.MemcpyHtoD(*p, v.data(), v.size() * sizeof(T));
+  return *p;
 }
+
+int OnDevice(const std::string& spec, const std::vector<Case>& cases, int reps);
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int reps = 7;
+  std::string device_spec;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--reps=", 7) == 0) reps = std::max(1, std::atoi(argv[i] + 7));
+    if (std::strncmp(argv[i], "--device=", 9) == 0) device_spec = argv[i] + 9;
+    if (std::strncmp(argv[i], "--ptx-dir=", 10) == 0) g_ptx_dir = argv[i] + 10;  // the GPU bundle's ptx/
   }
-  StaticCounts();
+  if (device_spec.empty()) StaticCounts();
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1, 1);
   auto floats = [&](size_t n) {
@@ -131,7 +155,7 @@ int main(int argc, char** argv) {
   };
   std::vector<Case> cases = {
       {"vector add 1M", "vector_add", "vector_add",
-       [&](Context& c, Stream& s, DevicePtr ctl) {
+       [&](Context& c, Stream& s, const Fence& ctl) {
          const unsigned n = 1 << 20;
          DevicePtr a = Upload(c, s, floats(n)), b = Upload(c, s, floats(n)), o = Upload(c, s, floats(n));
          return std::function<void(Stream&, const device::Kernel&)>([=](Stream& st, const device::Kernel& k) {
@@ -139,7 +163,7 @@ int main(int argc, char** argv) {
          });
        }},
       {"saxpy 4M grid-stride", "saxpy", "saxpy",
-       [&](Context& c, Stream& s, DevicePtr ctl) {
+       [&](Context& c, Stream& s, const Fence& ctl) {
          const unsigned n = 1 << 22;
          DevicePtr x = Upload(c, s, floats(n)), y = Upload(c, s, floats(n));
          return std::function<void(Stream&, const device::Kernel&)>([=](Stream& st, const device::Kernel& k) {
@@ -147,7 +171,7 @@ int main(int argc, char** argv) {
          });
        }},
       {"matmul 128^3", "matmul", "matmul_tiled",
-       [&](Context& c, Stream& s, DevicePtr ctl) {
+       [&](Context& c, Stream& s, const Fence& ctl) {
          const unsigned n = 128;
          DevicePtr a = Upload(c, s, floats(n * n)), b = Upload(c, s, floats(n * n)), o = Upload(c, s, floats(n * n));
          return std::function<void(Stream&, const device::Kernel&)>([=](Stream& st, const device::Kernel& k) {
@@ -155,7 +179,7 @@ int main(int argc, char** argv) {
          });
        }},
       {"block reduction 1M", "block_reduce", "block_reduce_sum",
-       [&](Context& c, Stream& s, DevicePtr ctl) {
+       [&](Context& c, Stream& s, const Fence& ctl) {
          const unsigned n = 1 << 20;
          DevicePtr in = Upload(c, s, floats(n)), out = Upload(c, s, floats(n / 256));
          return std::function<void(Stream&, const device::Kernel&)>([=](Stream& st, const device::Kernel& k) {
@@ -163,15 +187,17 @@ int main(int argc, char** argv) {
          });
        }},
   };
+  if (!device_spec.empty()) return OnDevice(device_spec, cases, reps);
   std::printf("%-22s %-12s %12s %12s %9s %9s %14s\n", "kernel", "tier", "insts given", "insts fenced", "ratio",
               "time x", "time spread");
   for (bool native : {true, false}) {
     auto dev = cpu::CreateCpuDevice({.threads = 1, .native = native ? cpu::NativeMode::kAlways : cpu::NativeMode::kOff});
     auto ctx = *dev->CreateContext();
     auto stream = *ctx->CreateStream();
-    const DevicePtr control = *ctx->Allocate(sizeof(ptx::ControlBlock));
+    Fence control;
+    control.control = *ctx->Allocate(sizeof(ptx::ControlBlock));
     for (const Case& c : cases) {
-      const std::string text = ReadText(std::string(GPUWASM_BENCH_PTX_DIR) + "/" + c.file + ".sm_90.ptx");
+      const std::string text = ReadText(g_ptx_dir + "/" + c.file + ".sm_90.ptx");
       auto plain = *(*ctx->LoadModule(text))->GetKernel(c.kernel);
       auto fenced = *(*ctx->LoadModule(Instrumented(text)))->GetKernel(c.kernel);
       auto run = c.setup(*ctx, *stream, control);
@@ -196,3 +222,59 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+namespace {
+
+// Kernel time of the next launch `run` makes on `s`.
+double KernelSeconds(Stream& s, const device::Kernel& k,
+                     const std::function<void(Stream&, const device::Kernel&)>& run) {
+  const auto before = s.kernel_time();
+  run(s, k);
+  return std::chrono::duration<double>(s.kernel_time() - before).count();
+}
+
+int OnDevice(const std::string& spec, const std::vector<Case>& cases, int reps) {
+  auto dev = OpenDevice(spec);
+  if (!dev.ok()) {
+    std::fprintf(stderr, "--device=%s: %s\n", spec.c_str(), dev.status().ToString().c_str());
+    return 1;
+  }
+  auto ctx = *(*dev)->CreateContext();
+  auto stream = *ctx->CreateStream();
+  std::unique_ptr<Window> window;
+  Fence fence;
+  if ((*dev)->info().instance_windows) {
+    window = *ctx->CreateWindow(uint64_t{256} << 20);
+    g_window = window.get();
+    fence = {window->base(), window->size(), window->control()};
+  } else {
+    fence.control = *ctx->Allocate(sizeof(ptx::ControlBlock));
+  }
+  std::printf("%s (%s): kernel time instrumented / as given, median of %d interleaved pairs\n",
+              (*dev)->info().name.c_str(), window ? "instance window" : "no windows: the whole address space", reps);
+  std::printf("%-22s %12s %12s %9s %14s\n", "kernel", "given us", "fenced us", "time x", "spread");
+  double log_sum = 0;
+  for (const Case& c : cases) {
+    const std::string text = ReadText(g_ptx_dir + "/" + c.file + ".sm_90.ptx");
+    auto plain = *(*ctx->LoadModule(text))->GetKernel(c.kernel);
+    auto fenced = *(*ctx->LoadModule(Instrumented(text)))->GetKernel(c.kernel);
+    auto run = c.setup(*ctx, *stream, fence);
+    run(*stream, *plain);  // warm-up: JIT and caches
+    run(*stream, *fenced);
+    std::vector<double> ratios, given, instrumented;
+    for (int r = 0; r < reps; ++r) {
+      given.push_back(KernelSeconds(*stream, *plain, run));
+      instrumented.push_back(KernelSeconds(*stream, *fenced, run));
+      ratios.push_back(instrumented.back() / given.back());
+    }
+    std::sort(ratios.begin(), ratios.end());
+    log_sum += std::log(Median(ratios));
+    std::printf("%-22s %12.1f %12.1f %9.3f %6.3f..%-6.3f\n", c.name, Median(given) * 1e6, Median(instrumented) * 1e6,
+                Median(ratios), ratios.front(), ratios.back());
+  }
+  std::printf("instrumented kernel time, geomean of %zu kernels: x%.3f\n", cases.size(),
+              std::exp(log_sum / static_cast<double>(cases.size())));
+  return 0;
+}
+
+}  // namespace

@@ -5,7 +5,7 @@
 #
 #   DEST/gpu-check.sh         the check (scripts/gpu-check.sh) and what it runs (gpu-check.tests)
 #   DEST/bin/                 gpuwasm, device_tests, conformance_tests, bench_launch,
-#                             gpuwasm-driver-facts (stripped)
+#                             bench_instrument, gpuwasm-driver-facts (stripped)
 #   DEST/lib/                 the shared libraries they need beyond glibc (libpq, libssl, ...)
 #   DEST/cache/               the example guests and the benchmark guest, compiled: no C compiler needed
 #   DEST/examples/, DEST/ptx/ the example guests and the kernel corpus
@@ -19,13 +19,13 @@ build=${1:-build}
 dest=${2:-$build/gpu-bundle}
 limit_mib=${GPU_BUNDLE_MAX_MIB:-40}
 for f in gpuwasm tests/device/device_tests tests/conformance/conformance_tests bench/bench_launch \
-  bench/gpuwasm-driver-facts bench/host_calls.wasm; do
+  bench/bench_instrument bench/gpuwasm-driver-facts bench/host_calls.wasm; do
   [[ -e $build/$f ]] || { echo "gpu-bundle: $build/$f is missing: build first (make build)" >&2; exit 1; }
 done
 rm -rf "$dest"
 mkdir -p "$dest"/{bin,lib,cache,examples,ptx,include,conformance}
 for f in gpuwasm tests/device/device_tests tests/conformance/conformance_tests bench/bench_launch \
-  bench/gpuwasm-driver-facts; do
+  bench/bench_instrument bench/gpuwasm-driver-facts; do
   strip -o "$dest/bin/$(basename "$f")" "$build/$f"
 done
 cp scripts/gpu-check.sh scripts/gpu-check.tests "$dest/"

@@ -14,6 +14,7 @@
 #   tests         each line of gpu-check.tests on cuda:0 in its own process (corpus, faults)
 #   examples      every example on cuda:0, on the CPU device, and on --device auto (its report)
 #   launch cost   bench_launch on the CPU device and on cuda:0 (1,000 launches there)
+#   instrumented  bench_instrument on cuda:0: kernel time of the corpus instrumented / as given
 #   ctest         the whole suite, only from a checkout with GPU_CHECK_CTEST=1
 # Each result row is appended to OUT_DIR/gpu-check.md as soon as it is known (a timeout loses
 # nothing before it); details go to gpu-check.log, preflight.txt, driver-facts.txt, tests.txt and
@@ -64,6 +65,7 @@ prog() {
     device_tests) echo "$build/tests/device/device_tests" ;;
     conformance_tests) echo "$build/tests/conformance/conformance_tests" ;;
     bench_launch) echo "$build/bench/bench_launch" ;;
+    bench_instrument) echo "$build/bench/bench_instrument" ;;
     gpuwasm-driver-facts) echo "$build/bench/gpuwasm-driver-facts" ;;
   esac
 }
@@ -113,7 +115,7 @@ say "preflight"
     "GPUWASM_NVML_LIBRARY=${GPUWASM_NVML_LIBRARY:-}"
   echo "cc: $(command -v cc || echo absent)"
   echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
-  for p in gpuwasm device_tests conformance_tests bench_launch gpuwasm-driver-facts; do
+  for p in gpuwasm device_tests conformance_tests bench_launch bench_instrument gpuwasm-driver-facts; do
     echo "ldd $p:"
     ldd "$(prog "$p")" 2>&1 | sed 's/^/  /'
   done
@@ -123,7 +125,7 @@ gpu=$(run 20 nvidia-smi --query-gpu=name,driver_version,memory.total,compute_mod
   --format=csv,noheader 2>/dev/null | head -1)
 row "GPU (nvidia-smi: name, driver, memory, compute mode, MIG)" "$([[ -n $gpu ]] && echo ok || echo no)" \
   "${gpu:-nvidia-smi absent or no GPU}"
-missing=$(for p in gpuwasm device_tests conformance_tests bench_launch gpuwasm-driver-facts; do ldd "$(prog "$p")" 2>&1; done |
+missing=$(for p in gpuwasm device_tests conformance_tests bench_launch bench_instrument gpuwasm-driver-facts; do ldd "$(prog "$p")" 2>&1; done |
   awk '/not found/ {print $1}' | sort -u | tr '\n' ' ')
 row "shared libraries resolve" "$([[ -z $missing ]] && echo ok || echo FAIL)" "${missing:-all found ($mode)}"
 nfilters=0
@@ -239,6 +241,14 @@ for dev in cpu cuda:0; do
     row "host CPU per launch (cuda:0): guest vs raw cuLaunchKernel" "$([[ -n $raw ]] && echo ok || echo no)" "${raw:-n/a}"
   fi
 done
+
+say "instrumented PTX"
+ptxdir=$([[ $mode == bundle ]] && echo "$here/ptx" || echo "$build/ptx/tests/kernels")
+text=$(run 90 "$(prog bench_instrument)" --device=cuda:0 --reps=7 --ptx-dir="$ptxdir" 2>&1)
+echo "$text" >>"$out/bench.txt"
+geo=$(echo "$text" | grep -m1 "instrumented kernel time, geomean" | sed -E 's/ +/ /g')
+row "kernel time instrumented / as given (cuda:0, target <= 1.05)" "$([[ -n $geo ]] && echo ok || echo no)" \
+  "${geo:-$(echo "$text" | tail -1)}"
 cat "$out/bench.txt" >>"$log"
 
 if [[ $mode == checkout && ${GPU_CHECK_CTEST:-0} == 1 ]]; then

@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "device/cuda/cuda_device.h"
 #include "device/cuda/driver.h"
 #include "kernel_harness.h"
+#include "window_contract.h"
 
 namespace gpuwasm::testing {
 namespace {
@@ -567,6 +569,48 @@ TEST_F(CudaOnFake, a_driver_without_the_device_api_is_not_a_cuda_device) {
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(d.status().message().find("lacks cuCtxCreate_v4 or cuCtxCreate_v2"), std::string::npos) << d.status();
+}
+
+// Instrumented PTX on a GPU (docs/adr/0009-instrumented-ptx.md): the window contract
+// (window_contract.h) over the fake driver, and what only the fake can show.
+class CudaWindows : public CudaOnFake {};
+
+TEST_F(CudaWindows, buffers_lie_in_the_window_zeroed_and_copies_cross_its_granules) {
+  auto d = Device();
+  ASSERT_TRUE(d->info().instance_windows);
+  window_contract::BuffersLieInTheWindowZeroedAndComeBack(*d);
+}
+
+TEST_F(CudaWindows, a_store_outside_the_window_ends_its_launch_cleanly_and_the_gpu_stays_usable) {
+  window_contract::AStoreOutsideTheWindowEndsItsLaunchCleanly(*Device());
+}
+
+TEST_F(CudaWindows, the_abort_word_ends_a_kernel_that_would_never_end_and_nothing_is_abandoned) {
+  auto d = Device(milliseconds(300));
+  window_contract::TheAbortWordEndsAKernelThatWouldNeverEnd(*d);
+  std::this_thread::sleep_for(milliseconds(400));  // past the grace: nothing was left running
+  EXPECT_EQ(d->restart_reason(), "");
+}
+
+TEST_F(CudaWindows, granules_are_backed_as_buffers_need_them_and_given_back_with_the_window) {
+  auto d = Device();
+  auto ctx = *d->CreateContext({64u << 20});
+  auto w = *ctx->CreateWindow(16u << 20);
+  EXPECT_LT(ctx->reserved_bytes(), 2u << 20) << "nothing backed before a buffer";
+  auto p = *w->Allocate(3u << 20);
+  EXPECT_GE(ctx->reserved_bytes(), 4u << 20) << "the granules backing it";
+  ASSERT_TRUE(w->Free(p, 0).ok());
+  EXPECT_GE(ctx->reserved_bytes(), 4u << 20) << "kept mapped while the window lives";
+  w.reset();
+  EXPECT_LT(ctx->reserved_bytes(), 2u << 20) << "given back with the window";
+}
+
+TEST_F(CudaWindows, a_driver_without_virtual_memory_management_gives_no_windows) {
+  setenv("FAKE_CUDA_MODE", "no_vmm", 1);
+  auto d = Device();
+  EXPECT_FALSE(d->info().instance_windows);
+  auto ctx = *d->CreateContext({});
+  EXPECT_EQ(ctx->CreateWindow(1u << 20).status().code(), StatusCode::kUnsupported);
 }
 
 }  // namespace

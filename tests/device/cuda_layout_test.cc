@@ -28,6 +28,18 @@ static_assert(offsetof(PoolProps, max_size) == offsetof(CUmemPoolProps, maxSize)
 static_assert(offsetof(PoolProps, usage) == offsetof(CUmemPoolProps, usage));
 static_assert(offsetof(PoolProps, reserved) == offsetof(CUmemPoolProps, reserved));
 
+static_assert(sizeof(AllocationProp) == sizeof(CUmemAllocationProp));
+static_assert(offsetof(AllocationProp, type) == offsetof(CUmemAllocationProp, type));
+static_assert(offsetof(AllocationProp, handle_types) == offsetof(CUmemAllocationProp, requestedHandleTypes));
+static_assert(offsetof(AllocationProp, location_type) ==
+              offsetof(CUmemAllocationProp, location) + offsetof(CUmemLocation, type));
+static_assert(offsetof(AllocationProp, location_id) == offsetof(CUmemAllocationProp, location) + offsetof(CUmemLocation, id));
+static_assert(offsetof(AllocationProp, win32_metadata) == offsetof(CUmemAllocationProp, win32HandleMetaData));
+static_assert(offsetof(AllocationProp, compression) == offsetof(CUmemAllocationProp, allocFlags));
+static_assert(sizeof(AccessDesc) == sizeof(CUmemAccessDesc));
+static_assert(offsetof(AccessDesc, location_type) == offsetof(CUmemAccessDesc, location) + offsetof(CUmemLocation, type));
+static_assert(offsetof(AccessDesc, flags) == offsetof(CUmemAccessDesc, flags));
+
 TEST(CudaLayout, constants_match_cuda_h) {
   EXPECT_EQ(kStreamNonBlocking, static_cast<unsigned>(CU_STREAM_NON_BLOCKING));
   EXPECT_EQ(kFuncMaxThreadsPerBlock, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
@@ -41,6 +53,11 @@ TEST(CudaLayout, constants_match_cuda_h) {
   EXPECT_EQ(kMemHostAllocPortable, static_cast<unsigned>(CU_MEMHOSTALLOC_PORTABLE));
   EXPECT_EQ(kMemAllocationTypePinned, CU_MEM_ALLOCATION_TYPE_PINNED);
   EXPECT_EQ(kMemLocationTypeDevice, CU_MEM_LOCATION_TYPE_DEVICE);
+  EXPECT_EQ(kMemHostRegisterPortable, static_cast<unsigned>(CU_MEMHOSTREGISTER_PORTABLE));
+  EXPECT_EQ(kMemHostRegisterDeviceMap, static_cast<unsigned>(CU_MEMHOSTREGISTER_DEVICEMAP));
+  EXPECT_EQ(kMemAccessReadWrite, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+  EXPECT_EQ(kMemAllocGranularityMinimum, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+  EXPECT_EQ(kAttrVirtualMemoryManagement, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED);
   EXPECT_EQ(CUDA_ERROR_NOT_READY, ::CUDA_ERROR_NOT_READY);
   EXPECT_EQ(CUDA_ERROR_STUB_LIBRARY, ::CUDA_ERROR_STUB_LIBRARY);
   EXPECT_EQ(CUDA_ERROR_NO_DEVICE, ::CUDA_ERROR_NO_DEVICE);

@@ -68,6 +68,7 @@ int cuDeviceGetAttribute(int* v, int attr, int dev) {
     case 75: *v = 9; return 0;
     case 97: *v = 232448; return 0;  // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: 227 KiB
     case 76: *v = 0; return 0;
+    case 102: *v = Mode() == "no_vmm" ? 0 : 1; return 0;  // VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
     default: return 1;
   }
 }

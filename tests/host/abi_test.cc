@@ -291,17 +291,22 @@ TEST(Abi, teardown_releases_every_buffer_and_module) {
 }
 
 TEST(Metrics, snapshot_is_a_value) {
-  host::InstanceMetricsSnapshot a, b{1, 2, 3, 4, 5};
-  EXPECT_EQ(a, (host::InstanceMetricsSnapshot{0, 0, 0, 0, 0}));
+  host::InstanceMetricsSnapshot a, b{1, 2, 3, 4, 5, 6};
+  EXPECT_EQ(a, (host::InstanceMetricsSnapshot{0, 0, 0, 0, 0, 0}));
   EXPECT_NE(a, b);
   host::InstanceMetricsSnapshot c = b;
   EXPECT_EQ(c, b);
   EXPECT_EQ(host::ToString(b),
-            "{kernels_launched=1, bytes_pinned=2, back_pressure_rejections=3, yield_count=4, device_bytes_allocated=5}");
+            "{kernels_launched=1, bytes_pinned=2, back_pressure_rejections=3, yield_count=4, device_bytes_allocated=5, "
+            "kernel_faults=6}");
   nlohmann::json j = b;
   EXPECT_EQ(j.dump(),
-            R"({"back_pressure_rejections":3,"bytes_pinned":2,"device_bytes_allocated":5,"kernels_launched":1,"yield_count":4})");
+            R"({"back_pressure_rejections":3,"bytes_pinned":2,"device_bytes_allocated":5,"kernel_faults":6,)"
+            R"("kernels_launched":1,"yield_count":4})");
   EXPECT_EQ(j.get<host::InstanceMetricsSnapshot>(), b);
+  // A snapshot written before kernel_faults existed still reads.
+  j.erase("kernel_faults");
+  EXPECT_EQ(j.get<host::InstanceMetricsSnapshot>().kernel_faults, 0u);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // The runtime on the CUDA device, over the fake driver (tests/device/fake_cuda.cc): guests'
-// kernels go through the driver API path, in one process: a device fault is process-fatal (every
-// tenant then gets a clear error), a kernel that never ends is reported at the invocation's
-// deadline and its context abandoned, and nothing else is left behind.
+// kernels go through the driver API path, in one process. Instrumented (the default): a wild store
+// ends only its own launch and a kernel that never ends stops at the deadline, nothing left behind.
+// A trusted tenant's kernels run as written (instrument_ptx = false), and the driver's worst holds:
+// a device fault is process-fatal (every tenant then gets a clear error), a kernel that never ends
+// is reported at the invocation's deadline and its context abandoned.
 #include <gtest/gtest.h>
 
 #include "../common/guests.h"
@@ -10,6 +12,7 @@
 #include <dlfcn.h>
 
 #include <chrono>
+#include <thread>
 
 #include "device/cuda/cuda_device.h"
 #include "device/cuda/driver.h"
@@ -38,6 +41,7 @@ std::shared_ptr<device::Device> FakeGpu() {
 
 class CudaRuntime : public ::testing::Test {
  protected:
+  virtual bool instrumented() const { return true; }
   void SetUp() override {
     void* h = dlopen(GPUWASM_FAKE_CUDA, RTLD_NOW);
     ASSERT_NE(h, nullptr);
@@ -48,6 +52,7 @@ class CudaRuntime : public ::testing::Test {
     for (const char* name : {"acme", "beta"}) {
       TenantConfig t;
       t.name = name;
+      t.instrument_ptx = instrumented();
       c.tenants.push_back(t);
     }
     RuntimeOptions o;
@@ -89,7 +94,55 @@ class CudaRuntime : public ::testing::Test {
   std::unique_ptr<Runtime> rt_;
 };
 
-TEST_F(CudaRuntime, in_one_process_a_fault_loses_the_gpu_for_every_tenant_and_says_so) {
+TEST_F(CudaRuntime, a_wild_store_is_caught_by_the_fence_and_the_gpu_stays_usable_for_every_tenant) {
+  std::string life = Deploy("acme", "life", Lifecycle(), "echo");
+  std::string beta_add = Deploy("beta", "vector_add", Example("vector_add"));
+  InvokeRequest wild;
+  wild.entry = "wild_store";
+  InvokeResult r = Invoke("acme", life, wild);
+  EXPECT_EQ(r.status, InvocationStatus::kExitError);
+  EXPECT_EQ(r.exit_status, 3);  // the guest saw WCU_ERR_DEVICE
+  EXPECT_NE(r.output.find("kernel 'oob_write' (PTX line "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("global store of 4 bytes at 0x"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("is outside the instance's buffers"), std::string::npos) << r.output;
+  EXPECT_EQ(r.metrics.kernel_faults, 1u);
+  EXPECT_EQ(device_->restart_reason(), "") << "no driver error: nothing to restart";
+  EXPECT_EQ(Invoke("beta", beta_add).status, InvocationStatus::kOk);
+  InvokeRequest echo;
+  echo.input = "still here";
+  EXPECT_EQ(Invoke("acme", life, echo).output, "still here");
+  for (const TenantStats& t : rt_->Stats().tenants) {
+    EXPECT_EQ(t.context_resets, 0u) << t.tenant;
+    EXPECT_EQ(t.totals.kernel_faults, t.tenant == "acme" ? 1u : 0u) << t.tenant;
+  }
+  ExpectNothingLeft();
+}
+
+TEST_F(CudaRuntime, a_kernel_that_never_ends_stops_at_the_deadline_and_nothing_is_left_behind) {
+  std::string life = Deploy("acme", "life", Lifecycle(), "echo");
+  InvokeRequest forever;
+  forever.entry = "never_ending_kernel";
+  forever.deadline = milliseconds(300);
+  InvokeResult r = Invoke("acme", life, forever);
+  EXPECT_EQ(r.exit_status, 10);  // the guest's synchronize returned WCU_ERR_DEADLINE
+  EXPECT_GE(r.duration, milliseconds(290));
+  InvokeRequest trap;
+  trap.entry = "trap_mid_launch";
+  r = Invoke("acme", life, trap);
+  EXPECT_EQ(r.status, InvocationStatus::kTrap);
+  EXPECT_LT(r.duration, milliseconds(4000));  // the 5 s kernel was stopped by its abort word
+  std::this_thread::sleep_for(milliseconds(400));  // past the runaway grace
+  EXPECT_EQ(device_->restart_reason(), "") << "no kernel was left running";
+  ExpectNothingLeft();
+}
+
+// A trusted tenant's kernels run as written: what the CUDA driver documents then holds.
+class CudaRuntimeTrusted : public CudaRuntime {
+ protected:
+  bool instrumented() const override { return false; }
+};
+
+TEST_F(CudaRuntimeTrusted, in_one_process_a_fault_loses_the_gpu_for_every_tenant_and_says_so) {
   // What the CUDA driver documents, and what the fake does: after an illegal address no CUDA work
   // of the process succeeds. In one process (isolation off) every tenant loses the GPU, clearly.
   std::string life = Deploy("acme", "life", Lifecycle(), "echo");
@@ -128,7 +181,7 @@ TEST_F(CudaRuntime, a_block_too_large_for_the_compiled_kernel_is_a_dimension_err
   ExpectNothingLeft();
 }
 
-TEST_F(CudaRuntime, a_kernel_that_never_ends_is_reported_at_the_deadline_and_left_behind) {
+TEST_F(CudaRuntimeTrusted, a_kernel_that_never_ends_is_reported_at_the_deadline_and_left_behind) {
   std::string life = Deploy("acme", "life", Lifecycle(), "echo");
   std::string beta_add = Deploy("beta", "vector_add", Example("vector_add"));
   InvokeRequest forever;

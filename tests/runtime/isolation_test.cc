@@ -89,7 +89,9 @@ class Isolated : public ::testing::TestWithParam<std::string> {
     EXPECT_EQ(OpenFds(), fds_before_);
   }
 
-  void Start(uint64_t acme_worker_memory = 4ull << 30, milliseconds heartbeat = milliseconds(5000)) {
+  // `acme_instrumented` false: acme is a trusted tenant whose kernels run as written.
+  void Start(uint64_t acme_worker_memory = 4ull << 30, milliseconds heartbeat = milliseconds(5000),
+             bool acme_instrumented = true) {
     rt_.reset();
     RuntimeConfig c;
     c.store_dir = dir_.path();
@@ -101,7 +103,10 @@ class Isolated : public ::testing::TestWithParam<std::string> {
     for (const char* name : {"acme", "beta"}) {
       TenantConfig t;
       t.name = name;
-      if (t.name == "acme") t.worker_memory = acme_worker_memory;
+      if (t.name == "acme") {
+        t.worker_memory = acme_worker_memory;
+        t.instrument_ptx = acme_instrumented;
+      }
       c.tenants.push_back(t);
     }
     RuntimeOptions o;
@@ -177,7 +182,34 @@ class Isolated : public ::testing::TestWithParam<std::string> {
   std::string life_, beta_add_;
 };
 
-TEST_P(Isolated, a_fault_ends_only_its_tenants_worker) {
+TEST_P(Isolated, a_wild_store_ends_only_its_own_invocation) {
+  // Instrumented PTX: the fence stops the store, the kernel exits cleanly, and on a GPU too the
+  // driver sees no fault: A's other invocation and its worker go on.
+  Tenant b;
+  std::atomic<bool> stop{false};
+  KeepBetaBusy(b, stop);
+  EXPECT_EQ(Life("echo", "warm").status, InvocationStatus::kOk);
+  int first = AcmeWorkerPid();
+  EXPECT_GT(first, 0);
+  InvokeResult slow;
+  std::thread t([&] { slow = Life("wait_kernel", U64(600)); });
+  std::this_thread::sleep_for(milliseconds(150));
+  InvokeResult wild = Life("wild_store");
+  t.join();
+  stop = true;
+  b.thread.join();
+  EXPECT_EQ(wild.exit_status, 3) << InvocationStatusName(wild.status) << ": " << wild.error;
+  EXPECT_NE(wild.output.find("is outside the instance's buffers"), std::string::npos) << wild.output;
+  EXPECT_EQ(wild.metrics.kernel_faults, 1u);
+  EXPECT_EQ(slow.status, InvocationStatus::kOk) << slow.error;
+  EXPECT_EQ(b.wrong.load(), 0) << b.first_wrong;
+  EXPECT_GT(b.ok.load(), 0);
+  ExpectAcmeRecovers();
+  EXPECT_EQ(AcmeWorkerPid(), first) << "the worker lived on";
+}
+
+TEST_P(Isolated, a_trusted_tenants_fault_ends_only_its_worker) {
+  Start(4ull << 30, milliseconds(5000), /*acme_instrumented=*/false);
   Tenant b;
   std::atomic<bool> stop{false};
   KeepBetaBusy(b, stop);

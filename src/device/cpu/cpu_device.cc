@@ -176,8 +176,10 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
     return AllocateAt(0, bytes, generation);
   }
 
-  // Allocate at `at` (a range of a window that no allocation uses), or at a fresh address (0).
-  Result<DevicePtr> AllocateAt(DevicePtr at, uint64_t bytes, uint64_t* generation) {
+  // Allocate at `at` (a range of a window that no allocation uses), or at a fresh address (0);
+  // with `backing`, the allocation's bytes are those (the fake CUDA driver's mapped host memory).
+  Result<DevicePtr> AllocateAt(DevicePtr at, uint64_t bytes, uint64_t* generation,
+                               std::shared_ptr<uint8_t> backing = nullptr) {
     if (bytes == 0) return Status::InvalidArgument("cannot allocate 0 bytes");
     if (generation != nullptr) *generation = 0;  // the CPU device never resets a context
     std::lock_guard<std::mutex> lock(mu_);
@@ -187,7 +189,13 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
                                        std::to_string(options_.max_bytes) + " bytes (" + std::to_string(used) +
                                        " in use)");
     }
-    auto data = ZeroedHostMemory(bytes);
+    if (at != 0) {  // nothing may overlap it
+      auto next = allocs_.lower_bound(at);
+      bool clash = next != allocs_.end() && next->first - at < bytes;
+      if (next != allocs_.begin()) clash |= at - std::prev(next)->first < std::prev(next)->second.size;
+      if (clash) return Status::InvalidArgument("[" + Hex(at) + ", +" + std::to_string(bytes) + ") overlaps an allocation");
+    }
+    auto data = backing ? std::move(backing) : ZeroedHostMemory(bytes);
     if (!data) return Status::ResourceExhausted("out of host memory for a " + std::to_string(bytes) + "-byte buffer");
     DevicePtr p = at != 0 ? at : Reserve(bytes);
     allocs_[p] = {bytes, std::move(data)};
@@ -728,6 +736,18 @@ bool LastLaunchWasNative(const Stream& stream) {
 size_t ModuleEntries(const Context& context) {
   const auto* c = dynamic_cast<const CpuContext*>(&context);
   return c != nullptr ? c->module_entries() : 0;
+}
+
+Result<DevicePtr> AllocateAt(Context& context, DevicePtr at, uint64_t bytes) {
+  auto* c = dynamic_cast<CpuContext*>(&context);
+  if (c == nullptr || at == 0) return Status::InvalidArgument("not a CPU device context, or no address");
+  return c->AllocateAt(at, bytes, nullptr);
+}
+
+Result<DevicePtr> MapHostMemory(Context& context, void* host, uint64_t bytes) {
+  auto* c = dynamic_cast<CpuContext*>(&context);
+  if (c == nullptr || host == nullptr) return Status::InvalidArgument("not a CPU device context, or no memory");
+  return c->AllocateAt(0, bytes, nullptr, std::shared_ptr<uint8_t>(static_cast<uint8_t*>(host), [](uint8_t*) {}));
 }
 
 std::string NativeCodeWhyNot(const Kernel& kernel) {

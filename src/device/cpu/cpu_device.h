@@ -44,4 +44,12 @@ size_t ModuleEntries(const Context& context);
 // cover, or the compiler's error; "" when it has (or may still get) native code.
 std::string NativeCodeWhyNot(const Kernel& kernel);
 
+// For the fake CUDA driver of the tests (tests/device/fake_cuda_device.inc), which keeps its
+// "GPU" memory in a CPU device context: a zero-filled allocation of `bytes` at `at` (a range of a
+// window of `context` that nothing else uses, as cuMemMap places memory), and an allocation whose
+// bytes are the caller's `host` memory (as cuMemHostRegister maps host memory; the caller keeps it
+// alive until the allocation is freed). Both are freed with Context::Free.
+Result<DevicePtr> AllocateAt(Context& context, DevicePtr at, uint64_t bytes);
+Result<DevicePtr> MapHostMemory(Context& context, void* host, uint64_t bytes);
+
 }  // namespace gpuwasm::device::cpu

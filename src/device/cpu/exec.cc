@@ -973,6 +973,7 @@ class CtaExec {
   // ---- data instructions -------------------------------------------------------------------
   bool Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w, uint64_t* R);
   bool Memory(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R);
+  bool VolatileLoad(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R);
   template <unsigned kSize, bool kStore, bool kSigned>
   bool MemLanes(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R);
   uint8_t* GlobalFast(uint64_t addr, uint32_t bytes);
@@ -1164,8 +1165,44 @@ bool CtaExec::MemLanes(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
   return true;
 }
 
+// A volatile global load of one value reads with a relaxed atomic load where it is aligned: the
+// host may store to the word while the kernel runs (the abort word of instrumented PTX, raised by
+// another thread), which a plain load would race with. A lane outside every buffer goes the
+// regular way, which reports the fault.
+bool CtaExec::VolatileLoad(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
+  const unsigned size = ptx::TypeSize(in.t);
+  const unsigned shift = 64 - 8 * size;
+  const bool sign = ptx::IsSigned(in.t);
+  const uint64_t* base = REG(in.s[0]);
+  uint64_t* d = REG(in.d[0]);
+  bool inside = true;
+  ForLanes(mask, [&](int l) { inside &= GlobalFast(base[l] + static_cast<uint64_t>(in.offset), size) != nullptr; });
+  if (!inside) return false;
+  ForLanes(mask, [&](int l) {
+    uint8_t* p = GlobalFast(base[l] + static_cast<uint64_t>(in.offset), size);
+    uint64_t v = 0;
+    if (reinterpret_cast<uintptr_t>(p) % size != 0) {
+      std::memcpy(&v, p, size);
+    } else if (size == 1) {
+      v = __atomic_load_n(p, __ATOMIC_RELAXED);
+    } else if (size == 2) {
+      v = __atomic_load_n(reinterpret_cast<uint16_t*>(p), __ATOMIC_RELAXED);
+    } else if (size == 4) {
+      v = __atomic_load_n(reinterpret_cast<uint32_t*>(p), __ATOMIC_RELAXED);
+    } else {
+      v = __atomic_load_n(reinterpret_cast<uint64_t*>(p), __ATOMIC_RELAXED);
+    }
+    d[l] = sign && size < 8 ? static_cast<uint64_t>(static_cast<int64_t>(v << shift) >> shift) : v;
+  });
+  (void)w;
+  return true;
+}
+
 bool CtaExec::Memory(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
   const bool store = in.op == Op::kSt;
+  if (!store && (in.flags & kVolatile) && in.mem == Mem::kGlobal && in.vec == 1 && VolatileLoad(in, mask, w, R)) {
+    return true;
+  }
   const bool sign = ptx::IsSigned(in.t);
   switch (ptx::TypeSize(in.t)) {
     case 1: return store ? MemLanes<1, true, false>(in, mask, w, R) : sign ? MemLanes<1, false, true>(in, mask, w, R) : MemLanes<1, false, false>(in, mask, w, R);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -15,6 +16,7 @@
 
 #include "common/sha256.h"
 #include "device/cuda/symbols.h"
+#include "ptx/instrument.h"
 #include "ptx/parser.h"
 
 namespace gpuwasm::device::cuda {
@@ -151,6 +153,7 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
   Status FreeIfCurrent(DevicePtr ptr, uint64_t generation) override;
   Result<std::shared_ptr<const Module>> LoadModule(std::string_view ptx) override;
   Result<std::unique_ptr<Stream>> CreateStream() override;
+  Result<std::unique_ptr<Window>> CreateWindow(uint64_t max_bytes) override;
   uint64_t allocated_bytes() const override {
     std::lock_guard<std::mutex> lock(mu_);
     return allocated_;
@@ -187,6 +190,18 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
   // The staging memory of core `id`, or nullptr when that core is gone.
   std::shared_ptr<StagingRing> StagingOf(uint64_t id);
 
+  // Windows (CudaWindow): a buffer placed in a window's mapped memory of core `core_id` counts
+  // against the quota and is a live allocation for copies (ResourceExhausted beyond the quota,
+  // DeviceFault when the core is gone); removing it gives the bytes back.
+  Status AddWindowAllocation(uint64_t core_id, DevicePtr p, uint64_t bytes);
+  void RemoveWindowAllocation(uint64_t core_id, DevicePtr p);
+  void WindowMapped(int64_t bytes) { window_mapped_.fetch_add(static_cast<uint64_t>(bytes)); }
+  // Zero-fills [p, p + bytes) of core `core_id` on its utility stream and waits for it.
+  Status Zero(uint64_t core_id, DevicePtr p, uint64_t bytes);
+  // A window of a core that is gone keeps its `bytes` of mapped memory: charged to the quota
+  // until the process ends, which it then needs.
+  void LeakWindow(uint64_t bytes);
+
   void Register(CudaStream* s);
   void Unregister(CudaStream* s);
   void Wake();
@@ -214,6 +229,8 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
 
   mutable std::mutex mu_;  // allocs_, allocated_, leaked_, modules_, reset_reason_
   std::map<DevicePtr, uint64_t> allocs_;  // live allocations of the current core: size
+  std::map<DevicePtr, uint64_t> window_allocs_;  // live buffers in windows of the current core: size
+  std::atomic<uint64_t> window_mapped_{0};       // device memory mapped into windows
   uint64_t allocated_ = 0;                // live allocations + leaked_
   uint64_t leaked_ = 0;                   // of ended cores, never freed: held until the process ends
   std::map<std::string, std::weak_ptr<const CudaModule>> modules_;
@@ -436,6 +453,8 @@ struct Pending {
   std::optional<Clock::time_point> stop_by;   // abandon the core if still running then
   bool reported = false;                      // done() already called (deadline, cancel)
   std::shared_ptr<const void> keep;           // a staging slot, the kernel
+  const void* control = nullptr;              // an instrumented kernel's control block (host view)
+  std::string kernel;                         // its name, for what the control block says
 };
 
 class CudaStream final : public Stream {
@@ -466,7 +485,7 @@ class CudaStream final : public Stream {
       // The slot is given back when this chunk's copy completed (or was never issued).
       std::shared_ptr<const void> keep(ring.get(), [ring, s = *slot](const void*) { ring->Give(s); });
       const DevicePtr to = dst + off;
-      GPUWASM_RETURN_IF_ERROR(Submit("copy to the device", false, {}, std::move(keep), {}, [&](const Core&) {
+      GPUWASM_RETURN_IF_ERROR(Submit("copy to the device", false, {}, std::move(keep), {}, nullptr, [&](const Core&) {
         return ctx_->Check(ctx_->sym().cuMemcpyHtoDAsync_v2(to, staged, n, stream_), "cuMemcpyHtoDAsync");
       }));
       off += n;
@@ -499,14 +518,14 @@ class CudaStream final : public Stream {
   Status MemcpyDtoD(DevicePtr dst, DevicePtr src, uint64_t bytes) override {
     GPUWASM_RETURN_IF_ERROR(ctx_->CheckRange(dst, bytes));
     GPUWASM_RETURN_IF_ERROR(ctx_->CheckRange(src, bytes));
-    return Submit("device-to-device copy", false, {}, nullptr, {}, [&](const Core&) {
+    return Submit("device-to-device copy", false, {}, nullptr, {}, nullptr, [&](const Core&) {
       return ctx_->Check(ctx_->sym().cuMemcpyDtoDAsync_v2(dst, src, bytes, stream_), "cuMemcpyDtoDAsync");
     });
   }
 
   Status Memset(DevicePtr dst, uint8_t value, uint64_t bytes) override {
     GPUWASM_RETURN_IF_ERROR(ctx_->CheckRange(dst, bytes));
-    return Submit("memset", false, {}, nullptr, {}, [&](const Core&) {
+    return Submit("memset", false, {}, nullptr, {}, nullptr, [&](const Core&) {
       return ctx_->Check(ctx_->sym().cuMemsetD8Async(dst, value, bytes, stream_), "cuMemsetD8Async");
     });
   }
@@ -526,7 +545,7 @@ class CudaStream final : public Stream {
     std::shared_ptr<const void> keep(k->module_ptr(), k);  // the module outlives the launch
     const bool optin = uint64_t{sig.static_shared_bytes} + config.shared_bytes > ctx_->device().default_shared();
     return Submit("kernel '" + sig.name + "'", true, options.deadline, std::move(keep), std::move(options.on_complete),
-                  [&](const Core& core) -> Status {
+                  options.control, [&](const Core& core) -> Status {
                     GPUWASM_ASSIGN_OR_RETURN(Compiled fn, k->module().Function(core, sig.name));
                     uint64_t threads = config.block.count();
                     if (fn.max_threads != 0 && threads > fn.max_threads) {
@@ -609,7 +628,7 @@ class CudaStream final : public Stream {
   // are returned; once the stream failed, later work completes at once with that error.
   template <class Issue>
   Status Submit(std::string what, bool timed, std::optional<Clock::time_point> deadline, std::shared_ptr<const void> keep,
-                Completion done, Issue&& issue) {
+                Completion done, const void* control, Issue&& issue) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       if (!sticky_.ok()) {
@@ -625,6 +644,8 @@ class CudaStream final : public Stream {
     if (deadline) p.stop_by = *deadline + ctx_->device().options().runaway_grace;
     p.keep = std::move(keep);
     p.done = std::move(done);
+    p.control = control;
+    if (control != nullptr) p.kernel = p.what.substr(8, p.what.size() - 9);  // "kernel 'k'" -> k
     {
       // Only this stream's own core: a stream of a core that is gone is dead, and a new core (built
       // for the tenant's next instance) is not this stream's to touch, nor to build.
@@ -754,6 +775,8 @@ bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
       } else {
         if (state == kDone) {
           if (ms >= 0) kernel_ns_.fetch_add(static_cast<int64_t>(static_cast<double>(ms) * 1e6), std::memory_order_relaxed);
+          // An instrumented kernel that stopped itself ended cleanly: its control block says why.
+          if (p.control != nullptr) result = ptx::ControlBlockStatus(p.control, p.kernel);
         } else if (state == kFailed) {
           result = failure.code() == StatusCode::kDeviceFault
                        ? Status::DeviceFault(p.what + " failed: " + failure.message())
@@ -939,6 +962,7 @@ void CudaContext::Reset(uint64_t id, const std::string& why, bool abandon) {
       for (const auto& [ptr, size] : allocs_) unfreed += size;
     }
     allocs_.clear();
+    window_allocs_.clear();  // their memory is the windows', given back when their instances end
     leaked_ += unfreed;
     allocated_ = leaked_;
     if (abandon) abandoned_.push_back(std::move(gone));
@@ -1000,8 +1024,9 @@ Status CudaContext::WaitEvent(uint64_t core_id, void* event, const char* what) {
 
 Status CudaContext::CheckRange(DevicePtr ptr, uint64_t bytes) const {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = allocs_.upper_bound(ptr);
-  if (it != allocs_.begin()) {
+  for (const std::map<DevicePtr, uint64_t>* m : {&allocs_, &window_allocs_}) {
+    auto it = m->upper_bound(ptr);
+    if (it == m->begin()) continue;
     --it;
     uint64_t off = ptr - it->first;
     if (off <= it->second && bytes <= it->second - off) return Status::Ok();
@@ -1026,7 +1051,7 @@ uint64_t CudaContext::reserved_bytes() const {
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
-  return std::max(reserved + leaked_, allocated_);
+  return std::max(reserved + leaked_ + window_mapped_.load(), allocated_);
 }
 
 Result<DevicePtr> CudaContext::Allocate(uint64_t bytes, uint64_t* generation) {
@@ -1180,6 +1205,247 @@ Result<std::shared_ptr<const Module>> CudaContext::LoadModule(std::string_view p
   return std::shared_ptr<const Module>(module);
 }
 
+Status CudaContext::AddWindowAllocation(uint64_t core_id, DevicePtr p, uint64_t bytes) {
+  std::shared_lock<std::shared_mutex> core_lock(core_mu_);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!core_ || core_->id != core_id) return GoneStatus("a new buffer");
+  if (bytes > options_.max_bytes || allocated_ > options_.max_bytes - bytes) {
+    return Status::ResourceExhausted("allocating " + std::to_string(bytes) + " bytes would exceed the context's quota of " +
+                                     std::to_string(options_.max_bytes) + " bytes (" + std::to_string(allocated_) +
+                                     " in use)");
+  }
+  allocated_ += bytes;
+  window_allocs_[p] = bytes;
+  return Status::Ok();
+}
+
+void CudaContext::RemoveWindowAllocation(uint64_t core_id, DevicePtr p) {
+  std::shared_lock<std::shared_mutex> core_lock(core_mu_);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!core_ || core_->id != core_id) return;  // went with a reset
+  auto it = window_allocs_.find(p);
+  if (it == window_allocs_.end()) return;
+  allocated_ -= std::min(allocated_, it->second);
+  window_allocs_.erase(it);
+}
+
+Status CudaContext::Zero(uint64_t core_id, DevicePtr p, uint64_t bytes) {
+  void* event = nullptr;
+  {
+    std::shared_lock<std::shared_mutex> lock;
+    Core* core = Current(lock, core_id);
+    if (core == nullptr) return GoneStatus("zeroing a new buffer");
+    GPUWASM_RETURN_IF_ERROR(Check(sym().cuMemsetD8Async(p, 0, bytes, core->util), "cuMemsetD8Async"));
+    GPUWASM_ASSIGN_OR_RETURN(event, TakeEvent(*core));
+    Status s = Check(sym().cuEventRecord(event, core->util), "cuEventRecord");
+    if (!s.ok()) return s;
+  }
+  GPUWASM_RETURN_IF_ERROR(WaitEvent(core_id, event, "zeroing a new buffer"));
+  ReturnEvent(core_id, event);
+  return Status::Ok();
+}
+
+void CudaContext::LeakWindow(uint64_t bytes) {
+  if (bytes == 0 || device_->lost()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    leaked_ += bytes;
+    allocated_ += bytes;
+  }
+  device_->NeedRestart(std::to_string(bytes) + " bytes of device memory mapped into an instance's window of a reset GPU "
+                       "context cannot be unmapped safely",
+                       /*lost=*/false);
+}
+
+// An instance's window on a GPU: a range of virtual addresses reserved in the context
+// (cuMemAddressReserve), backed granule by granule (cuMemCreate + cuMemMap + cuMemSetAccess, the
+// driver's allocation granularity, 2 MiB) as its buffers need them; buffers are placed first-fit,
+// 256-aligned. Granules stay mapped until the window ends (no unmapping behind a running kernel);
+// their bytes count as reserved. The control block is a page of the host's own memory registered
+// with the driver and mapped into the device (cuMemHostRegister with DEVICEMAP): the host raises the
+// abort word with a plain store the kernels' volatile loads see, and the page stays the host's
+// when the driver's context goes (memory cuMemHostAlloc gave would go with it). Everything belongs to one core: after a reset, allocating fails and freeing
+// frees nothing (the memory went with the window's core); the mappings are given back when the
+// window ends, unless a kernel still runs in that core (then at the process's end).
+class CudaWindow final : public Window {
+ public:
+  static constexpr uint64_t kAlign = 256;
+
+  CudaWindow(std::shared_ptr<CudaContext> ctx, uint64_t core_id, DevicePtr base, uint64_t size, uint64_t granule,
+             DevicePtr control, void* control_host)
+      : ctx_(std::move(ctx)), core_id_(core_id), base_(base), size_(size), granule_(granule), control_(control),
+        control_host_(control_host) {
+    free_[0] = size;
+  }
+
+  ~CudaWindow() override {
+    for (const auto& [p, n] : used_) ctx_->RemoveWindowAllocation(core_id_, p);
+    const DriverSymbols& s = ctx_->sym();
+    std::shared_lock<std::shared_mutex> lock;
+    if (ctx_->Current(lock, core_id_) == nullptr) {
+      // The core was reset or abandoned: its kernels may still run (cuCtxDestroy waits for them on
+      // a thread of its own), so nothing is unmapped under them. Held until the process ends.
+      lock = {};
+      ctx_->WindowMapped(-static_cast<int64_t>(mapped_.size() * granule_));
+      ctx_->LeakWindow(mapped_.size() * granule_);
+      return;  // and the control block's page: a kernel of that core may still write to it
+    }
+    for (const auto& [g, handle] : mapped_) {
+      (void)s.cuMemUnmap(base_ + g * granule_, granule_);
+      (void)s.cuMemRelease(handle);
+    }
+    ctx_->WindowMapped(-static_cast<int64_t>(mapped_.size() * granule_));
+    (void)s.cuMemAddressFree(base_, size_);
+    (void)s.cuMemHostUnregister(control_host_);
+    std::free(control_host_);
+  }
+
+  DevicePtr base() const override { return base_; }
+  uint64_t size() const override { return size_; }
+  DevicePtr control() const override { return control_; }
+  void* control_host() const override { return control_host_; }
+
+  Result<DevicePtr> Allocate(uint64_t bytes, uint64_t* generation) override {
+    if (bytes == 0) return Status::InvalidArgument("cannot allocate 0 bytes");
+    const uint64_t need = bytes > size_ ? UINT64_MAX : (bytes + kAlign - 1) / kAlign * kAlign;
+    auto it = std::find_if(free_.begin(), free_.end(), [need](const auto& f) { return f.second >= need; });
+    if (it == free_.end()) {
+      return Status::ResourceExhausted("no free range of " + std::to_string(bytes) +
+                                       " bytes left in the instance's address window of " + std::to_string(size_) +
+                                       " bytes");
+    }
+    const uint64_t off = it->first, len = it->second;
+    GPUWASM_RETURN_IF_ERROR(Map(off, need));
+    const DevicePtr p = base_ + off;
+    GPUWASM_RETURN_IF_ERROR(ctx_->AddWindowAllocation(core_id_, p, bytes));
+    if (Status z = ctx_->Zero(core_id_, p, bytes); !z.ok()) {
+      ctx_->RemoveWindowAllocation(core_id_, p);
+      return z;
+    }
+    free_.erase(it);
+    if (len > need) free_[off + need] = len - need;
+    used_[p] = need;
+    if (generation != nullptr) *generation = core_id_;
+    return p;
+  }
+
+  Status Free(DevicePtr ptr, uint64_t generation) override {
+    (void)generation;  // every buffer of the window is of its core
+    auto it = used_.find(ptr);
+    if (it == used_.end()) return Status::InvalidArgument("free of " + Hex(ptr) + ", which is not a live allocation of the window");
+    ctx_->RemoveWindowAllocation(core_id_, ptr);
+    uint64_t off = ptr - base_, len = it->second;
+    used_.erase(it);
+    auto next = free_.lower_bound(off);
+    if (next != free_.end() && next->first == off + len) {
+      len += next->second;
+      next = free_.erase(next);
+    }
+    if (next != free_.begin()) {
+      auto prev = std::prev(next);
+      if (prev->first + prev->second == off) {
+        prev->second += len;
+        return Status::Ok();
+      }
+    }
+    free_[off] = len;
+    return Status::Ok();
+  }
+
+ private:
+  // Backs every granule of [off, off + bytes) that is not yet.
+  Status Map(uint64_t off, uint64_t bytes) {
+    const DriverSymbols& s = ctx_->sym();
+    std::shared_lock<std::shared_mutex> lock;
+    if (ctx_->Current(lock, core_id_) == nullptr) return ctx_->GoneStatus("a new buffer");
+    for (uint64_t g = off / granule_; g <= (off + bytes - 1) / granule_; ++g) {
+      if (mapped_.count(g) != 0) continue;
+      AllocationProp prop;
+      prop.type = kMemAllocationTypePinned;
+      prop.location_type = kMemLocationTypeDevice;
+      prop.location_id = ctx_->device().handle();
+      unsigned long long handle = 0;
+      Status st = ctx_->Check(s.cuMemCreate(&handle, granule_, &prop, 0), "cuMemCreate");
+      if (!st.ok()) {
+        if (st.code() == StatusCode::kResourceExhausted) {
+          return Status::ResourceExhausted("the GPU has no room for " + std::to_string(granule_) + " more bytes (" +
+                                           st.message() + ")");
+        }
+        return st;
+      }
+      const DevicePtr at = base_ + g * granule_;
+      st = ctx_->Check(s.cuMemMap(at, granule_, 0, handle, 0), "cuMemMap");
+      AccessDesc access;
+      access.location_type = kMemLocationTypeDevice;
+      access.location_id = ctx_->device().handle();
+      access.flags = kMemAccessReadWrite;
+      if (st.ok()) {
+        st = ctx_->Check(s.cuMemSetAccess(at, granule_, &access, 1), "cuMemSetAccess");
+        if (!st.ok()) (void)s.cuMemUnmap(at, granule_);
+      }
+      if (!st.ok()) {
+        (void)s.cuMemRelease(handle);
+        return st;
+      }
+      mapped_[g] = handle;
+      ctx_->WindowMapped(static_cast<int64_t>(granule_));
+    }
+    return Status::Ok();
+  }
+
+  std::shared_ptr<CudaContext> ctx_;
+  const uint64_t core_id_;
+  const DevicePtr base_;
+  const uint64_t size_, granule_;
+  const DevicePtr control_;
+  void* const control_host_;
+  std::map<uint64_t, uint64_t> free_;                // offset -> length of free ranges
+  std::map<DevicePtr, uint64_t> used_;               // buffer -> the range it takes
+  std::map<uint64_t, unsigned long long> mapped_;    // granule index -> its physical memory
+};
+
+Result<std::unique_ptr<Window>> CudaContext::CreateWindow(uint64_t max_bytes) {
+  if (!device_->info().instance_windows) return Context::CreateWindow(max_bytes);
+  const DriverSymbols& s = sym();
+  std::shared_lock<std::shared_mutex> lock;
+  GPUWASM_ASSIGN_OR_RETURN(Core * core, Acquire(lock));
+  const uint64_t core_id = core->id;
+  AllocationProp prop;
+  prop.type = kMemAllocationTypePinned;
+  prop.location_type = kMemLocationTypeDevice;
+  prop.location_id = device_->handle();
+  size_t granule = 0;
+  GPUWASM_RETURN_IF_ERROR(Check(s.cuMemGetAllocationGranularity(&granule, &prop, kMemAllocGranularityMinimum),
+                                "cuMemGetAllocationGranularity"));
+  granule = std::max<size_t>(granule, 4096);
+  // Room for the instance's buffers, fragmentation and the 256-byte rounding of 4096 of them.
+  const uint64_t want = std::min<uint64_t>(max_bytes, uint64_t{1} << 40);
+  const uint64_t size = std::max<uint64_t>(ptx::kMinWindowBytes, (want + want / 4 + (1 << 20) + granule - 1) / granule * granule);
+  DevicePtr base = 0;
+  GPUWASM_RETURN_IF_ERROR(Check(s.cuMemAddressReserve(&base, size, granule, 0, 0), "cuMemAddressReserve"));
+  constexpr size_t kPage = 4096;  // registrations are by page: one page per control block
+  void* host = std::aligned_alloc(kPage, kPage);
+  if (host == nullptr) {
+    (void)s.cuMemAddressFree(base, size);
+    return Status::ResourceExhausted("out of host memory for an instance's control block");
+  }
+  std::memset(host, 0, kPage);
+  DevicePtr control = 0;
+  Status st = Check(s.cuMemHostRegister_v2(host, kPage, kMemHostRegisterPortable | kMemHostRegisterDeviceMap),
+                    "cuMemHostRegister(DEVICEMAP)");
+  if (st.ok()) {
+    st = Check(s.cuMemHostGetDevicePointer_v2(&control, host, 0), "cuMemHostGetDevicePointer");
+    if (!st.ok()) (void)s.cuMemHostUnregister(host);
+  }
+  if (!st.ok()) {
+    std::free(host);
+    (void)s.cuMemAddressFree(base, size);
+    return st;
+  }
+  return std::unique_ptr<Window>(
+      std::make_unique<CudaWindow>(shared_from_this(), core_id, base, size, granule, control, host));
+}
+
 Result<std::unique_ptr<Stream>> CudaContext::CreateStream() {
   std::shared_lock<std::shared_mutex> lock;
   GPUWASM_ASSIGN_OR_RETURN(Core * core, Acquire(lock));
@@ -1301,6 +1567,15 @@ Result<std::shared_ptr<Device>> CreateCudaDevice(std::shared_ptr<CudaDriver> dri
   GPUWASM_ASSIGN_OR_RETURN(DeviceInfo info, driver->QueryDevice(ordinal));
   int handle = 0;
   GPUWASM_RETURN_IF_ERROR(driver->Check(s.cuDeviceGet(&handle, ordinal), "cuDeviceGet"));
+  // Instance windows (instrumented PTX) need the virtual memory management API and mapped pinned
+  // memory; without them the host runs tenants' kernels as written (docs/adr/0009).
+  int vmm = 0;
+  info.instance_windows = s.cuMemAddressReserve != nullptr && s.cuMemAddressFree != nullptr && s.cuMemCreate != nullptr &&
+                          s.cuMemRelease != nullptr && s.cuMemMap != nullptr && s.cuMemUnmap != nullptr &&
+                          s.cuMemSetAccess != nullptr && s.cuMemGetAllocationGranularity != nullptr &&
+                          s.cuMemHostGetDevicePointer_v2 != nullptr && s.cuMemHostRegister_v2 != nullptr &&
+                          s.cuMemHostUnregister != nullptr &&
+                          s.cuDeviceGetAttribute(&vmm, kAttrVirtualMemoryManagement, handle) == CUDA_SUCCESS && vmm == 1;
   int default_shared = 0;
   GPUWASM_RETURN_IF_ERROR(driver->Check(s.cuDeviceGetAttribute(&default_shared, 8, handle),
                                         "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK)"));

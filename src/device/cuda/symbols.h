@@ -24,6 +24,11 @@ inline constexpr int kPoolAttrUsedMemCurrent = 7;               // CU_MEMPOOL_AT
 inline constexpr unsigned kMemHostAllocPortable = 0x01;         // CU_MEMHOSTALLOC_PORTABLE
 inline constexpr int kMemAllocationTypePinned = 1;              // CU_MEM_ALLOCATION_TYPE_PINNED
 inline constexpr int kMemLocationTypeDevice = 1;                // CU_MEM_LOCATION_TYPE_DEVICE
+inline constexpr unsigned kMemHostRegisterPortable = 0x01;      // CU_MEMHOSTREGISTER_PORTABLE
+inline constexpr unsigned kMemHostRegisterDeviceMap = 0x02;     // CU_MEMHOSTREGISTER_DEVICEMAP
+inline constexpr int kMemAccessReadWrite = 3;                   // CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+inline constexpr int kMemAllocGranularityMinimum = 0;           // CU_MEM_ALLOC_GRANULARITY_MINIMUM
+inline constexpr int kAttrVirtualMemoryManagement = 102;        // CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
 
 // CUmemPoolProps (CUDA 12.x/13.x).
 struct PoolProps {
@@ -37,6 +42,28 @@ struct PoolProps {
   unsigned char reserved[54] = {};
 };
 static_assert(sizeof(PoolProps) == 88, "CUmemPoolProps is 88 bytes");
+
+// CUmemAllocationProp (cuMemCreate, cuMemGetAllocationGranularity).
+struct AllocationProp {
+  int type = 0;
+  int handle_types = 0;
+  int location_type = 0;
+  int location_id = 0;
+  void* win32_metadata = nullptr;
+  unsigned char compression = 0;
+  unsigned char rdma = 0;
+  unsigned short usage = 0;
+  unsigned char reserved[4] = {};
+};
+static_assert(sizeof(AllocationProp) == 32, "CUmemAllocationProp is 32 bytes");
+
+// CUmemAccessDesc (cuMemSetAccess).
+struct AccessDesc {
+  int location_type = 0;
+  int location_id = 0;
+  int flags = 0;
+};
+static_assert(sizeof(AccessDesc) == 12, "CUmemAccessDesc is 12 bytes");
 
 template <class T>
 using Id = T;
@@ -74,6 +101,17 @@ struct DriverSymbols {
   X(cuMemFreeHost, CUresult (*)(void*))                                                   \
   X(cuMemAllocFromPoolAsync, CUresult (*)(uint64_t*, size_t, void*, void*))               \
   X(cuMemFreeAsync, CUresult (*)(uint64_t, void*))                                        \
+  X(cuMemHostRegister_v2, CUresult (*)(void*, size_t, unsigned int))                       \
+  X(cuMemHostUnregister, CUresult (*)(void*))                                              \
+  X(cuMemHostGetDevicePointer_v2, CUresult (*)(uint64_t*, void*, unsigned int))            \
+  X(cuMemGetAllocationGranularity, CUresult (*)(size_t*, const void*, int))                \
+  X(cuMemAddressReserve, CUresult (*)(uint64_t*, size_t, size_t, uint64_t, unsigned long long)) \
+  X(cuMemAddressFree, CUresult (*)(uint64_t, size_t))                                      \
+  X(cuMemCreate, CUresult (*)(unsigned long long*, size_t, const void*, unsigned long long)) \
+  X(cuMemRelease, CUresult (*)(unsigned long long))                                        \
+  X(cuMemMap, CUresult (*)(uint64_t, size_t, size_t, unsigned long long, unsigned long long)) \
+  X(cuMemUnmap, CUresult (*)(uint64_t, size_t))                                            \
+  X(cuMemSetAccess, CUresult (*)(uint64_t, size_t, const void*, size_t))                   \
   X(cuMemcpyHtoDAsync_v2, CUresult (*)(uint64_t, const void*, size_t, void*))             \
   X(cuMemcpyDtoHAsync_v2, CUresult (*)(void*, uint64_t, size_t, void*))                   \
   X(cuMemcpyDtoDAsync_v2, CUresult (*)(uint64_t, uint64_t, size_t, void*))                \

@@ -30,6 +30,21 @@ EXPORT(fault) {
   return wcu_synchronize() == WCU_ERR_DEVICE ? 3 : 4;
 }
 
+/* A kernel stores 4 GiB past its buffer (a wild pointer): exits 3 when synchronize reports the
+ * device fault, with the error text as its output. */
+EXPORT(wild_store) {
+  int32_t k = load(oob_write_ptx, oob_write_ptx_len, "oob_write");
+  int32_t d = wcu_mem_alloc(256 * 4);
+  if (k < 0 || d < 0) return 1;
+  wcu_arg args[] = {wcu_arg_buffer(d, 0), wcu_arg_u32(1), wcu_arg_u32(1u << 30)};
+  if (wcu_launch(k, 1, 1, 1, 32, 1, 1, 0, args, 3) != 0) return 2;
+  if (wcu_synchronize() != WCU_ERR_DEVICE) return 4;
+  char why[256];
+  int32_t n = wcu_last_error(why, sizeof why);
+  gpuwasm_output_write(why, n < (int32_t)sizeof why ? n : (int32_t)sizeof why);
+  return 3;
+}
+
 /* Starts a 5 s kernel, then traps while it runs. */
 EXPORT(trap_mid_launch) {
   int32_t k = load(delay_ptx, delay_ptx_len, "delay");
