@@ -223,7 +223,7 @@ for ex in vector_add saxpy reduction matmul softmax; do
   if run 60 "$gw" run "$(example "$ex")" --report-file "$report" >>"$log" 2>&1; then auto=ok; else auto=FAIL; fi
   [[ $auto == ok ]] || verdict=FAIL
   field() { grep -oE "\"$1\":(\"[^\"]*\"|[0-9.]+)" "$report" 2>/dev/null | head -1 | cut -d: -f2- | tr -d '"'; }
-  line+="auto: $(field device), $(field kernels_launched) launches, $(field wall_time_ms) ms"
+  line+="auto: $(field device), $(field kernels_launched) launches, $(field duration_ms) ms"
   rm -f "$report"
   row "example $ex (cuda:0, cpu, auto)" "$verdict" "$line"
 done

@@ -102,13 +102,23 @@ int Run(const RunFlags& f) {
   auto rt = runtime::Runtime::Create(*config, std::move(options));
   if (!rt.ok()) return fail(rt.status());
 
+  // In this process the guest's stdout and stderr are streamed as it writes them (stdout line by
+  // line, as its C library flushes it); a worker process's come with the result.
+  const bool live = config->isolation == runtime::Isolation::kNone;
+  if (live) {
+    request.live_output = [](int fd, std::string_view bytes) {
+      std::FILE* to = fd == 1 ? stdout : stderr;
+      std::fwrite(bytes.data(), 1, bytes.size(), to);
+      std::fflush(to);
+    };
+  }
   auto result = (*rt)->InvokeModule(tenant_name, std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()),
                                     std::filesystem::path(f.wasm).filename().string(), std::move(request));
   if (!result.ok()) return fail(result.status());
   const runtime::InvokeResult& r = *result;
-  std::fwrite(r.stdout_text.data(), 1, r.stdout_text.size(), stdout);
+  if (!live) std::fwrite(r.stdout_text.data(), 1, r.stdout_text.size(), stdout);
   std::fwrite(r.output.data(), 1, r.output.size(), stdout);
-  std::fwrite(r.stderr_text.data(), 1, r.stderr_text.size(), stderr);
+  if (!live) std::fwrite(r.stderr_text.data(), 1, r.stderr_text.size(), stderr);
   std::fflush(stdout);
   int code = r.exit_status;
   switch (r.status) {
@@ -124,7 +134,6 @@ int Run(const RunFlags& f) {
   }
   if (f.report == "json") {
     nlohmann::json report = r;
-    report["wall_time_ms"] = report["duration_ms"];
     report["device_note"] = (*rt)->device_note().empty() ? nlohmann::json(nullptr) : nlohmann::json((*rt)->device_note());
     std::string text = report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (f.report_file.empty()) {

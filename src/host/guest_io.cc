@@ -4,16 +4,26 @@
 
 namespace gpuwasm::host {
 
+namespace {
+
+// Appends what fits of [p, p + n) under `cap` to `text` (and hands it to `on_write`).
+void Capture(std::string& text, bool& truncated, uint64_t cap, int fd, const uint8_t* p, uint64_t n,
+             const std::function<void(int, std::string_view)>& on_write) {
+  uint64_t room = cap - std::min<uint64_t>(cap, text.size());
+  if (n > room) truncated = true;
+  const std::string_view kept(reinterpret_cast<const char*>(p), std::min(n, room));
+  text.append(kept);
+  if (on_write && !kept.empty()) on_write(fd, kept);
+}
+
+}  // namespace
+
 void GuestIo::AppendStdout(const uint8_t* p, uint64_t n) {
-  uint64_t room = options_.max_stdout - std::min<uint64_t>(options_.max_stdout, stdout_.size());
-  if (n > room) stdout_truncated_ = true;
-  stdout_.append(reinterpret_cast<const char*>(p), std::min(n, room));
+  Capture(stdout_, stdout_truncated_, options_.max_stdout, 1, p, n, options_.on_write);
 }
 
 void GuestIo::AppendStderr(const uint8_t* p, uint64_t n) {
-  uint64_t room = options_.max_stderr - std::min<uint64_t>(options_.max_stderr, stderr_.size());
-  if (n > room) stderr_truncated_ = true;
-  stderr_.append(reinterpret_cast<const char*>(p), std::min(n, room));
+  Capture(stderr_, stderr_truncated_, options_.max_stderr, 2, p, n, options_.on_write);
 }
 
 bool GuestIo::AppendOutput(const uint8_t* p, uint64_t n) {

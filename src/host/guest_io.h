@@ -3,7 +3,10 @@
 // (fd_write/fd_read on stdio, args, environ, clocks, random, proc_exit, ...).
 //
 // stdin is the input bytes; stdout and stderr are captured per instance up to their caps (the
-// rest is dropped and the *_truncated flag set; the guest still sees a full write). Every guest
+// rest is dropped and the *_truncated flag set; the guest still sees a full write), and, with
+// on_write, handed on as they are written. stdout and stderr look like terminals to the guest
+// (fd_fdstat_get: a character device), so its C library writes stdout line by line: a line it
+// printed is the host's at once, also when the guest traps or runs out of time after it. Every guest
 // pointer is bounds-checked against the instance's linear memory before use: a bad pointer gives
 // EFAULT (WASI) or WCU_ERR_BAD_POINTER (gpuwasm module), never a host fault.
 //
@@ -11,7 +14,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wasm/engine.h"
@@ -26,6 +31,9 @@ struct GuestIoOptions {
   uint64_t max_stdout = 1 << 20;
   uint64_t max_stderr = 1 << 20;
   uint64_t max_output = 16 << 20;       // gpuwasm.output_write total
+  // Called with what the guest writes to stdout (fd 1) or stderr (fd 2), within the caps, as it
+  // writes it (on the instance's thread): `gpuwasm run` streams it live.
+  std::function<void(int fd, std::string_view bytes)> on_write;
 };
 
 class GuestIo {

@@ -159,7 +159,11 @@ uint32_t Z_wasi_snapshot_preview1Z_fd_fdstat_get(void* env, uint32_t fd, uint32_
   if (fd > 2 || io.stdio_closed[fd]) return kBadf;
   uint8_t* p = io.GuestPtr(buf, 24);
   if (p == nullptr) return kFault;
-  std::memset(p, 0, 24);  // filetype 0 (unknown): not a tty, so stdio is fully buffered
+  std::memset(p, 0, 24);
+  // stdout and stderr are character devices without seek or tell: to wasi-libc a terminal, so it
+  // buffers stdout by line (fully buffered, a trap or deadline would lose all but what filled its
+  // buffer). stdin stays a plain descriptor (filetype unknown).
+  if (fd != 0) p[0] = 2;  // __WASI_FILETYPE_CHARACTER_DEVICE
   uint64_t rights = fd == 0 ? (1u << 1) /* fd_read */ : (1u << 6) /* fd_write */;
   std::memcpy(p + 8, &rights, 8);
   return kSuccess;

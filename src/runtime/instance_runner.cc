@@ -69,6 +69,7 @@ InvokeResult RunInstance(TenantDevice& td, const InstanceSpec& spec, const std::
   io.args.push_back(spec.function_name);
   io.args.insert(io.args.end(), spec.args.begin(), spec.args.end());
   io.max_stdout = io.max_stderr = io.max_output = t.max_output_size;
+  io.on_write = spec.live_output;
   auto env = std::make_unique<host::HostEnv>(std::move(io), std::move(cuda), spec.deadline);
   wasm::InstanceLimits limits;
   limits.max_memory_pages = static_cast<uint32_t>(std::clamp<uint64_t>(t.max_memory / 65536, 1, 65536));
@@ -84,10 +85,20 @@ InvokeResult RunInstance(TenantDevice& td, const InstanceSpec& spec, const std::
   Result<wasm::CallOutcome> outcome = (*instance)->Call(spec.entry, spec.deadline);
   r.metrics = env->metrics();
   r.gpu_time = env->cuda ? env->cuda->gpu_time() : std::chrono::nanoseconds{0};
+  // Launches still queued or running when the guest returned are discarded with the instance: a
+  // guest that forgot to synchronize is told why its results are missing.
+  if (outcome.ok() && outcome->ok() && env->cuda) r.discarded_launches = env->cuda->inflight_launches();
   if (observer != nullptr) observer->Finished();
   r.output = env->io.output();
   r.stdout_text = env->io.stdout_text();
   r.stderr_text = env->io.stderr_text();
+  if (r.discarded_launches > 0) {
+    const std::string note = "gpuwasm: " + std::to_string(r.discarded_launches) +
+                             " kernel launch(es) had not finished when the guest returned and were discarded "
+                             "(call wcu_synchronize() before returning)\n";
+    r.stderr_text += note;
+    if (spec.live_output) spec.live_output(2, note);
+  }
   r.stdout_truncated = env->io.stdout_truncated();
   r.stderr_truncated = env->io.stderr_truncated();
   // Teardown: the instance, then its wasi_cuda context (stops its device work, frees every

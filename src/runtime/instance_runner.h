@@ -60,6 +60,7 @@ struct InstanceSpec {
   std::string input;
   std::vector<std::string> args;  // after argv[0] (the function's name)
   std::chrono::steady_clock::time_point deadline;
+  std::function<void(int fd, std::string_view bytes)> live_output;  // InvokeRequest::live_output
 };
 
 // Told when the instance starts running (its environment and instance stay valid until Finished)

@@ -32,6 +32,7 @@ void to_json(nlohmann::json& j, const InvokeResult& r) {
        {"output_bytes", r.output.size()},
        {"stdout_truncated", r.stdout_truncated},
        {"stderr_truncated", r.stderr_truncated},
+       {"discarded_launches", r.discarded_launches},
        {"metrics", r.metrics}};
 }
 

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,6 +40,9 @@ struct InvokeRequest {
   std::optional<std::chrono::milliseconds> deadline;  // default: [runtime].default_deadline
   std::vector<std::string> args;                      // argv after argv[0]
   std::string entry;                                  // "" = the function's entry
+  // Called with the guest's stdout (fd 1) and stderr (fd 2) as it writes them, on the instance's
+  // thread; only where the instance runs in this process (isolation "none": `gpuwasm run`).
+  std::function<void(int fd, std::string_view bytes)> live_output;
 };
 
 struct InvokeResult {
@@ -57,6 +61,9 @@ struct InvokeResult {
   host::InstanceMetricsSnapshot metrics;  // final snapshot, taken before teardown
   std::chrono::nanoseconds gpu_time{0};   // time its launches ran on the device
   std::string device;
+  // Launches not finished when the guest returned (it did not synchronize): discarded with the
+  // instance. Also said at the end of stderr_text.
+  uint32_t discarded_launches = 0;
 };
 // Everything but the output bytes and stdout/stderr (which may be binary).
 void to_json(nlohmann::json& j, const InvokeResult& r);

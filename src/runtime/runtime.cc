@@ -644,6 +644,7 @@ InvokeResult Runtime::RunInstance(TenantState& t, FunctionState& f, const std::s
     spec.input = request.input;
     spec.args = request.args;
     spec.deadline = deadline;
+    spec.live_output = request.live_output;
     LiveObserver observer(*this, live);
     return runtime::RunInstance(*t.device, spec, interrupting_, &observer);
   }

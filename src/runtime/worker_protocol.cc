@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace gpuwasm::runtime::worker {
@@ -200,24 +201,25 @@ std::string EncodeResult(uint64_t id, const InvokeResult& r) {
   w.U64((r.stdout_truncated ? 1 : 0) | (r.stderr_truncated ? 2 : 0));
   w.U64(r.metrics.kernels_launched).U64(r.metrics.bytes_pinned).U64(r.metrics.back_pressure_rejections);
   w.U64(r.metrics.yield_count).U64(r.metrics.device_bytes_allocated).U64(static_cast<uint64_t>(r.gpu_time.count()));
-  w.U64(r.metrics.kernel_faults);
+  w.U64(r.metrics.kernel_faults).U64(r.discarded_launches);
   return w.Take();
 }
 
 Result<uint64_t> DecodeResult(std::string_view bytes, InvokeResult* out) {
   Reader r(bytes);
-  uint64_t id = 0, status = 0, exit_status = 0, flags = 0, yields = 0, gpu = 0;
+  uint64_t id = 0, status = 0, exit_status = 0, flags = 0, yields = 0, gpu = 0, discarded = 0;
   InvokeResult& x = *out;
   r.U64(&id) && r.U64(&status) && r.U64(&exit_status) && r.Str(&x.trap) && r.Str(&x.error) && r.Str(&x.device) &&
       r.U64(&flags) && r.U64(&x.metrics.kernels_launched) && r.U64(&x.metrics.bytes_pinned) &&
       r.U64(&x.metrics.back_pressure_rejections) && r.U64(&yields) && r.U64(&x.metrics.device_bytes_allocated) &&
-      r.U64(&gpu) && r.U64(&x.metrics.kernel_faults);
+      r.U64(&gpu) && r.U64(&x.metrics.kernel_faults) && r.U64(&discarded);
   if (!r.ok() || status >= kInvocationStatusCount) return Status::InvalidArgument("malformed result message");
   x.status = static_cast<InvocationStatus>(status);
   x.exit_status = static_cast<int>(static_cast<int64_t>(exit_status));
   x.stdout_truncated = (flags & 1) != 0;
   x.stderr_truncated = (flags & 2) != 0;
   x.metrics.yield_count = static_cast<uint32_t>(yields);
+  x.discarded_launches = static_cast<uint32_t>(std::min<uint64_t>(discarded, UINT32_MAX));
   x.gpu_time = std::chrono::nanoseconds(static_cast<int64_t>(gpu));
   return id;
 }

@@ -99,8 +99,10 @@ TEST(Config, a_tenant_reaches_its_worker_whole_and_a_result_comes_back_whole) {
   r.metrics.kernels_launched = 5;
   r.metrics.kernel_faults = 1;
   InvokeResult got;
+  r.discarded_launches = 3;
   ASSERT_TRUE(worker::DecodeResult(worker::EncodeResult(7, r), &got).ok());
   EXPECT_EQ(got.metrics, r.metrics);
+  EXPECT_EQ(got.discarded_launches, 3u);
 }
 
 TEST(Config, empty_file_is_the_default_single_tenant) {

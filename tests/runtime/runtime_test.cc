@@ -191,6 +191,34 @@ TEST(Runtime, entry_points_input_and_output) {
   EXPECT_NE(m.error.find("missing"), std::string::npos) << m.error;
 }
 
+TEST(Runtime, a_guests_lines_reach_the_host_as_printed_and_a_forgotten_synchronize_is_said) {
+  TempDir dir;
+  auto rt = Make(dir.path());
+  DeployReady(*rt, "acme", "life", Lifecycle(), "echo");
+  InvokeRequest req;
+  req.entry = "print_then_trap";
+  std::string live[3];  // by fd
+  req.live_output = [&live](int fd, std::string_view bytes) { live[fd] += bytes; };
+  InvokeResult r = MustInvoke(*rt, "acme", "life", req);
+  EXPECT_EQ(r.status, InvocationStatus::kTrap);
+  // stdio wrote each line as it ended (a fully buffered stdout loses both to the trap).
+  EXPECT_EQ(r.stdout_text, "first line\nsecond line\n");
+  EXPECT_EQ(live[1], "first line\nsecond line\n");
+  EXPECT_EQ(live[2], "");
+  EXPECT_EQ(r.discarded_launches, 0u);
+  req.entry = "forgets_synchronize";
+  live[1].clear();
+  r = MustInvoke(*rt, "acme", "life", req);
+  EXPECT_EQ(r.status, InvocationStatus::kOk);
+  EXPECT_EQ(r.discarded_launches, 1u);
+  const std::string note = "gpuwasm: 1 kernel launch(es) had not finished when the guest returned and were discarded "
+                           "(call wcu_synchronize() before returning)\n";
+  EXPECT_EQ(r.stderr_text, note);
+  EXPECT_EQ(live[2], note);
+  EXPECT_EQ(live[1], "");
+  EXPECT_EQ(nlohmann::json(r)["discarded_launches"], 1);
+}
+
 TEST(Runtime, traps_deadlines_and_device_faults_leave_nothing_behind) {
   TempDir dir;
   auto rt = Make(dir.path());

@@ -2,6 +2,7 @@
  * lifecycle tests. Each leaves device buffers, modules and launches behind for the runtime to
  * release. It is a reactor without _start or run: deploying it without an entry point fails. */
 #include <stdint.h>
+#include <stdio.h>
 
 #include "wasi_cuda.h"
 #include "delay_ptx.h"
@@ -79,6 +80,23 @@ EXPORT(fill_holding) {
 EXPORT(alloc) {
   int32_t d = wcu_mem_alloc(input_u64(1 << 20));
   return d < 0 ? -d : 0;
+}
+
+/* Prints two lines with stdio, then traps: both lines must reach the host (stdout is a terminal
+ * to the guest, so its C library writes it line by line). */
+EXPORT(print_then_trap) {
+  printf("first line\n");
+  printf("second line\n");
+  __builtin_trap();
+}
+
+/* Launches a 300 ms kernel and returns without synchronizing: the launch is discarded, and the
+ * invocation says so. */
+EXPORT(forgets_synchronize) {
+  int32_t k = load(delay_ptx, delay_ptx_len, "delay");
+  if (k < 0) return 1;
+  wcu_arg args[] = {wcu_arg_u64(300ull * 1000 * 1000)};
+  return wcu_launch(k, 1, 1, 1, 1, 1, 1, 0, args, 1) == 0 ? 0 : 2;
 }
 
 /* Writes its input back as its output. */
