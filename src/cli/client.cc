@@ -265,7 +265,7 @@ void RegisterClient(CLI::App& app) {
                 "exit with its exit status (124 deadline, 134 trap)");
   invoke->add_option("function", i->function, "Function name or id")->required();
   invoke->add_option("--input,-i", i->input, "File whose bytes are the request body ('-': stdin)");
-  invoke->add_option("--timeout,-t", i->timeout, "Deadline (capped by the tenant's max_deadline)");
+  invoke->add_option("--timeout,-t", i->timeout, "Deadline (e.g. 500ms, 5s; a bare number is seconds; capped by the tenant's max_deadline)");
   invoke->add_flag("--json", i->json, "Print the whole result as JSON (status, exit status, metrics, output, stdout, stderr)");
   AddClientFlags(invoke, &i->client);
   invoke->callback([i] { SetExitCode(Invoke(*i)); });

@@ -77,7 +77,11 @@ int Run(const RunFlags& f) {
   for (runtime::TenantConfig& t : config->tenants) {
     if (t.name == tenant_name) tenant = &t;
   }
-  if (tenant == nullptr) return fail(Status::NotFound("no tenant named '" + tenant_name + "' in " + f.config));
+  if (tenant == nullptr) {
+    std::string names;
+    for (const runtime::TenantConfig& t : config->tenants) names += (names.empty() ? "" : ", ") + t.name;
+    return fail(Status::NotFound("no tenant named '" + tenant_name + "' in " + f.config + "; its tenants: " + names));
+  }
   if (f.config.empty()) {
     // Without a configuration the person running the command sets the limits.
     tenant->max_deadline = std::max(tenant->max_deadline, *timeout);
@@ -158,7 +162,7 @@ void RegisterRun(CLI::App& app) {
              "invalid module exits 65.");
   cmd->add_option("wasm", flags->wasm, "The guest .wasm file")->required();
   cmd->add_option("--input,-i", flags->input, "File whose bytes are the guest's stdin and input ('-': stdin)");
-  cmd->add_option("--timeout,-t", flags->timeout, "Deadline of the run (e.g. 500ms, 5s)")->capture_default_str();
+  cmd->add_option("--timeout,-t", flags->timeout, "Deadline of the run (e.g. 500ms, 5s, 2m; a bare number is seconds; at least 1ms)")->capture_default_str();
   cmd->add_option("--entry,-e", flags->entry, "Export to call: () -> () or () -> i32 (default: _start, else run)");
   cmd->add_option("--max-memory-pages", flags->max_memory_pages,
                   "Cap on the guest's linear memory, in 64 KiB pages (default: the tenant's max_memory, 1 GiB)");

@@ -23,7 +23,11 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   else if (unit == "h") ms = v * 3600e3;
   else return Status::InvalidArgument("invalid duration unit '" + unit + "' in '" + s + "' (use ms, s, m or h)");
   if (ms > 1e15) return Status::InvalidArgument("duration '" + s + "' is too long");
-  return std::chrono::milliseconds(static_cast<int64_t>(std::llround(ms)));
+  const int64_t rounded = std::llround(ms);
+  if (v > 0 && rounded == 0) {
+    return Status::InvalidArgument("duration '" + s + "' is shorter than 1 ms, the resolution of deadlines");
+  }
+  return std::chrono::milliseconds(rounded);
 }
 
 Result<uint64_t> ParseSize(std::string_view text) {

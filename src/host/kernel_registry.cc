@@ -1,5 +1,6 @@
 #include "host/kernel_registry.h"
 
+#include <algorithm>
 #include <span>
 #include <vector>
 
@@ -93,10 +94,38 @@ bool KernelRegistry::UnloadModule(int32_t module) {
   return modules_.Remove(module);
 }
 
+namespace {
+
+// Why `name` is not a kernel of a module with `kernels`, and what to do: the kernels there are,
+// and, when one is `name` as C++ mangles it (nvcc without extern "C"), how to keep the name.
+std::string MissingKernel(std::string_view name, std::vector<std::string> kernels) {
+  std::string out = "no kernel named '" + std::string(name) + "' in the module";
+  if (kernels.empty()) return out + "; it has no kernels (.entry)";
+  std::sort(kernels.begin(), kernels.end());
+  out += "; its kernels: ";
+  for (size_t i = 0; i < kernels.size() && i < 20; ++i) out += (i == 0 ? "" : ", ") + kernels[i];
+  if (kernels.size() > 20) out += ", ... (" + std::to_string(kernels.size()) + " in all)";
+  const std::string mangled = std::to_string(name.size()) + std::string(name);
+  for (const std::string& k : kernels) {
+    if (k.rfind("_Z", 0) == 0 && k.find(mangled) != std::string::npos) {
+      return out + " ('" + k + "' is '" + std::string(name) +
+             "' as C++ names it: declare the kernel extern \"C\" to keep its name, or ask for '" + k + "')";
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<int32_t> KernelRegistry::GetKernel(int32_t module, std::string_view name) {
   ModuleEntry* e = modules_.Get(module);
   if (e == nullptr) return Status::InvalidArgument("bad module handle " + std::to_string(module));
-  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const device::Kernel> k, e->module->GetKernel(name));
+  Result<std::shared_ptr<const device::Kernel>> found = e->module->GetKernel(name);
+  if (!found.ok()) {
+    if (found.status().code() != StatusCode::kNotFound) return found.status();
+    return Status::NotFound(MissingKernel(name, e->module->KernelNames()));
+  }
+  std::shared_ptr<const device::Kernel> k = std::move(*found);
   KernelEntry entry;
   entry.kernel = std::move(k);
   entry.module = module;

@@ -1,5 +1,6 @@
 #include "host/wasi_cuda.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -70,13 +71,37 @@ int32_t WasiCudaContext::Fail(int32_t code, std::string message) {
   return code;
 }
 
+// " (4 bytes past the end of buffer 3, of 1024 bytes)" for the address a device fault names
+// ("... at 0x7f00 ..."), from the instance's own buffers; "" when it names none or none is near.
+std::string WasiCudaContext::NearestBuffer(const std::string& message) {
+  const size_t at = message.find(" at 0x");
+  if (at == std::string::npos) return "";
+  const uint64_t addr = std::strtoull(message.c_str() + at + 6, nullptr, 16);
+  int32_t best = 0;
+  Buffer nearest;
+  buffers_.ForEach([&](int32_t h, Buffer& b) {
+    if (b.ptr <= addr && (best == 0 || b.ptr > nearest.ptr)) {
+      best = h;
+      nearest = b;
+    }
+  });
+  if (best == 0) return "";
+  const uint64_t off = addr - nearest.ptr;
+  if (off < nearest.size) {
+    return " (offset " + std::to_string(off) + " of buffer " + std::to_string(best) + ", of " +
+           std::to_string(nearest.size) + " bytes: the access runs past its end)";
+  }
+  if (off - nearest.size > (uint64_t{1} << 30)) return "";  // far from any buffer: a wild pointer
+  return " (" + std::to_string(off - nearest.size) + " bytes past the end of buffer " + std::to_string(best) + ", of " +
+         std::to_string(nearest.size) + " bytes)";
+}
+
 int32_t WasiCudaContext::FromStatus(const Status& s, int32_t default_code) {
   int32_t code = default_code;
   switch (s.code()) {
     case StatusCode::kDeviceFault:
       device_lost_ = true;
-      code = WCU_ERR_DEVICE;
-      break;
+      return Fail(WCU_ERR_DEVICE, s.message() + NearestBuffer(s.message()));
     case StatusCode::kDeadlineExceeded:
     case StatusCode::kCancelled: code = WCU_ERR_DEADLINE; break;
     case StatusCode::kResourceExhausted: code = WCU_ERR_QUOTA; break;
@@ -425,8 +450,13 @@ int32_t WasiCudaContext::FailArgument(const device::KernelSignature& sig, uint32
   }
   const uint64_t size = ScalarArgBytes(kind);
   if (size == 0) return Fail(WCU_ERR_BAD_ARGS, where + ": unknown argument kind " + std::to_string(kind));
+  // A 64-bit integer parameter given a smaller value is most often a pointer given a handle.
+  const bool pointer_like = p.size == 8 && size < 8 && (p.type == ptx::Type::kU64 || p.type == ptx::Type::kB64 ||
+                                                         p.type == ptx::Type::kS64);
   return Fail(WCU_ERR_BAD_ARGS, where + ": got a " + std::to_string(size) + "-byte value, the parameter is " +
-                                    std::to_string(p.size) + " bytes");
+                                    std::to_string(p.size) + " bytes" +
+                                    (pointer_like ? " (a pointer parameter takes a buffer: wcu_arg_buffer(buffer, offset))"
+                                                  : ""));
 }
 
 int32_t WasiCudaContext::Synchronize() {

@@ -146,6 +146,7 @@ class WasiCudaContext {
     uint64_t generation = 0;  // of the context's memory: a reset since means nothing to free
   };
   int32_t FromStatus(const Status& s, int32_t default_code);
+  std::string NearestBuffer(const std::string& message);
   int32_t CheckUsable();
   Result<device::Stream*> GetStream();
   int32_t CheckRange(const Buffer& b, int64_t offset, int64_t bytes, const char* what);

@@ -359,7 +359,8 @@ void Runtime::CompileDeployed(const store::FunctionRecord& f) {
                     "the module exports neither _start nor run: deploy it with an entry point");
     }
   } else if (a.FindExport(entry) == nullptr) {
-    return finish(store::DeployStatus::kFailed, "the module has no export named '" + entry + "'");
+    return finish(store::DeployStatus::kFailed,
+                  "the module has no export named '" + entry + "'; " + wasm::DescribeEntryPoints(a.exports));
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -53,6 +53,19 @@ Module::~Module() {
   if (handle_ != nullptr) dlclose(handle_);
 }
 
+std::string DescribeEntryPoints(const std::vector<ExportInfo>& exports) {
+  std::vector<std::string> names;
+  for (const ExportInfo& e : exports) {
+    if (e.kind != ExportKind::kUnsupported) names.push_back(e.name);
+  }
+  if (names.empty()) return "it exports no entry point (a function () -> () or () -> i32)";
+  std::sort(names.begin(), names.end());
+  std::string out = "its entry points: ";
+  for (size_t i = 0; i < names.size() && i < 20; ++i) out += (i == 0 ? "" : ", ") + names[i];
+  if (names.size() > 20) out += ", ... (" + std::to_string(names.size()) + " in all)";
+  return out;
+}
+
 const ExportInfo* Module::FindExport(std::string_view name) const {
   for (const ExportInfo& e : exports_) {
     if (e.name == name) return &e;

@@ -97,7 +97,10 @@ Result<CallOutcome> Instance::Call(std::string_view name, std::optional<Clock::t
     return Status::Unavailable("instance is no longer usable: an earlier call trapped, exited or was interrupted");
   }
   const ExportInfo* e = module_->FindExport(name);
-  if (e == nullptr) return Status::NotFound("module has no exported function '" + std::string(name) + "'");
+  if (e == nullptr) {
+    return Status::NotFound("module has no exported function '" + std::string(name) + "'; " +
+                            DescribeEntryPoints(module_->exports()));
+  }
   if (e->kind == ExportKind::kUnsupported) {
     return Status::InvalidArgument("export '" + std::string(name) +
                                    "' is not callable as an entry point: it must be () -> () or () -> i32");

@@ -23,6 +23,10 @@ struct ExportInfo {
   ExportKind kind;
 };
 
+// "its entry points: a, b, c" (the exports callable as one, sorted, at most 20 named), or "it
+// exports no entry point": what an error about a missing entry point adds.
+std::string DescribeEntryPoints(const std::vector<ExportInfo>& exports);
+
 class Module {
  public:
   ~Module();

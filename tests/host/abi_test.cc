@@ -26,7 +26,7 @@ TEST(Abi, modules_and_functions) {
   EXPECT_GUEST_OK(g, "test_modules_and_functions");
   auto errors = g.Errors();
   ASSERT_EQ(errors.size(), 3u);
-  EXPECT_EQ(errors[0], "no kernel named 'no_such_kernel' in the module");
+  EXPECT_EQ(errors[0], "no kernel named 'no_such_kernel' in the module; its kernels: vector_add");
   EXPECT_EQ(errors[1], "line 1, column 1: unknown or unsupported directive 'this' at module scope");
   EXPECT_EQ(errors[2], "line 6: unsupported instruction 'bar.arrive': only barrier 0 without a thread count is supported");
   // Two live modules of the same PTX: both retained, compiled once.
@@ -62,7 +62,8 @@ TEST(Abi, launch_errors_name_the_problem) {
   auto errors = g.Errors();
   ASSERT_EQ(errors.size(), 3u);
   EXPECT_EQ(errors[0], "launch of 'vector_add': the kernel takes 4 arguments, got 3");
-  EXPECT_EQ(errors[1], "launch of 'vector_add': argument 0 (vector_add_param_0, 8 bytes): got a 4-byte value, the parameter is 8 bytes");
+  EXPECT_EQ(errors[1], "launch of 'vector_add': argument 0 (vector_add_param_0, 8 bytes): got a 4-byte value, the "
+                       "parameter is 8 bytes (a pointer parameter takes a buffer: wcu_arg_buffer(buffer, offset))");
   EXPECT_EQ(errors[2], "launch of 'vector_add': block x = 2048 exceeds the device limit 1024");
   EXPECT_EQ(g.Metrics().kernels_launched, 1u);  // only the good launch reached the dispatch path
 }
@@ -186,6 +187,43 @@ TEST(Abi, launch_after_the_deadline_is_refused_with_free_slots) {
   m = c2.ModuleLoad({reinterpret_cast<const uint8_t*>(ptx.data()), ptx.size()});
   k = c2.FunctionGet(m, "noop");
   EXPECT_EQ(c2.Launch(k, one, one, 0, {}, 0), host::WCU_ERR_DEADLINE);
+}
+
+TEST(Abi, errors_say_what_to_do) {
+  GuestInstance g("abi.wasm");
+  host::WasiCudaContext& cuda = *g.env->cuda;
+  auto load = [&](const std::string& ptx) {
+    return cuda.ModuleLoad({reinterpret_cast<const uint8_t*>(ptx.data()), ptx.size()});
+  };
+  const std::string head = ".version 8.0\n.target sm_80\n.address_size 64\n";
+  // nvcc without extern "C" mangles the name: the error lists the kernels and says so.
+  int32_t m = load(head + ".visible .entry _Z5ScalePfi(.param .u64 p, .param .u32 n)\n{\n ret;\n}\n"
+                          ".visible .entry other()\n{\n ret;\n}\n");
+  ASSERT_GT(m, 0) << cuda.last_error();
+  EXPECT_EQ(cuda.FunctionGet(m, "Scale"), host::WCU_ERR_NOT_FOUND);
+  EXPECT_EQ(cuda.last_error(), "no kernel named 'Scale' in the module; its kernels: _Z5ScalePfi, other ('_Z5ScalePfi' is "
+                               "'Scale' as C++ names it: declare the kernel extern \"C\" to keep its name, or ask for "
+                               "'_Z5ScalePfi')");
+  // A store past a buffer's end names the buffer and how far past (the CPU device faults there).
+  m = load(head + ".visible .entry poke(.param .u64 p, .param .u64 off)\n{\n .reg .b64 %rd<4>;\n"
+                  " ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [off];\n add.s64 %rd3, %rd1, %rd2;\n"
+                  " st.global.u32 [%rd3], 0;\n ret;\n}\n");
+  ASSERT_GT(m, 0) << cuda.last_error();
+  int32_t k = cuda.FunctionGet(m, "poke"), b = cuda.MemAlloc(1024);
+  uint8_t records[32] = {};
+  const uint32_t buffer_kind = host::WCU_ARG_BUFFER, u64_kind = host::WCU_ARG_B64;
+  const uint64_t off = 1024 + 12;
+  std::memcpy(records, &buffer_kind, 4);
+  std::memcpy(records + 4, &b, 4);
+  std::memcpy(records + 16, &u64_kind, 4);
+  std::memcpy(records + 24, &off, 8);
+  const uint32_t one[3] = {1, 1, 1};
+  ASSERT_EQ(cuda.Launch(k, one, one, 0, records, 2), host::WCU_OK) << cuda.last_error();
+  EXPECT_EQ(cuda.Synchronize(), host::WCU_ERR_DEVICE);
+  EXPECT_NE(cuda.last_error().find("is outside the instance's buffers (12 bytes past the end of buffer " +
+                                   std::to_string(b) + ", of 1024 bytes)"),
+            std::string::npos)
+      << cuda.last_error();
 }
 
 TEST(Abi, a_shape_that_fit_one_kernel_is_checked_again_for_another) {
