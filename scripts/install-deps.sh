@@ -10,8 +10,9 @@ set -euo pipefail
 packages=(
   # host toolchain and build
   build-essential g++ gcc make cmake ninja-build pkg-config git ca-certificates
-  # guest toolchain: clang for wasm32-wasi, its linker and runtime builtins, wasi-libc
-  clang lld libclang-rt-14-dev-wasm32 wasi-libc
+  # guest toolchain: clang for wasm32-wasi, its linker and runtime builtins, wasi-libc, and libc++
+  # for C++ guests
+  clang lld libclang-rt-14-dev-wasm32 wasi-libc libc++-14-dev-wasm32 libc++abi-14-dev-wasm32
   # wasm engine: libwabt, wasm2c and its wasm-rt.h
   wabt
   # libraries

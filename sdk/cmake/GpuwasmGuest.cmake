@@ -1,7 +1,8 @@
-# gpuwasm_add_guest(): build a guest .wasm from C sources inside a host (native) CMake build.
+# gpuwasm_add_guest(): build a guest .wasm from C or C++ sources inside a host (native) CMake build.
 #
 #   gpuwasm_add_guest(NAME
-#     SOURCES a.c [b.c ...]             C sources of the guest
+#     SOURCES a.c [b.cpp ...]           C and C++ sources of the guest (C++: .cpp/.cc/.cxx, C++20,
+#                                       no exceptions, libc++; sdk/include/wasi_cuda.hpp)
 #     [OUTPUT path/NAME.wasm]           default: ${CMAKE_CURRENT_BINARY_DIR}/NAME.wasm
 #     [INCLUDE_DIRS dir ...]            extra include directories (the SDK's is always there)
 #     [DEPENDS file-or-target ...]      e.g. headers made by gpuwasm_embed_ptx()
@@ -15,6 +16,7 @@ include_guard(GLOBAL)
 include("${CMAKE_CURRENT_LIST_DIR}/GpuwasmGuestFlags.cmake")
 
 find_program(GPUWASM_GUEST_CLANG NAMES clang clang-14)
+find_program(GPUWASM_GUEST_CLANGXX NAMES clang++ clang++-14)
 
 function(gpuwasm_add_guest name)
   cmake_parse_arguments(G "REACTOR;NOSTDLIB" "OUTPUT" "SOURCES;INCLUDE_DIRS;DEPENDS;EXPORTS" ${ARGN})
@@ -33,14 +35,25 @@ function(gpuwasm_add_guest name)
   endforeach()
 
   set(objects "")
+  set(linker "${GPUWASM_GUEST_CLANG}")
   foreach(src IN LISTS G_SOURCES)
     get_filename_component(abs "${src}" ABSOLUTE)
     get_filename_component(stem "${src}" NAME_WE)
     set(obj "${CMAKE_CURRENT_BINARY_DIR}/${name}.guest/${stem}.o")
+    set(compiler "${GPUWASM_GUEST_CLANG}")
+    set(language_flags "")
+    if(src MATCHES "\\.(cpp|cc|cxx)$")
+      if(NOT GPUWASM_GUEST_CLANGXX)
+        message(FATAL_ERROR "gpuwasm_add_guest(${name}): clang++ not found (run scripts/install-deps.sh)")
+      endif()
+      set(compiler "${GPUWASM_GUEST_CLANGXX}")
+      set(language_flags ${GPUWASM_GUEST_CXX_FLAGS})
+      set(linker "${GPUWASM_GUEST_CLANGXX}")  # links libc++ and libc++abi
+    endif()
     add_custom_command(
       OUTPUT "${obj}"
       COMMAND "${CMAKE_COMMAND}" -E make_directory "${CMAKE_CURRENT_BINARY_DIR}/${name}.guest"
-      COMMAND "${GPUWASM_GUEST_CLANG}" ${GPUWASM_GUEST_COMPILE_FLAGS} -Werror ${includes}
+      COMMAND "${compiler}" ${GPUWASM_GUEST_COMPILE_FLAGS} ${language_flags} -Werror ${includes}
               -MD -MF "${obj}.d" -c "${abs}" -o "${obj}"
       DEPENDS "${abs}" ${G_DEPENDS}
       DEPFILE "${obj}.d"
@@ -62,7 +75,7 @@ function(gpuwasm_add_guest name)
   # No -O here: an optimisation flag on the link makes clang run wasm-opt from PATH (P5).
   add_custom_command(
     OUTPUT "${G_OUTPUT}"
-    COMMAND "${GPUWASM_GUEST_CLANG}" ${GPUWASM_GUEST_LINK_FLAGS} ${link_extra} ${objects} -o "${G_OUTPUT}"
+    COMMAND "${linker}" ${GPUWASM_GUEST_LINK_FLAGS} ${link_extra} ${objects} -o "${G_OUTPUT}"
     DEPENDS ${objects}
     COMMENT "guest ${name}: linking ${G_OUTPUT}"
     VERBATIM)

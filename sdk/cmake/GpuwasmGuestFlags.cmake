@@ -15,4 +15,7 @@ set(GPUWASM_GUEST_COMPILE_FLAGS
     --target=${GPUWASM_GUEST_TARGET} -O2 -mcpu=mvp -mbulk-memory -msign-ext -mmutable-globals
     -mnontrapping-fptoint -Wall -Wextra)
 set(GPUWASM_GUEST_LINK_FLAGS --target=${GPUWASM_GUEST_TARGET} -Wl,--strip-debug)
+# C++ guests: C++20 with Debian's libc++ for wasm32 (libc++-14-dev-wasm32, libc++abi-14-dev-wasm32);
+# wasm32-wasi has no exception handling.
+set(GPUWASM_GUEST_CXX_FLAGS -std=c++20 -fno-exceptions)
 get_filename_component(GPUWASM_SDK_INCLUDE_DIR "${CMAKE_CURRENT_LIST_DIR}/../include" ABSOLUTE)

@@ -23,7 +23,8 @@ set(CMAKE_CXX_COMPILER_TARGET ${GPUWASM_GUEST_TARGET})
 list(JOIN GPUWASM_GUEST_COMPILE_FLAGS " " _gpuwasm_cflags)
 list(JOIN GPUWASM_GUEST_LINK_FLAGS " " _gpuwasm_ldflags)
 set(CMAKE_C_FLAGS_INIT "${_gpuwasm_cflags} -I${GPUWASM_SDK_INCLUDE_DIR}")
-set(CMAKE_CXX_FLAGS_INIT "${_gpuwasm_cflags} -I${GPUWASM_SDK_INCLUDE_DIR} -fno-exceptions")
+list(JOIN GPUWASM_GUEST_CXX_FLAGS " " _gpuwasm_cxxflags)
+set(CMAKE_CXX_FLAGS_INIT "${_gpuwasm_cflags} ${_gpuwasm_cxxflags} -I${GPUWASM_SDK_INCLUDE_DIR}")
 # Keep optimisation flags out of the link (see GpuwasmGuestFlags.cmake, wasm-opt): the default
 # rules pass <FLAGS> (which holds -O2/-O3) to the link, ours do not.
 set(CMAKE_C_LINK_EXECUTABLE
