@@ -11,9 +11,11 @@
 # link command carries an -O flag, which silently rewrites the module. We therefore compile with
 # -O2 and link WITHOUT any optimisation flag; tests/toolchain checks this with a trap wasm-opt.
 set(GPUWASM_GUEST_TARGET "wasm32-wasi")
+# -ftls-model=local-exec: wasi-libc declares errno thread_local, and clang 14 refuses (crashes on)
+# any other TLS model for wasm32-wasi: without it a guest that reads errno does not compile.
 set(GPUWASM_GUEST_COMPILE_FLAGS
     --target=${GPUWASM_GUEST_TARGET} -O2 -mcpu=mvp -mbulk-memory -msign-ext -mmutable-globals
-    -mnontrapping-fptoint -Wall -Wextra)
+    -mnontrapping-fptoint -ftls-model=local-exec -Wall -Wextra)
 set(GPUWASM_GUEST_LINK_FLAGS --target=${GPUWASM_GUEST_TARGET} -Wl,--strip-debug)
 # C++ guests: C++20 with Debian's libc++ for wasm32 (libc++-14-dev-wasm32, libc++abi-14-dev-wasm32);
 # wasm32-wasi has no exception handling.

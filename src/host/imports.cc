@@ -16,8 +16,54 @@
 
 namespace gpuwasm::host {
 
+// The rest of WASI preview1: what a program may link without needing it (files, directories,
+// sockets, signals). Each fails as WASI specifies for a process whose only descriptors are stdio
+// and that has no preopened directory: EBADF for any other descriptor (so wasi-libc finds no
+// preopens and fopen fails with ENOENT-like errors), and for stdio the errno the call gives on a
+// character device. X(name, wasm parameters, errno on open stdio, C parameters: the first named a0).
+#define GPUWASM_WASI_REFUSED(X)                                                                         \
+  X(fd_advise, "iIIi", kSpipe, (uint32_t a0, uint64_t, uint64_t, uint32_t))                              \
+  X(fd_allocate, "iII", kNotsup, (uint32_t a0, uint64_t, uint64_t))                                      \
+  X(fd_datasync, "i", kInval, (uint32_t a0))                                                             \
+  X(fd_fdstat_set_flags, "ii", kNotsup, (uint32_t a0, uint32_t))                                         \
+  X(fd_fdstat_set_rights, "iII", kNotcapable, (uint32_t a0, uint64_t, uint64_t))                         \
+  X(fd_filestat_get, "ii", kNotsup, (uint32_t a0, uint32_t))                                             \
+  X(fd_filestat_set_size, "iI", kInval, (uint32_t a0, uint64_t))                                         \
+  X(fd_filestat_set_times, "iIIi", kNotsup, (uint32_t a0, uint64_t, uint64_t, uint32_t))                 \
+  X(fd_pread, "iiiIi", kSpipe, (uint32_t a0, uint32_t, uint32_t, uint64_t, uint32_t))                    \
+  X(fd_prestat_get, "ii", kBadf, (uint32_t a0, uint32_t))                                                \
+  X(fd_prestat_dir_name, "iii", kBadf, (uint32_t a0, uint32_t, uint32_t))                                \
+  X(fd_pwrite, "iiiIi", kSpipe, (uint32_t a0, uint32_t, uint32_t, uint64_t, uint32_t))                   \
+  X(fd_readdir, "iiiIi", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint64_t, uint32_t))                 \
+  X(fd_renumber, "ii", kNotsup, (uint32_t a0, uint32_t))                                                 \
+  X(fd_sync, "i", kInval, (uint32_t a0))                                                                 \
+  X(fd_tell, "ii", kSpipe, (uint32_t a0, uint32_t))                                                      \
+  X(path_create_directory, "iii", kNotdir, (uint32_t a0, uint32_t, uint32_t))                            \
+  X(path_filestat_get, "iiiii", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t))          \
+  X(path_filestat_set_times, "iiiiIIi", kNotdir,                                                        \
+    (uint32_t a0, uint32_t, uint32_t, uint32_t, uint64_t, uint64_t, uint32_t))                          \
+  X(path_link, "iiiiiii", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t)) \
+  X(path_open, "iiiiiIIii", kNotdir,                                                                    \
+    (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint64_t, uint64_t, uint32_t, uint32_t))      \
+  X(path_readlink, "iiiiii", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t))   \
+  X(path_remove_directory, "iii", kNotdir, (uint32_t a0, uint32_t, uint32_t))                            \
+  X(path_rename, "iiiiii", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t))     \
+  X(path_symlink, "iiiii", kNotdir, (uint32_t, uint32_t, uint32_t a0, uint32_t, uint32_t))            \
+  X(path_unlink_file, "iii", kNotdir, (uint32_t a0, uint32_t, uint32_t))                                 \
+  X(sock_accept, "iii", kNotsock, (uint32_t a0, uint32_t, uint32_t))                                     \
+  X(sock_recv, "iiiiii", kNotsock, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t))      \
+  X(sock_send, "iiiii", kNotsock, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t))                 \
+  X(sock_shutdown, "ii", kNotsock, (uint32_t a0, uint32_t))
+
 std::vector<wasm::ImportSpec> GuestImports() {
+#define GPUWASM_REFUSED_SPEC(name, params, err, args) {"wasi_snapshot_preview1", #name, params, "i"},
   return {
+      GPUWASM_WASI_REFUSED(GPUWASM_REFUSED_SPEC)
+#undef GPUWASM_REFUSED_SPEC
+      {"wasi_snapshot_preview1", "clock_res_get", "ii", "i"},
+      {"wasi_snapshot_preview1", "poll_oneoff", "iiii", "i"},
+      {"wasi_snapshot_preview1", "proc_raise", "i", "i"},
+      {"wasi_snapshot_preview1", "sched_yield", "", "i"},
       {"wasi_snapshot_preview1", "fd_write", "iiii", "i"},
       {"wasi_snapshot_preview1", "fd_read", "iiii", "i"},
       {"wasi_snapshot_preview1", "fd_close", "i", "i"},
@@ -63,6 +109,8 @@ namespace {
 
 // WASI errno values (preview1).
 constexpr uint32_t kSuccess = 0, kBadf = 8, kFault = 21, kInval = 28;
+// WASI errnos of the calls refused (GPUWASM_WASI_REFUSED).
+constexpr uint32_t kNosys = 52, kNotdir = 54, kNotsock = 57, kNotsup = 58, kSpipe = 70, kNotcapable = 76;
 constexpr int32_t kWcuBadPointer = -2, kWcuQuota = -8;
 
 GuestIo& Io(void* env) { return static_cast<HostEnv*>(env)->io; }
@@ -218,6 +266,34 @@ uint32_t Z_wasi_snapshot_preview1Z_random_get(void* env, uint32_t buf, uint32_t 
 void Z_wasi_snapshot_preview1Z_proc_exit(void*, uint32_t code) {
   gpuwasm::wasm::ExitCurrentCall(static_cast<int32_t>(code));
 }
+
+// The refused calls: EBADF unless `a0` is open stdio, then their errno on a character device.
+#define GPUWASM_REFUSED_DEFINE(name, params, err, args)                                  \
+  uint32_t Z_wasi_snapshot_preview1Z_##name(void* env, GPUWASM_UNPAREN args) {           \
+    const GuestIo& io = Io(env);                                                         \
+    return a0 <= 2 && !io.stdio_closed[a0] ? err : kBadf;                                \
+  }
+#define GPUWASM_UNPAREN(...) __VA_ARGS__
+GPUWASM_WASI_REFUSED(GPUWASM_REFUSED_DEFINE)
+#undef GPUWASM_REFUSED_DEFINE
+#undef GPUWASM_UNPAREN
+
+uint32_t Z_wasi_snapshot_preview1Z_clock_res_get(void* env, uint32_t id, uint32_t out) {
+  if (id > 3) return kInval;  // realtime, monotonic, process and thread CPU time
+  uint8_t* p = Io(env).GuestPtr(out, 8);
+  if (p == nullptr) return kFault;
+  const uint64_t ns = 1;
+  std::memcpy(p, &ns, 8);
+  return kSuccess;
+}
+
+// Waiting for descriptors or clocks is not offered (nothing to wait for but the deadline): sleep()
+// and poll() fail with ENOTSUP at once.
+uint32_t Z_wasi_snapshot_preview1Z_poll_oneoff(void*, uint32_t, uint32_t, uint32_t, uint32_t) { return kNotsup; }
+
+uint32_t Z_wasi_snapshot_preview1Z_proc_raise(void*, uint32_t) { return kNosys; }
+
+uint32_t Z_wasi_snapshot_preview1Z_sched_yield(void*) { return kSuccess; }
 
 uint32_t Z_gpuwasmZ_input_len(void* env) {
   return static_cast<uint32_t>(Io(env).options().input.size());

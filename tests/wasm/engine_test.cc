@@ -69,7 +69,7 @@ TEST(Compile, rejects_every_unknown_import_by_name) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(),
             "module rejected: unknown import env.launch_missiles; unknown import "
-            "wasi_snapshot_preview1.path_open");
+            "wasi_snapshot_preview1.sock_open");
 }
 
 TEST(Compile, rejects_import_with_wrong_signature) {

@@ -34,6 +34,23 @@ TEST(Wasi, args_env_stdin_stdout_stderr_clock_random_and_exit_status) {
   EXPECT_EQ(r.env->io.stderr_text(), "to stderr\n");
 }
 
+TEST(Wasi, a_program_linking_the_file_system_runs_and_each_call_fails_cleanly) {
+  // fopen, opendir, open: no preopened directory (ENOTCAPABLE, from wasi-libc); fstat of a
+  // descriptor that is not open: EBADF; lseek on stdout: ESPIPE; stdout and stderr are terminals.
+  auto module = CompileOrDie("guests/files.wasm");
+  ASSERT_NE(module, nullptr);
+  GuestRun r = RunExport(module, "_start", IoWith("", {"files"}));
+  ASSERT_TRUE(r.outcome.ok()) << r.outcome.status();
+  EXPECT_EQ(r.outcome->exit_code, 0);
+  EXPECT_EQ(r.env->io.stdout_text(),
+            "fopen=null errno=76\n"
+            "opendir=null errno=76\n"
+            "open=-1 errno=76\n"
+            "fstat3=-1 errno=8\n"
+            "lseek1=-1 errno=70\n"
+            "isatty0=0 isatty1=1 isatty2=1\n");
+}
+
 TEST(Wasi, exit_status_zero_and_empty_stdin) {
   auto module = CompileOrDie("guests/wasi_io.wasm");
   GuestRun r = RunExport(module, "_start", IoWith("", {"wasi_io"}));
