@@ -113,6 +113,7 @@ int Deploy(const DeployFlags& f) {
 struct InvokeFlags {
   ClientFlags client;
   std::string function, input, timeout;
+  std::vector<std::string> args, env;
   bool json = false;
 };
 
@@ -132,7 +133,17 @@ int Invoke(const InvokeFlags& f) {
   std::string target = "/v1/functions/" + UrlEncode(f.function) + "/invoke";
   std::string sep = "?";
   if (f.json) target += sep + "format=json", sep = "&";
-  if (!f.timeout.empty()) target += sep + "timeout=" + UrlEncode(f.timeout);
+  if (!f.timeout.empty()) target += sep + "timeout=" + UrlEncode(f.timeout), sep = "&";
+  if (!f.args.empty()) target += sep + "args=" + UrlEncode(nlohmann::json(f.args).dump()), sep = "&";
+  if (!f.env.empty()) {
+    nlohmann::json env = nlohmann::json::object();
+    for (const std::string& e : f.env) {
+      const size_t eq = e.find('=');
+      if (eq == std::string::npos) return Fail("invoke", "--env " + e + ": write KEY=value", kExitUsage);
+      env[e.substr(0, eq)] = e.substr(eq + 1);
+    }
+    target += sep + "env=" + UrlEncode(env.dump());
+  }
   auto res = (*c)->Send(http::verb::post, target, std::move(body));
   if (!res.ok()) return Fail("invoke", res.status().message(), kExitUnavailable);
   auto status = res->find("X-Gpuwasm-Status");
@@ -267,6 +278,8 @@ void RegisterClient(CLI::App& app) {
   invoke->add_option("--input,-i", i->input, "File whose bytes are the request body ('-': stdin)");
   invoke->add_option("--timeout,-t", i->timeout, "Deadline (e.g. 500ms, 5s; a bare number is seconds; capped by the tenant's max_deadline)");
   invoke->add_flag("--json", i->json, "Print the whole result as JSON (status, exit status, metrics, output, stdout, stderr)");
+  invoke->add_option("--env", i->env, "An environment variable of the guest, KEY=value (repeatable)");
+  invoke->add_option("args", i->args, "Arguments passed to the guest (after --)");
   AddClientFlags(invoke, &i->client);
   invoke->callback([i] { SetExitCode(Invoke(*i)); });
 

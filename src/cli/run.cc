@@ -26,6 +26,7 @@ struct RunFlags {
   std::string entry;
   uint32_t max_memory_pages = 0;  // 0: the tenant's max_memory
   std::vector<std::string> args;
+  std::vector<std::string> env;  // KEY=value
   std::string device = "auto";
   std::string report;       // "" or "json"
   std::string report_file;  // "" = stderr
@@ -66,6 +67,7 @@ int Run(const RunFlags& f) {
   }
   request.deadline = *timeout;
   request.args = f.args;
+  request.env = f.env;
   request.entry = f.entry;
 
   // The same runtime as `gpuwasm serve`, without a function store: the tenant's quotas, the
@@ -167,6 +169,7 @@ void RegisterRun(CLI::App& app) {
   cmd->add_option("--max-memory-pages", flags->max_memory_pages,
                   "Cap on the guest's linear memory, in 64 KiB pages (default: the tenant's max_memory, 1 GiB)");
   cmd->add_option("args", flags->args, "Arguments passed to the guest (after --)");
+  cmd->add_option("--env", flags->env, "An environment variable of the guest, KEY=value (repeatable)");
   cmd->add_option("--device,-d", flags->device, "Device for wasi_cuda: auto (CUDA if usable, else CPU), cpu, cuda:N")
       ->capture_default_str();
   cmd->add_option("--report", flags->report, "Print a report of the run: json (exit status, wall time, device and why auto chose it, final metrics)")

@@ -68,6 +68,7 @@ InvokeResult RunInstance(TenantDevice& td, const InstanceSpec& spec, const std::
   io.input = spec.input;
   io.args.push_back(spec.function_name);
   io.args.insert(io.args.end(), spec.args.begin(), spec.args.end());
+  io.env = spec.env;
   io.max_stdout = io.max_stderr = io.max_output = t.max_output_size;
   io.on_write = spec.live_output;
   auto env = std::make_unique<host::HostEnv>(std::move(io), std::move(cuda), spec.deadline);

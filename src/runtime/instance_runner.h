@@ -59,6 +59,7 @@ struct InstanceSpec {
   std::string entry;  // resolved: never empty
   std::string input;
   std::vector<std::string> args;  // after argv[0] (the function's name)
+  std::vector<std::string> env;   // "KEY=value"
   std::chrono::steady_clock::time_point deadline;
   std::function<void(int fd, std::string_view bytes)> live_output;  // InvokeRequest::live_output
 };

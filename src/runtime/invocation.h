@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/status.h"
 #include "host/metrics.h"
 
 namespace gpuwasm::runtime {
@@ -39,11 +40,21 @@ struct InvokeRequest {
   std::string input;
   std::optional<std::chrono::milliseconds> deadline;  // default: [runtime].default_deadline
   std::vector<std::string> args;                      // argv after argv[0]
+  std::vector<std::string> env;                       // the guest's environment, "KEY=value" each
   std::string entry;                                  // "" = the function's entry
   // Called with the guest's stdout (fd 1) and stderr (fd 2) as it writes them, on the instance's
   // thread; only where the instance runs in this process (isolation "none": `gpuwasm run`).
   std::function<void(int fd, std::string_view bytes)> live_output;
 };
+
+// What an invocation may carry besides its body: argv after argv[0] and "KEY=value" environment
+// entries, each at most kMaxInvocationStrings strings of kMaxInvocationString bytes, all of them
+// kMaxInvocationStringBytes together; keys are [A-Za-z_][A-Za-z0-9_]*; no NUL anywhere.
+inline constexpr size_t kMaxInvocationStrings = 64;
+inline constexpr size_t kMaxInvocationString = 4096;
+inline constexpr size_t kMaxInvocationStringBytes = 16384;
+// InvalidArgument naming the first argument or entry that breaks these rules.
+Status CheckArgsAndEnv(const std::vector<std::string>& args, const std::vector<std::string>& env);
 
 struct InvokeResult {
   std::string tenant;

@@ -541,6 +541,7 @@ Result<InvokeResult> Runtime::Run(TenantState& t, FunctionState& f, std::shared_
   if (request.deadline && request.deadline->count() <= 0) {
     return Status::InvalidArgument("the deadline must be longer than zero");
   }
+  GPUWASM_RETURN_IF_ERROR(CheckArgsAndEnv(request.args, request.env));
   auto started = Clock::now();
   // Admission: running + queued invocations of the tenant stay within its limit.
   if (t.admitted.fetch_add(1) >= t.config.concurrent_invocations) {
@@ -644,6 +645,7 @@ InvokeResult Runtime::RunInstance(TenantState& t, FunctionState& f, const std::s
     spec.entry = entry;
     spec.input = request.input;
     spec.args = request.args;
+    spec.env = request.env;
     spec.deadline = deadline;
     spec.live_output = request.live_output;
     LiveObserver observer(*this, live);
@@ -658,6 +660,7 @@ InvokeResult Runtime::RunInstance(TenantState& t, FunctionState& f, const std::s
   run.entry = entry;
   run.input = request.input;
   run.args = request.args;
+  run.env = request.env;
   run.deadline = deadline;
   if (interrupting_) {
     InvokeResult r;

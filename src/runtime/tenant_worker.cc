@@ -298,6 +298,7 @@ InvokeResult WorkerProcess::Run(WorkerRun& run, const std::function<void(const w
   h.entry = std::move(run.entry);
   h.version = run.version;
   h.args = std::move(run.args);
+  h.env = std::move(run.env);
   h.deadline_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(run.deadline.time_since_epoch()).count();
   m.blobs.push_back(worker::EncodeRun(h));
   m.blobs.push_back(std::move(run.input));

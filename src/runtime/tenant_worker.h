@@ -61,6 +61,7 @@ struct WorkerRun {
   int64_t version = 0;
   std::string input;
   std::vector<std::string> args;
+  std::vector<std::string> env;
   std::chrono::steady_clock::time_point deadline;
 };
 

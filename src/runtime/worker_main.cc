@@ -290,6 +290,7 @@ class Worker : public std::enable_shared_from_this<Worker> {
     spec.version = h.version;
     spec.entry = h.entry;
     spec.args = h.args;
+    spec.env = h.env;
     spec.input = m.blobs.size() > 1 ? std::move(m.blobs[1]) : std::string();
     spec.deadline = Clock::time_point(std::chrono::nanoseconds(h.deadline_ns));
     InvokeResult r;

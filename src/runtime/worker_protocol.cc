@@ -173,6 +173,8 @@ std::string EncodeRun(const RunHeader& h) {
   w.U64(h.id).U64(h.slot).Str(h.key).Str(h.sha256).Str(h.function_id).Str(h.function_name).Str(h.entry);
   w.U64(static_cast<uint64_t>(h.version)).U64(static_cast<uint64_t>(h.deadline_ns)).U64(h.args.size());
   for (const std::string& a : h.args) w.Str(a);
+  w.U64(h.env.size());
+  for (const std::string& e : h.env) w.Str(e);
   return w.Take();
 }
 
@@ -187,7 +189,14 @@ Result<RunHeader> DecodeRun(std::string_view bytes) {
     if (!r.Str(&a)) break;
     h.args.push_back(std::move(a));
   }
-  if (!r.ok() || h.args.size() != nargs) return Status::InvalidArgument("malformed run message");
+  uint64_t nenv = 0;
+  r.U64(&nenv);
+  for (uint64_t i = 0; i < nenv && nenv <= 65536; ++i) {
+    std::string e;
+    if (!r.Str(&e)) break;
+    h.env.push_back(std::move(e));
+  }
+  if (!r.ok() || h.args.size() != nargs || h.env.size() != nenv) return Status::InvalidArgument("malformed run message");
   h.slot = static_cast<uint32_t>(slot);
   h.version = static_cast<int64_t>(version);
   h.deadline_ns = static_cast<int64_t>(deadline);

@@ -7,7 +7,7 @@
 //   an EOF (docs/adr/0005-tenant-worker-processes.md has the figures).
 //
 //     supervisor -> worker   init {tenant, device, cache dir, runaway grace, tmpdir}   (first)
-//                            run [RunHeader: id, slot, artifact, entry, function, deadline, args; input]
+//                            run [RunHeader: id, slot, artifact, entry, function, deadline, args, env; input]
 //                            interrupt {}   (shutdown: every running instance stops)
 //                            stop {}        (finish what runs, then exit)
 //     worker -> supervisor   ready {device, pid}
@@ -121,6 +121,7 @@ struct RunHeader {
   int64_t version = 0;
   int64_t deadline_ns = 0;  // steady clock (CLOCK_MONOTONIC, the same in both processes)
   std::vector<std::string> args;
+  std::vector<std::string> env;
 };
 std::string EncodeRun(const RunHeader& h);
 Result<RunHeader> DecodeRun(std::string_view bytes);

@@ -1,5 +1,6 @@
 #include "server/api.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/duration.h"
@@ -355,6 +356,24 @@ Response Api::Invoke(const Request& req, const Admission& a) {
       return Error(400, "invalid_argument", "timeout: " + d.status().message(), req.version(), req.keep_alive());
     }
     ir.deadline = *d;
+  }
+  // ?args=["a","b"] (argv after argv[0]) and ?env={"KEY":"value"}, both JSON; the runtime checks
+  // their limits (runtime::CheckArgsAndEnv).
+  if (auto args = a.query.find("args"); args != a.query.end()) {
+    json j = json::parse(args->second, nullptr, false);
+    if (!j.is_array() || !std::all_of(j.begin(), j.end(), [](const json& x) { return x.is_string(); })) {
+      return Error(400, "invalid_argument", "args: a JSON array of strings, e.g. [\"blur\",\"3\"]", req.version(),
+                   req.keep_alive());
+    }
+    for (const json& x : j) ir.args.push_back(x.get<std::string>());
+  }
+  if (auto env = a.query.find("env"); env != a.query.end()) {
+    json j = json::parse(env->second, nullptr, false);
+    if (!j.is_object() || !std::all_of(j.begin(), j.end(), [](const json& x) { return x.is_string(); })) {
+      return Error(400, "invalid_argument", "env: a JSON object of strings, e.g. {\"MODE\":\"fast\"}", req.version(),
+                   req.keep_alive());
+    }
+    for (auto it = j.begin(); it != j.end(); ++it) ir.env.push_back(it.key() + "=" + it.value().get<std::string>());
   }
   auto r = rt_.Invoke(a.tenant, function, std::move(ir));
   if (!r.ok()) {

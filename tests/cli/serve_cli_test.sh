@@ -3,7 +3,7 @@
 #   serve_cli_test.sh GPUWASM HELLO_WASM VECTOR_ADD_WASM FAKE_NVML
 # The fake NVML (a test fixture at the library boundary) stands in for a GPU's GPM counters.
 set -euo pipefail
-gpuwasm=$1 hello=$2 vector_add=$3 fake_nvml=$4
+gpuwasm=$1 hello=$2 vector_add=$3 fake_nvml=$4 lifecycle=$5
 dir=$(mktemp -d)
 server_pid=""
 cleanup() {
@@ -63,6 +63,10 @@ printf abc >"$dir/in"
 [[ $("$gpuwasm" invoke hello --input "$dir/in") == "hello from a gpuwasm guest: 3 input bytes, checksum 00017862" ]]
 "$gpuwasm" invoke va | grep -q "0 wrong OK"
 "$gpuwasm" invoke va --json | grep -q '"kernels_launched":1'
+# Arguments and environment travel with the invocation (in the query, as JSON).
+"$gpuwasm" deploy "$lifecycle" --name env --entry print_args_env >/dev/null
+[[ $("$gpuwasm" invoke env --env MODE=fast -- blur "two words") == $'arg: env\narg: blur\narg: two words\nenv: MODE=fast' ]] ||
+  { echo "invoke with arguments and environment:"; "$gpuwasm" invoke env --env MODE=fast -- blur "two words"; exit 1; }
 "$gpuwasm" ls | grep -E '^fn_[0-9a-f]{16} +va +1 ready'
 "$gpuwasm" top --once >"$dir/top"
 grep -q '^instances: 0' "$dir/top" && grep -q '^  gpuwasm_gpm_sm_util{' "$dir/top" || { cat "$dir/top"; exit 1; }

@@ -103,6 +103,13 @@ TEST(Config, a_tenant_reaches_its_worker_whole_and_a_result_comes_back_whole) {
   ASSERT_TRUE(worker::DecodeResult(worker::EncodeResult(7, r), &got).ok());
   EXPECT_EQ(got.metrics, r.metrics);
   EXPECT_EQ(got.discarded_launches, 3u);
+  worker::RunHeader h;
+  h.args = {"blur"};
+  h.env = {"MODE=fast", "X="};
+  auto run = worker::DecodeRun(worker::EncodeRun(h));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->args, h.args);
+  EXPECT_EQ(run->env, h.env);
 }
 
 TEST(Config, empty_file_is_the_default_single_tenant) {

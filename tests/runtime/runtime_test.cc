@@ -219,6 +219,36 @@ TEST(Runtime, a_guests_lines_reach_the_host_as_printed_and_a_forgotten_synchroni
   EXPECT_EQ(nlohmann::json(r)["discarded_launches"], 1);
 }
 
+TEST(Runtime, an_invocation_carries_arguments_and_environment_within_limits) {
+  TempDir dir;
+  auto rt = Make(dir.path());
+  DeployReady(*rt, "acme", "life", Lifecycle(), "echo");
+  InvokeRequest req;
+  req.entry = "print_args_env";
+  req.args = {"blur", "two words"};
+  req.env = {"MODE=fast", "EMPTY="};
+  InvokeResult r = MustInvoke(*rt, "acme", "life", req);
+  EXPECT_EQ(r.status, InvocationStatus::kOk) << r.error;
+  EXPECT_EQ(r.stdout_text, "arg: life\narg: blur\narg: two words\nenv: MODE=fast\nenv: EMPTY=\n");
+  auto refused = [&](std::vector<std::string> args, std::vector<std::string> env) {
+    InvokeRequest bad;
+    bad.entry = "print_args_env";
+    bad.args = std::move(args);
+    bad.env = std::move(env);
+    auto x = rt->Invoke("acme", "life", bad);
+    EXPECT_EQ(x.status().code(), StatusCode::kInvalidArgument);
+    return x.status().message();
+  };
+  EXPECT_EQ(refused(std::vector<std::string>(65, "a"), {}), "65 arguments: at most 64 are allowed");
+  EXPECT_EQ(refused({std::string(4097, 'x')}, {}), "argument 1 is 4097 bytes: at most 4096 are allowed");
+  EXPECT_EQ(refused({}, {"1X=y"}),
+            "environment entry 1 '1X=y' is not KEY=value with KEY of letters, digits and _ (not first a digit)");
+  EXPECT_EQ(refused({}, {"NOVALUE"}),
+            "environment entry 1 'NOVALUE' is not KEY=value with KEY of letters, digits and _ (not first a digit)");
+  EXPECT_EQ(refused(std::vector<std::string>(5, std::string(4000, 'x')), {}),
+            "arguments and environment are 20000 bytes: at most 16384 are allowed");
+}
+
 TEST(Runtime, traps_deadlines_and_device_faults_leave_nothing_behind) {
   TempDir dir;
   auto rt = Make(dir.path());

@@ -151,6 +151,24 @@ TEST(Server, bad_listen_addresses_are_refused) {
   }
 }
 
+TEST(Server, an_invocation_takes_arguments_and_environment_as_json_in_the_query) {
+  Node node;
+  auto c = node.Client();
+  Deploy(*c, "env", Lifecycle(), "print_args_env");
+  // ?args=["blur","two words"]&env={"MODE":"fast"}
+  Response r = Must(c->Send(http::verb::post, "/v1/functions/env/invoke?args=%5B%22blur%22%2C%22two%20words%22%5D"
+                                              "&env=%7B%22MODE%22%3A%22fast%22%7D"));
+  EXPECT_EQ(r.result_int(), 200u);
+  EXPECT_EQ(r.body(), "arg: env\narg: blur\narg: two words\nenv: MODE=fast\n");
+  Response not_json = Must(c->Send(http::verb::post, "/v1/functions/env/invoke?args=blur"));
+  EXPECT_EQ(not_json.result_int(), 400u);
+  EXPECT_EQ(json::parse(not_json.body())["message"], "args: a JSON array of strings, e.g. [\"blur\",\"3\"]");
+  Response bad_key = Must(c->Send(http::verb::post, "/v1/functions/env/invoke?env=%7B%22A%20B%22%3A%221%22%7D"));
+  EXPECT_EQ(bad_key.result_int(), 400u);
+  EXPECT_EQ(json::parse(bad_key.body())["message"],
+            "environment entry 1 'A B=1' is not KEY=value with KEY of letters, digits and _ (not first a digit)");
+}
+
 TEST(Server, binary_output_and_errors_as_json) {
   Node node;
   auto c = node.Client();

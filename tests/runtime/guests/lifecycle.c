@@ -3,6 +3,7 @@
  * release. It is a reactor without _start or run: deploying it without an entry point fails. */
 #include <stdint.h>
 #include <stdio.h>
+#include <wasi/api.h>
 
 #include "wasi_cuda.h"
 #include "delay_ptx.h"
@@ -97,6 +98,26 @@ EXPORT(forgets_synchronize) {
   if (k < 0) return 1;
   wcu_arg args[] = {wcu_arg_u64(300ull * 1000 * 1000)};
   return wcu_launch(k, 1, 1, 1, 1, 1, 1, 0, args, 1) == 0 ? 0 : 2;
+}
+
+/* Prints its argv and environment, one per line ("arg: ..." and "env: ..."), read with the WASI
+ * calls (a reactor has no main to get them). */
+static void print_strings(const char* what, int is_env) {
+  static char* ptrs[256];
+  static char buf[32768];
+  __wasi_size_t count = 0, size = 0;
+  if ((is_env ? __wasi_environ_sizes_get(&count, &size) : __wasi_args_sizes_get(&count, &size)) != 0 ||
+      count > 256 || size > sizeof buf) {
+    printf("%s: too many\n", what);
+    return;
+  }
+  if ((is_env ? __wasi_environ_get((uint8_t**)ptrs, (uint8_t*)buf) : __wasi_args_get((uint8_t**)ptrs, (uint8_t*)buf)) != 0) return;
+  for (__wasi_size_t i = 0; i < count; i++) printf("%s: %s\n", what, ptrs[i]);
+}
+EXPORT(print_args_env) {
+  print_strings("arg", 0);
+  print_strings("env", 1);
+  return 0;
 }
 
 /* Writes its input back as its output. */
