@@ -10,6 +10,8 @@ list(APPEND CMAKE_MODULE_PATH "${CMAKE_CURRENT_LIST_DIR}")
 set(CMAKE_SYSTEM_NAME WASI)
 set(CMAKE_SYSTEM_PROCESSOR wasm32)
 set(GPUWASM_GUEST ON)
+# find_package(GpuwasmSdk) finds the SDK this toolchain file belongs to.
+set(GpuwasmSdk_DIR "${CMAKE_CURRENT_LIST_DIR}" CACHE PATH "The gpuwasm guest SDK (GpuwasmSdkConfig.cmake)")
 
 find_program(GPUWASM_GUEST_CLANG NAMES clang clang-14 REQUIRED)
 find_program(GPUWASM_GUEST_CLANGXX NAMES clang++ clang++-14)

@@ -15,6 +15,7 @@ void RegisterToken(CLI::App& app);
 void RegisterConfig(CLI::App& app);
 void RegisterServe(CLI::App& app);
 void RegisterClient(CLI::App& app);
+void RegisterNew(CLI::App& app);
 
 // gpuwasm's own exit statuses (sysexits.h values; a guest's own status passes through otherwise).
 inline constexpr int kExitUsage = 64;        // EX_USAGE: bad flags or configuration

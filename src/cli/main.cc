@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   gpuwasm::cli::RegisterToken(app);
   gpuwasm::cli::RegisterConfig(app);
   gpuwasm::cli::RegisterDoctor(app);
+  gpuwasm::cli::RegisterNew(app);
 
   try {
     app.parse(argc, argv);
