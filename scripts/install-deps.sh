@@ -13,6 +13,8 @@ packages=(
   # guest toolchain: clang for wasm32-wasi, its linker and runtime builtins, wasi-libc, and libc++
   # for C++ guests
   clang lld libclang-rt-14-dev-wasm32 wasi-libc libc++-14-dev-wasm32 libc++abi-14-dev-wasm32
+  # Rust guests (sdk/rust/): rustc, cargo and the wasm32-wasi standard library
+  rustc cargo libstd-rust-dev-wasm32
   # wasm engine: libwabt, wasm2c and its wasm-rt.h
   wabt
   # libraries
