@@ -1,8 +1,9 @@
 # Kernel toolchain: CUDA C++ (.cu) -> PTX, and PTX -> a C header a guest can embed.
 #
-#   gpuwasm_add_ptx(OUT_VAR CU file.cu [ARCHS sm_80 sm_90])
+#   gpuwasm_add_ptx(OUT_VAR CU file.cu [ARCHS sm_80 sm_90] [FLAGS -lineinfo -Iinc -DN=4 ...])
 #     For each arch, sets up FILE.<arch>.ptx and appends its path to OUT_VAR.
-#     With nvcc (CUDA toolkit found): built by `nvcc -ptx -O3 -arch=<arch>` into the build tree.
+#     With nvcc (CUDA toolkit found): built by `nvcc -ptx -O3 -arch=<arch> FLAGS` into the build
+#     tree (-lineinfo: device faults then name the .cu line too).
 #     Without: the committed fixture next to the .cu (file.<arch>.ptx) is used as is; a missing
 #     fixture is a configure error. Committed fixtures are refreshed with `make ptx-update`.
 #
@@ -24,7 +25,7 @@ endif()
 set(_GPUWASM_KERNELS_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
 function(gpuwasm_add_ptx out_var)
-  cmake_parse_arguments(K "" "CU" "ARCHS" ${ARGN})
+  cmake_parse_arguments(K "" "CU" "ARCHS;FLAGS" ${ARGN})
   if(NOT K_ARCHS)
     set(K_ARCHS ${GPUWASM_PTX_ARCHS})
   endif()
@@ -40,7 +41,7 @@ function(gpuwasm_add_ptx out_var)
       add_custom_command(
         OUTPUT "${ptx}"
         COMMAND "${CMAKE_COMMAND}" -E make_directory "${CMAKE_BINARY_DIR}/ptx/${rel}"
-        COMMAND "${GPUWASM_NVCC}" -ptx -O3 -arch=${arch} "${cu}" -o "${ptx}"
+        COMMAND "${GPUWASM_NVCC}" -ptx -O3 -arch=${arch} ${K_FLAGS} "${cu}" -o "${ptx}"
         DEPENDS "${cu}"
         COMMENT "nvcc: ${rel}/${stem}.cu -> ${stem}.${arch}.ptx"
         VERBATIM)

@@ -149,6 +149,50 @@ Result<int32_t> KernelRegistry::GetKernel(int32_t module, std::string_view name)
   return h;
 }
 
+std::string KernelRegistry::SourceLine(std::string_view kernel, uint32_t ptx_line) {
+  std::string found;
+  modules_.ForEach([&](int32_t, ModuleEntry& e) {
+    if (!found.empty()) return;
+    std::map<std::string, std::string> files;  // .file number -> its base name
+    std::string loc;
+    bool in_kernel = false;
+    size_t begin = 0;
+    for (uint32_t line = 1; begin < e.ptx.size() && line <= ptx_line; ++line) {
+      size_t end = e.ptx.find('\n', begin);
+      if (end == std::string::npos) end = e.ptx.size();
+      std::string_view text(e.ptx.data() + begin, end - begin);
+      begin = end + 1;
+      text.remove_prefix(std::min(text.find_first_not_of(" \t"), text.size()));
+      auto word = [&text](size_t i) {  // the i-th blank-separated word
+        size_t at = 0;
+        for (size_t k = 0;; ++k) {
+          at = text.find_first_not_of(" \t", at);
+          if (at == std::string_view::npos) return std::string_view();
+          size_t stop = std::min(text.find_first_of(" \t", at), text.size());
+          if (k == i) return text.substr(at, stop - at);
+          at = stop;
+        }
+      };
+      if (text.rfind(".file", 0) == 0) {
+        std::string_view name = word(2);
+        if (name.size() >= 2 && name.front() == '"') name = name.substr(1, name.find('"', 1) - 1);
+        files[std::string(word(1))] = std::string(name.substr(std::min(name.rfind('/') + 1, name.size())));
+      } else if (text.find(".entry") != std::string_view::npos) {
+        const size_t at = text.find(kernel);
+        in_kernel = at != std::string_view::npos && at + kernel.size() <= text.size() &&
+                    (at + kernel.size() == text.size() || text[at + kernel.size()] == '(' ||
+                     text[at + kernel.size()] == ' ');
+        loc.clear();
+      } else if (in_kernel && text.rfind(".loc", 0) == 0) {
+        auto file = files.find(std::string(word(1)));
+        if (file != files.end()) loc = file->second + ":" + std::string(word(2));
+      }
+    }
+    if (in_kernel) found = loc;
+  });
+  return found;
+}
+
 void KernelRegistry::Clear() {
   kernels_.Clear();
   modules_.Clear();

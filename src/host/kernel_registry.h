@@ -82,6 +82,10 @@ class KernelRegistry {
   const KernelEntry* FindKernel(int32_t kernel) { return kernels_.Get(kernel); }
   bool HasModule(int32_t module) { return modules_.Get(module) != nullptr; }
 
+  // "vector_add.cu:12": where PTX line `ptx_line` of kernel `kernel` came from, by the last `.loc`
+  // before it in the kernel's body (nvcc -lineinfo writes them); "" when its PTX has none.
+  std::string SourceLine(std::string_view kernel, uint32_t ptx_line);
+
   uint64_t retained_bytes() const { return retained_.load(std::memory_order_relaxed); }
   size_t module_count() const { return modules_.size(); }
   void Clear();

@@ -96,12 +96,27 @@ std::string WasiCudaContext::NearestBuffer(const std::string& message) {
          std::to_string(nearest.size) + " bytes)";
 }
 
+// "kernel 'k' (PTX line 23): ..." with the .cu line the PTX line came from, when the kernel's PTX
+// has nvcc's line information: "kernel 'k' (PTX line 23, vector_add.cu:12): ...".
+std::string WasiCudaContext::WithSourceLine(const std::string& message) {
+  const std::string head = "kernel '", mid = "' (PTX line ";
+  const size_t k = message.find(head), m = message.find(mid);
+  if (k != 0 || m == std::string::npos) return message;
+  const size_t digits = m + mid.size(), close = message.find(')', digits);
+  if (close == std::string::npos) return message;
+  const std::string kernel = message.substr(head.size(), m - head.size());
+  const uint32_t line = static_cast<uint32_t>(std::strtoul(message.c_str() + digits, nullptr, 10));
+  const std::string source = registry_.SourceLine(kernel, line);
+  if (source.empty()) return message;
+  return message.substr(0, close) + ", " + source + message.substr(close);
+}
+
 int32_t WasiCudaContext::FromStatus(const Status& s, int32_t default_code) {
   int32_t code = default_code;
   switch (s.code()) {
     case StatusCode::kDeviceFault:
       device_lost_ = true;
-      return Fail(WCU_ERR_DEVICE, s.message() + NearestBuffer(s.message()));
+      return Fail(WCU_ERR_DEVICE, WithSourceLine(s.message()) + NearestBuffer(s.message()));
     case StatusCode::kDeadlineExceeded:
     case StatusCode::kCancelled: code = WCU_ERR_DEADLINE; break;
     case StatusCode::kResourceExhausted: code = WCU_ERR_QUOTA; break;

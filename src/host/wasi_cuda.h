@@ -147,6 +147,7 @@ class WasiCudaContext {
   };
   int32_t FromStatus(const Status& s, int32_t default_code);
   std::string NearestBuffer(const std::string& message);
+  std::string WithSourceLine(const std::string& message);
   int32_t CheckUsable();
   Result<device::Stream*> GetStream();
   int32_t CheckRange(const Buffer& b, int64_t offset, int64_t bytes, const char* what);

@@ -224,6 +224,22 @@ TEST(Abi, errors_say_what_to_do) {
                                    std::to_string(b) + ", of 1024 bytes)"),
             std::string::npos)
       << cuda.last_error();
+  // With nvcc's line information (-lineinfo: .file and .loc), the fault names the .cu line too.
+  GuestInstance g2("abi.wasm");
+  host::WasiCudaContext& c2 = *g2.env->cuda;
+  const std::string lined = head + ".file 1 \"/home/dev/kernels/poke.cu\"\n"
+                                   ".visible .entry poke2(.param .u64 p, .param .u64 off)\n{\n .reg .b64 %rd<4>;\n"
+                                   " .loc 1 7 3\n ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [off];\n"
+                                   " add.s64 %rd3, %rd1, %rd2;\n .loc 1 9 5\n st.global.u32 [%rd3], 0;\n ret;\n}\n";
+  m = c2.ModuleLoad({reinterpret_cast<const uint8_t*>(lined.data()), lined.size()});
+  ASSERT_GT(m, 0) << c2.last_error();
+  k = c2.FunctionGet(m, "poke2");
+  b = c2.MemAlloc(1024);
+  std::memcpy(records + 4, &b, 4);
+  ASSERT_EQ(c2.Launch(k, one, one, 0, records, 2), host::WCU_OK) << c2.last_error();
+  EXPECT_EQ(c2.Synchronize(), host::WCU_ERR_DEVICE);
+  EXPECT_EQ(c2.last_error().rfind("kernel 'poke2' (PTX line 13, poke.cu:9): global store of 4 bytes at 0x", 0), 0u)
+      << c2.last_error();
 }
 
 TEST(Abi, a_shape_that_fit_one_kernel_is_checked_again_for_another) {
