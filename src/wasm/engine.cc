@@ -56,7 +56,8 @@ Module::~Module() {
 std::string DescribeEntryPoints(const std::vector<ExportInfo>& exports) {
   std::vector<std::string> names;
   for (const ExportInfo& e : exports) {
-    if (e.kind != ExportKind::kUnsupported) names.push_back(e.name);
+    // _initialize is a reactor's constructor call, which the engine makes itself: not an entry point.
+    if (e.kind != ExportKind::kUnsupported && e.name != "_initialize") names.push_back(e.name);
   }
   if (names.empty()) return "it exports no entry point (a function () -> () or () -> i32)";
   std::sort(names.begin(), names.end());

@@ -270,7 +270,8 @@ TEST(Exports, unknown_entry_is_not_found) {
   EXPECT_EQ(r.outcome.status().message().rfind("module has no exported function 'no_such_export'; its entry points: ", 0), 0u)
       << r.outcome.status().message();
   std::vector<wasm::ExportInfo> exports = {
-      {"run", wasm::ExportKind::kI32}, {"add", wasm::ExportKind::kUnsupported}, {"init", wasm::ExportKind::kVoid}};
+      {"run", wasm::ExportKind::kI32}, {"add", wasm::ExportKind::kUnsupported}, {"init", wasm::ExportKind::kVoid},
+      {"_initialize", wasm::ExportKind::kVoid}};
   EXPECT_EQ(wasm::DescribeEntryPoints(exports), "its entry points: init, run");
   EXPECT_EQ(wasm::DescribeEntryPoints({}), "it exports no entry point (a function () -> () or () -> i32)");
 }
