@@ -14,6 +14,7 @@
 #include "common/sha256.h"
 #include "device/cpu/exec.h"
 #include "device/cpu/program.h"
+#include "device/window_ranges.h"
 #include "ptx/instrument.h"
 #include "ptx/parser.h"
 
@@ -381,11 +382,9 @@ class CpuWindow final : public Window {
   CpuWindow(std::shared_ptr<CpuContext> ctx, DevicePtr base, uint64_t size, DevicePtr control, uint8_t* control_host,
             std::shared_ptr<uint8_t> keep)
       : ctx_(std::move(ctx)), base_(base), size_(size), control_(control), control_host_(control_host),
-        keep_(std::move(keep)) {
-    free_[0] = size;
-  }
+        keep_(std::move(keep)), ranges_(size) {}
   ~CpuWindow() override {
-    for (const auto& [p, n] : used_) (void)ctx_->Free(p);
+    ranges_.ForEachTaken([this](uint64_t off) { (void)ctx_->Free(base_ + off); });
     (void)ctx_->Free(control_);
     ctx_->ReleaseWindow(base_, size_);
   }
@@ -398,41 +397,19 @@ class CpuWindow final : public Window {
   Result<DevicePtr> Allocate(uint64_t bytes, uint64_t* generation) override {
     if (bytes == 0) return Status::InvalidArgument("cannot allocate 0 bytes");
     const uint64_t need = bytes > size_ ? UINT64_MAX : (bytes + kAlign - 1) / kAlign * kAlign + kGap;
-    auto it = std::find_if(free_.begin(), free_.end(), [need](const auto& f) { return f.second >= need; });
-    if (it == free_.end()) {
-      return Status::ResourceExhausted("no free range of " + std::to_string(bytes) +
-                                       " bytes left in the instance's address window of " + std::to_string(size_) +
-                                       " bytes");
-    }
-    const uint64_t off = it->first, len = it->second;
-    GPUWASM_ASSIGN_OR_RETURN(DevicePtr p, ctx_->AllocateAt(base_ + off, bytes, generation));
-    free_.erase(it);
-    if (len > need) free_[off + need] = len - need;
-    used_[p] = need;
+    GPUWASM_ASSIGN_OR_RETURN(uint64_t off, ranges_.Take(need, bytes));
+    Result<DevicePtr> p = ctx_->AllocateAt(base_ + off, bytes, generation);
+    if (!p.ok()) ranges_.Give(off);
     return p;
   }
 
   Status Free(DevicePtr ptr, uint64_t generation) override {
     (void)generation;  // the CPU device never resets a context
-    auto it = used_.find(ptr);
-    if (it == used_.end()) return Status::InvalidArgument("free of " + Hex(ptr) + ", which is not a live allocation of the window");
+    if (!ranges_.Taken(ptr - base_)) {
+      return Status::InvalidArgument("free of " + Hex(ptr) + ", which is not a live allocation of the window");
+    }
     GPUWASM_RETURN_IF_ERROR(ctx_->Free(ptr));
-    uint64_t off = ptr - base_, len = it->second;
-    used_.erase(it);
-    // Merge with the free ranges on either side.
-    auto next = free_.lower_bound(off);
-    if (next != free_.end() && next->first == off + len) {
-      len += next->second;
-      next = free_.erase(next);
-    }
-    if (next != free_.begin()) {
-      auto prev = std::prev(next);
-      if (prev->first + prev->second == off) {
-        prev->second += len;
-        return Status::Ok();
-      }
-    }
-    free_[off] = len;
+    ranges_.Give(ptr - base_);
     return Status::Ok();
   }
 
@@ -442,9 +419,8 @@ class CpuWindow final : public Window {
   uint64_t size_;
   DevicePtr control_;
   uint8_t* control_host_;
-  std::shared_ptr<uint8_t> keep_;       // the control block's memory
-  std::map<uint64_t, uint64_t> free_;   // offset -> length of free ranges
-  std::map<DevicePtr, uint64_t> used_;  // allocation -> the range it takes (with its gap)
+  std::shared_ptr<uint8_t> keep_;  // the control block's memory
+  WindowRanges ranges_;            // each buffer with its gap
 };
 
 Result<std::unique_ptr<Window>> CpuContext::CreateWindow(uint64_t max_bytes) {

@@ -16,6 +16,7 @@
 
 #include "common/sha256.h"
 #include "device/cuda/symbols.h"
+#include "device/window_ranges.h"
 #include "ptx/instrument.h"
 #include "ptx/parser.h"
 
@@ -1274,12 +1275,10 @@ class CudaWindow final : public Window {
   CudaWindow(std::shared_ptr<CudaContext> ctx, uint64_t core_id, DevicePtr base, uint64_t size, uint64_t granule,
              DevicePtr control, void* control_host)
       : ctx_(std::move(ctx)), core_id_(core_id), base_(base), size_(size), granule_(granule), control_(control),
-        control_host_(control_host) {
-    free_[0] = size;
-  }
+        control_host_(control_host), ranges_(size) {}
 
   ~CudaWindow() override {
-    for (const auto& [p, n] : used_) ctx_->RemoveWindowAllocation(core_id_, p);
+    ranges_.ForEachTaken([this](uint64_t off) { ctx_->RemoveWindowAllocation(core_id_, base_ + off); });
     const DriverSymbols& s = ctx_->sym();
     std::shared_lock<std::shared_mutex> lock;
     if (ctx_->Current(lock, core_id_) == nullptr) {
@@ -1308,47 +1307,29 @@ class CudaWindow final : public Window {
   Result<DevicePtr> Allocate(uint64_t bytes, uint64_t* generation) override {
     if (bytes == 0) return Status::InvalidArgument("cannot allocate 0 bytes");
     const uint64_t need = bytes > size_ ? UINT64_MAX : (bytes + kAlign - 1) / kAlign * kAlign;
-    auto it = std::find_if(free_.begin(), free_.end(), [need](const auto& f) { return f.second >= need; });
-    if (it == free_.end()) {
-      return Status::ResourceExhausted("no free range of " + std::to_string(bytes) +
-                                       " bytes left in the instance's address window of " + std::to_string(size_) +
-                                       " bytes");
-    }
-    const uint64_t off = it->first, len = it->second;
-    GPUWASM_RETURN_IF_ERROR(Map(off, need));
+    GPUWASM_ASSIGN_OR_RETURN(uint64_t off, ranges_.Take(need, bytes));
     const DevicePtr p = base_ + off;
-    GPUWASM_RETURN_IF_ERROR(ctx_->AddWindowAllocation(core_id_, p, bytes));
-    if (Status z = ctx_->Zero(core_id_, p, bytes); !z.ok()) {
-      ctx_->RemoveWindowAllocation(core_id_, p);
-      return z;
+    Status s = Map(off, need);
+    if (s.ok()) s = ctx_->AddWindowAllocation(core_id_, p, bytes);
+    if (s.ok()) {
+      s = ctx_->Zero(core_id_, p, bytes);
+      if (!s.ok()) ctx_->RemoveWindowAllocation(core_id_, p);
     }
-    free_.erase(it);
-    if (len > need) free_[off + need] = len - need;
-    used_[p] = need;
+    if (!s.ok()) {
+      ranges_.Give(off);
+      return s;
+    }
     if (generation != nullptr) *generation = core_id_;
     return p;
   }
 
   Status Free(DevicePtr ptr, uint64_t generation) override {
     (void)generation;  // every buffer of the window is of its core
-    auto it = used_.find(ptr);
-    if (it == used_.end()) return Status::InvalidArgument("free of " + Hex(ptr) + ", which is not a live allocation of the window");
+    if (!ranges_.Taken(ptr - base_)) {
+      return Status::InvalidArgument("free of " + Hex(ptr) + ", which is not a live allocation of the window");
+    }
     ctx_->RemoveWindowAllocation(core_id_, ptr);
-    uint64_t off = ptr - base_, len = it->second;
-    used_.erase(it);
-    auto next = free_.lower_bound(off);
-    if (next != free_.end() && next->first == off + len) {
-      len += next->second;
-      next = free_.erase(next);
-    }
-    if (next != free_.begin()) {
-      auto prev = std::prev(next);
-      if (prev->first + prev->second == off) {
-        prev->second += len;
-        return Status::Ok();
-      }
-    }
-    free_[off] = len;
+    ranges_.Give(ptr - base_);
     return Status::Ok();
   }
 
@@ -1399,8 +1380,7 @@ class CudaWindow final : public Window {
   const uint64_t size_, granule_;
   const DevicePtr control_;
   void* const control_host_;
-  std::map<uint64_t, uint64_t> free_;                // offset -> length of free ranges
-  std::map<DevicePtr, uint64_t> used_;               // buffer -> the range it takes
+  WindowRanges ranges_;                              // the buffers
   std::map<uint64_t, unsigned long long> mapped_;    // granule index -> its physical memory
 };
 
