@@ -486,7 +486,7 @@ class CudaStream final : public Stream {
       // The slot is given back when this chunk's copy completed (or was never issued).
       std::shared_ptr<const void> keep(ring.get(), [ring, s = *slot](const void*) { ring->Give(s); });
       const DevicePtr to = dst + off;
-      GPUWASM_RETURN_IF_ERROR(Submit("copy to the device", false, {}, std::move(keep), {}, nullptr, [&](const Core&) {
+      GPUWASM_RETURN_IF_ERROR(Submit("copy to the device", false, {}, std::move(keep), {}, nullptr, {}, [&](const Core&) {
         return ctx_->Check(ctx_->sym().cuMemcpyHtoDAsync_v2(to, staged, n, stream_), "cuMemcpyHtoDAsync");
       }));
       off += n;
@@ -519,14 +519,14 @@ class CudaStream final : public Stream {
   Status MemcpyDtoD(DevicePtr dst, DevicePtr src, uint64_t bytes) override {
     GPUWASM_RETURN_IF_ERROR(ctx_->CheckRange(dst, bytes));
     GPUWASM_RETURN_IF_ERROR(ctx_->CheckRange(src, bytes));
-    return Submit("device-to-device copy", false, {}, nullptr, {}, nullptr, [&](const Core&) {
+    return Submit("device-to-device copy", false, {}, nullptr, {}, nullptr, {}, [&](const Core&) {
       return ctx_->Check(ctx_->sym().cuMemcpyDtoDAsync_v2(dst, src, bytes, stream_), "cuMemcpyDtoDAsync");
     });
   }
 
   Status Memset(DevicePtr dst, uint8_t value, uint64_t bytes) override {
     GPUWASM_RETURN_IF_ERROR(ctx_->CheckRange(dst, bytes));
-    return Submit("memset", false, {}, nullptr, {}, nullptr, [&](const Core&) {
+    return Submit("memset", false, {}, nullptr, {}, nullptr, {}, [&](const Core&) {
       return ctx_->Check(ctx_->sym().cuMemsetD8Async(dst, value, bytes, stream_), "cuMemsetD8Async");
     });
   }
@@ -546,7 +546,7 @@ class CudaStream final : public Stream {
     std::shared_ptr<const void> keep(k->module_ptr(), k);  // the module outlives the launch
     const bool optin = uint64_t{sig.static_shared_bytes} + config.shared_bytes > ctx_->device().default_shared();
     return Submit("kernel '" + sig.name + "'", true, options.deadline, std::move(keep), std::move(options.on_complete),
-                  options.control, [&](const Core& core) -> Status {
+                  options.control, sig.name, [&](const Core& core) -> Status {
                     GPUWASM_ASSIGN_OR_RETURN(Compiled fn, k->module().Function(core, sig.name));
                     uint64_t threads = config.block.count();
                     if (fn.max_threads != 0 && threads > fn.max_threads) {
@@ -626,10 +626,11 @@ class CudaStream final : public Stream {
   }
 
   // Issues work on the stream between events and queues it for the watcher. Configuration errors
-  // are returned; once the stream failed, later work completes at once with that error.
+  // are returned; once the stream failed, later work completes at once with that error. An
+  // instrumented kernel's launch gives its control block and the kernel's name (Poll reads it).
   template <class Issue>
   Status Submit(std::string what, bool timed, std::optional<Clock::time_point> deadline, std::shared_ptr<const void> keep,
-                Completion done, const void* control, Issue&& issue) {
+                Completion done, const void* control, std::string kernel, Issue&& issue) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       if (!sticky_.ok()) {
@@ -646,7 +647,7 @@ class CudaStream final : public Stream {
     p.keep = std::move(keep);
     p.done = std::move(done);
     p.control = control;
-    if (control != nullptr) p.kernel = p.what.substr(8, p.what.size() - 9);  // "kernel 'k'" -> k
+    p.kernel = std::move(kernel);
     {
       // Only this stream's own core: a stream of a core that is gone is dead, and a new core (built
       // for the tenant's next instance) is not this stream's to touch, nor to build.
