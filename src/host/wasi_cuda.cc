@@ -51,19 +51,18 @@ WasiCudaContext::~WasiCudaContext() {
     stream_->Cancel();        // stop queued and running work of this instance
     (void)stream_->Synchronize();
   }
-  buffers_.ForEach([&](int32_t, Buffer& b) {
-    if (window_) {
-      (void)window_->Free(b.ptr, b.generation);
-    } else {
-      (void)modules_->context().FreeIfCurrent(b.ptr, b.generation);
-    }
-  });
+  buffers_.ForEach([&](int32_t, Buffer& b) { Release(b); });
   buffers_.Clear();
   registry_.Clear();
   window_.reset();
   device_bytes_.store(0);
   stream_view_.store(nullptr, std::memory_order_release);
   stream_.reset();
+}
+
+void WasiCudaContext::Release(const Buffer& b) {
+  // An instrumented tenant's buffers are its window's (MemAlloc made the window before the first).
+  (void)(window_ ? window_->Free(b.ptr, b.generation) : modules_->context().FreeIfCurrent(b.ptr, b.generation));
 }
 
 int32_t WasiCudaContext::Fail(int32_t code, std::string message) {
@@ -237,7 +236,7 @@ int32_t WasiCudaContext::MemAlloc(int64_t size) {
   if (!p.ok()) return FromStatus(p.status(), WCU_ERR_QUOTA);
   int32_t h = buffers_.Add({*p, static_cast<uint64_t>(size), generation});
   if (h == 0) {
-    (void)(window != nullptr ? window->Free(*p, generation) : modules_->context().FreeIfCurrent(*p, generation));
+    Release({*p, static_cast<uint64_t>(size), generation});
     return Fail(WCU_ERR_QUOTA, "too many buffers");
   }
   device_bytes_.fetch_add(static_cast<uint64_t>(size), std::memory_order_relaxed);
@@ -254,7 +253,7 @@ int32_t WasiCudaContext::MemFree(int32_t buffer) {
   }
   Buffer copy = *b;
   buffers_.Remove(buffer);
-  (void)(window_ ? window_->Free(copy.ptr, copy.generation) : modules_->context().FreeIfCurrent(copy.ptr, copy.generation));
+  Release(copy);
   device_bytes_.fetch_sub(copy.size, std::memory_order_relaxed);
   return WCU_OK;
 }

@@ -146,6 +146,7 @@ class WasiCudaContext {
     uint64_t generation = 0;  // of the context's memory: a reset since means nothing to free
   };
   int32_t FromStatus(const Status& s, int32_t default_code);
+  void Release(const Buffer& b);  // gives a buffer's device memory back
   std::string NearestBuffer(const std::string& message);
   std::string WithSourceLine(const std::string& message);
   int32_t CheckUsable();
