@@ -4,6 +4,7 @@
 #include <span>
 #include <vector>
 
+#include "common/names.h"
 #include "common/sha256.h"
 #include "host/wasi_cuda.h"
 #include "ptx/instrument.h"
@@ -101,10 +102,8 @@ namespace {
 std::string MissingKernel(std::string_view name, std::vector<std::string> kernels) {
   std::string out = "no kernel named '" + std::string(name) + "' in the module";
   if (kernels.empty()) return out + "; it has no kernels (.entry)";
-  std::sort(kernels.begin(), kernels.end());
-  out += "; its kernels: ";
-  for (size_t i = 0; i < kernels.size() && i < 20; ++i) out += (i == 0 ? "" : ", ") + kernels[i];
-  if (kernels.size() > 20) out += ", ... (" + std::to_string(kernels.size()) + " in all)";
+  std::sort(kernels.begin(), kernels.end());  // the mangled-name hint below names the first match
+  out += "; its kernels: " + ListNames(kernels);
   const std::string mangled = std::to_string(name.size()) + std::string(name);
   for (const std::string& k : kernels) {
     if (k.rfind("_Z", 0) == 0 && k.find(mangled) != std::string::npos) {

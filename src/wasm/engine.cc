@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "common/compile_slots.h"
+#include "common/names.h"
 #include "common/sha256.h"
 #include "common/unique_name.h"
 #include "wasm/runtime.h"
@@ -60,11 +61,7 @@ std::string DescribeEntryPoints(const std::vector<ExportInfo>& exports) {
     if (e.kind != ExportKind::kUnsupported && e.name != "_initialize") names.push_back(e.name);
   }
   if (names.empty()) return "it exports no entry point (a function () -> () or () -> i32)";
-  std::sort(names.begin(), names.end());
-  std::string out = "its entry points: ";
-  for (size_t i = 0; i < names.size() && i < 20; ++i) out += (i == 0 ? "" : ", ") + names[i];
-  if (names.size() > 20) out += ", ... (" + std::to_string(names.size()) + " in all)";
-  return out;
+  return "its entry points: " + ListNames(std::move(names));
 }
 
 const ExportInfo* Module::FindExport(std::string_view name) const {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "common/duration.h"
+#include "common/names.h"
 #include "common/sha256.h"
 
 namespace gpuwasm {
@@ -27,6 +28,12 @@ TEST(ParseDuration, rejects_garbage_with_a_clear_message) {
   // Not rounded to nothing: a deadline of zero would refuse every invocation.
   EXPECT_EQ(ParseDuration("100us").status().message(), "duration '100us' is shorter than 1 ms, the resolution of deadlines");
   EXPECT_EQ(*ParseDuration("0s"), milliseconds(0));
+}
+
+TEST(ListNames, sorted_and_capped) {
+  EXPECT_EQ(ListNames({"b", "a", "c"}), "a, b, c");
+  EXPECT_EQ(ListNames({}), "");
+  EXPECT_EQ(ListNames({"d", "c", "b", "a"}, 2), "a, b, ... (4 in all)");
 }
 
 TEST(Sha256, known_vectors) {
