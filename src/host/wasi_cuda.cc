@@ -418,14 +418,9 @@ inline int32_t WasiCudaContext::LaunchInline(int32_t kernel, const uint32_t grid
   // The slot is released when the device is done with the launch, whatever the outcome: the stream
   // calls every completion exactly once (also for failed, cancelled and dropped work), and this
   // context stops its stream before the admission goes away.
-  lo.on_complete = [token, control, faults = &kernel_faults_](const Status& s) {
-    // A fault the kernel recorded ends its launch with DeviceFault, and every later one on the
-    // stream with the same (sticky) status: the first such completion is the faulting launch.
-    if (control != nullptr && s.code() == StatusCode::kDeviceFault &&
-        std::atomic_ref<uint32_t>(static_cast<uint32_t*>(const_cast<void*>(control))[1]).load() != ptx::kNoFault) {
-      uint64_t none = 0;
-      faults->compare_exchange_strong(none, 1, std::memory_order_relaxed);
-    }
+  // Two words of capture: std::function keeps them inline, the launch path allocates nothing.
+  lo.on_complete = [token, this](const Status& s) {
+    if (s.code() == StatusCode::kDeviceFault) [[unlikely]] CountKernelFault();
     token.Release();
   };
   Status s = stream->Launch(*k->kernel, config, std::move(params), std::move(lo));
@@ -471,6 +466,17 @@ int32_t WasiCudaContext::FailArgument(const device::KernelSignature& sig, uint32
                                     std::to_string(p.size) + " bytes" +
                                     (pointer_like ? " (a pointer parameter takes a buffer: wcu_arg_buffer(buffer, offset))"
                                                   : ""));
+}
+
+// A fault an instrumented kernel recorded ends its launch with DeviceFault, and every later one on
+// the stream with the same (sticky) status: counted once. On a device thread; window_ was made
+// before the launch and outlives the stream's work.
+void WasiCudaContext::CountKernelFault() {
+  if (!window_) return;
+  auto* control = static_cast<uint32_t*>(window_->control_host());
+  if (std::atomic_ref<uint32_t>(control[1]).load() == ptx::kNoFault) return;
+  uint64_t none = 0;
+  kernel_faults_.compare_exchange_strong(none, 1, std::memory_order_relaxed);
 }
 
 int32_t WasiCudaContext::Synchronize() {

@@ -147,6 +147,7 @@ class WasiCudaContext {
   };
   int32_t FromStatus(const Status& s, int32_t default_code);
   void Release(const Buffer& b);  // gives a buffer's device memory back
+  void CountKernelFault();
   std::string NearestBuffer(const std::string& message);
   std::string WithSourceLine(const std::string& message);
   int32_t CheckUsable();
