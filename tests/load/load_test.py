@@ -16,7 +16,8 @@ address is process-fatal as cuda.h documents) with a second tenant, "mallory", w
 through what ends a tenant worker: a device fault (device_fault), a memory bomb over its
 worker_memory (worker_lost), a kernel that never ends (deadline) and a trap mid-launch. The load
 tenant must still see zero wrong results; at the end no worker process, worker TMPDIR or server
-descriptor may be left beyond what the run started with.
+descriptor may be left beyond what the run started with. Resident memory is then that of the server
+and the load tenant's worker: mallory's is filled to its worker_memory and ended again and again.
 
 With --soak (the CPU device) the run alternates quiet phases and phases where "mallory" cycles
 through what used to take a node down (docs/reliability.md): a module declaring 20 M locals, PTX
@@ -41,10 +42,23 @@ def children_of(pid):
         pass  # the server ended, or a kernel without /proc/PID/task/TID/children
     return kids
 
-def rss_kib(pid):
-    """Resident memory of the server and of its tenant workers (its children)."""
+def worker_tenant(pid):
+    """The tenant a worker process serves (its argv has --tenant=NAME), or None."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            for arg in f.read().split(b"\0"):
+                if arg.startswith(b"--tenant="):
+                    return arg[len(b"--tenant="):].decode()
+    except OSError:
+        pass
+    return None
+
+def rss_kib(pid, leave_out=()):
+    """Resident memory of the server and of its tenant workers (its children), but those of the
+    tenants in leave_out: a worker that a memory bomb fills up to its worker_memory and that is
+    ended again and again swings by that much from sample to sample (its limit is its own test)."""
     total = 0
-    for p in [pid] + children_of(pid):
+    for p in [pid] + [c for c in children_of(pid) if worker_tenant(c) not in leave_out]:
         try:
             with open(f"/proc/{p}/status") as f:
                 for line in f:
@@ -290,7 +304,7 @@ def main():
     samples = []  # taken while the clients run, every half second on its own schedule
     next_sample = started
     while any(t.is_alive() for t in threads):
-        samples.append((time.monotonic() - started, rss_kib(server.pid)))
+        samples.append((time.monotonic() - started, rss_kib(server.pid, ("mallory",) if args.attacker else ())))
         next_sample += 0.5
         time.sleep(max(0.0, next_sample - time.monotonic()))
     samples = [(t, kib) for t, kib in samples if t <= args.seconds]
@@ -334,7 +348,8 @@ def main():
     print(f"requests {stats['requests']} in {elapsed:.0f}s ({stats['requests'] / elapsed:.0f}/s) with {args.clients} clients; "
           f"by function {stats['by']}")
     print(f"wrong results {stats['wrong']}, unexpected errors {stats['errors']}")
-    print(f"resident memory after warm-up, median of each half: {warm / 1024:.1f} MiB -> {final / 1024:.1f} MiB "
+    print(f"resident memory after warm-up{' (server and load tenant)' if args.attacker else ''}, median of each half: "
+          f"{warm / 1024:.1f} MiB -> {final / 1024:.1f} MiB "
           f"(peak {peak / 1024:.1f}), "
           f"growth {growth:+.1f} %")
     print(f"at the end: device bytes live {live_bytes:.0f}, running instances {running:.0f}")
