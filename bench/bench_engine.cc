@@ -3,6 +3,7 @@
 //   2. instantiate + destroy of a compiled module, vs the bare mmap/munmap floor   (target <= 20 us)
 //   3. guest->host call cost: a loop with vs without a trivial import call         (target <= 5 ns)
 //   4. interrupt checks: the workload compiled with vs without them                (target <= 7 %)
+//   5. frames for backtraces: -fno-inline-functions-called-once vs plain -O1        (target <= 3 %)
 // Each timing is the median of --reps runs (default 7). Prints a table; --json for one object.
 #include <sys/mman.h>
 
@@ -114,12 +115,16 @@ int main(int argc, char** argv) {
   o.cache_dir = GPUWASM_BENCH_CACHE;
   o.imports = host::GuestImports();
   wasm::Engine engine(o);
+  wasm::EngineOptions inlining = o;
+  inlining.cc_flags = {"-O1"};  // functions called once inlined: fewer frames in a trap's backtrace
+  wasm::Engine engine_inlining(inlining);
   o.interrupt_checks = false;
   wasm::Engine engine_nochecks(o);
 
   auto workload = Compile(engine, GPUWASM_BENCH_WORKLOAD);
   auto workload_nochecks = Compile(engine_nochecks, GPUWASM_BENCH_WORKLOAD);
-  GuestFn g = Instantiate(workload), gn = Instantiate(workload_nochecks);
+  auto workload_inlining = Compile(engine_inlining, GPUWASM_BENCH_WORKLOAD);
+  GuestFn g = Instantiate(workload), gn = Instantiate(workload_nochecks), gi = Instantiate(workload_inlining);
   std::vector<Row> rows;
   char a[64], b[64], r[64];
 
@@ -131,16 +136,17 @@ int main(int argc, char** argv) {
   } kernels[] = {{"bench_matmul", bench_matmul, scalar_bench_matmul},
                  {"bench_sort", bench_sort, scalar_bench_sort},
                  {"bench_hash", bench_hash, scalar_bench_hash}};
-  double geo_guest = 1, geo_scalar = 1, geo_checks = 1;
+  double geo_guest = 1, geo_scalar = 1, geo_checks = 1, geo_frames = 1;
   for (const Kernel& k : kernels) {
     int32_t want = k.native();
-    if (g.Call(k.name) != want || gn.Call(k.name) != want || k.scalar() != want) {
+    if (g.Call(k.name) != want || gn.Call(k.name) != want || gi.Call(k.name) != want || k.scalar() != want) {
       std::fprintf(stderr, "%s: guest and native results differ\n", k.name);
       return 1;
     }
     std::vector<double> t = Compare({[&] { k.native(); }, [&] { k.scalar(); }, [&] { g.Call(k.name); },
-                                     [&] { gn.Call(k.name); }});
-    double tn = t[0], ts = t[1], tg = t[2], tgn = t[3];
+                                     [&] { gn.Call(k.name); }, [&] { gi.Call(k.name); }});
+    double tn = t[0], ts = t[1], tg = t[2], tgn = t[3], tgi = t[4];
+    geo_frames *= tg / tgi;
     geo_guest *= tg / tn;
     geo_scalar *= tg / ts;
     geo_checks *= tg / tgn;
@@ -155,6 +161,9 @@ int main(int argc, char** argv) {
     std::snprintf(b, sizeof b, "%.2f ms without", tgn * 1e3);
     std::snprintf(r, sizeof r, "%+.1f%%", (tg / tgn - 1) * 100);
     rows.push_back({"interrupt checks " + what, a, b, r, "<= 7%"});
+    std::snprintf(b, sizeof b, "%.2f ms inlined", tgi * 1e3);
+    std::snprintf(r, sizeof r, "%+.1f%%", (tg / tgi - 1) * 100);
+    rows.push_back({"frames kept for backtraces " + what, a, b, r, "<= 3%"});
   }
   std::snprintf(r, sizeof r, "%.2fx", std::pow(geo_guest, 1.0 / 3));
   rows.push_back({"guest/native geomean", "", "", r, "<= 1.3x"});
@@ -162,6 +171,8 @@ int main(int argc, char** argv) {
   rows.push_back({"guest/native-scalar geomean", "", "", r, "(context)"});
   std::snprintf(r, sizeof r, "%+.1f%%", (std::pow(geo_checks, 1.0 / 3) - 1) * 100);
   rows.push_back({"interrupt checks geomean", "", "", r, "<= 7%"});
+  std::snprintf(r, sizeof r, "%+.1f%%", (std::pow(geo_frames, 1.0 / 3) - 1) * 100);
+  rows.push_back({"frames kept for backtraces geomean", "", "", r, "<= 3%"});
 
   // 2: instantiate + destroy, vs the floor of reserving (and touching) and releasing guest
   // memory, which a fresh instance cannot avoid: its memory is unmapped completely on free.

@@ -124,8 +124,8 @@ int Run(const RunFlags& f) {
   const runtime::InvokeResult& r = *result;
   if (!live) std::fwrite(r.stdout_text.data(), 1, r.stdout_text.size(), stdout);
   std::fwrite(r.output.data(), 1, r.output.size(), stdout);
+  std::fflush(stdout);  // before stderr: one terminal (or 2>&1) shows them in the order written
   if (!live) std::fwrite(r.stderr_text.data(), 1, r.stderr_text.size(), stderr);
-  std::fflush(stdout);
   int code = r.exit_status;
   switch (r.status) {
     case runtime::InvocationStatus::kTrap:

@@ -100,6 +100,13 @@ InvokeResult RunInstance(TenantDevice& td, const InstanceSpec& spec, const std::
     r.stderr_text += note;
     if (spec.live_output) spec.live_output(2, note);
   }
+  // A trap (or a deadline) says where the guest was: the wasm backtrace, also on its stderr.
+  if (outcome.ok() && !outcome->ok() && outcome->trap != wasm::TrapKind::kInterrupted) {
+    for (const wasm::TrapFrame& f : outcome->backtrace) r.backtrace.push_back(f.Display());
+    const std::string note = wasm::FormatBacktrace(wasm::TrapKindName(outcome->trap), r.backtrace);
+    r.stderr_text += note;
+    if (spec.live_output && !note.empty()) spec.live_output(2, note);
+  }
   r.stdout_truncated = env->io.stdout_truncated();
   r.stderr_truncated = env->io.stderr_truncated();
   // Teardown: the instance, then its wasi_cuda context (stops its device work, frees every

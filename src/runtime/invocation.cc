@@ -72,6 +72,7 @@ void to_json(nlohmann::json& j, const InvokeResult& r) {
        {"stdout_truncated", r.stdout_truncated},
        {"stderr_truncated", r.stderr_truncated},
        {"discarded_launches", r.discarded_launches},
+       {"backtrace", r.backtrace},
        {"metrics", r.metrics}};
 }
 

@@ -75,6 +75,9 @@ struct InvokeResult {
   // Launches not finished when the guest returned (it did not synchronize): discarded with the
   // instance. Also said at the end of stderr_text.
   uint32_t discarded_launches = 0;
+  // On a trap or deadline: the guest functions on its stack, innermost first (names from the
+  // module's name section, else "wasm-function[N]"). Also at the end of stderr_text.
+  std::vector<std::string> backtrace;
 };
 // Everything but the output bytes and stdout/stderr (which may be binary).
 void to_json(nlohmann::json& j, const InvokeResult& r);

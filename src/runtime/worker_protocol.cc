@@ -1,4 +1,5 @@
 #include "runtime/worker_protocol.h"
+#include "wasm/backtrace.h"
 
 #include <errno.h>
 #include <sys/mman.h>
@@ -211,6 +212,8 @@ std::string EncodeResult(uint64_t id, const InvokeResult& r) {
   w.U64(r.metrics.kernels_launched).U64(r.metrics.bytes_pinned).U64(r.metrics.back_pressure_rejections);
   w.U64(r.metrics.yield_count).U64(r.metrics.device_bytes_allocated).U64(static_cast<uint64_t>(r.gpu_time.count()));
   w.U64(r.metrics.kernel_faults).U64(r.discarded_launches);
+  w.U64(r.backtrace.size());
+  for (const std::string& f : r.backtrace) w.Str(f);
   return w.Take();
 }
 
@@ -222,7 +225,17 @@ Result<uint64_t> DecodeResult(std::string_view bytes, InvokeResult* out) {
       r.U64(&flags) && r.U64(&x.metrics.kernels_launched) && r.U64(&x.metrics.bytes_pinned) &&
       r.U64(&x.metrics.back_pressure_rejections) && r.U64(&yields) && r.U64(&x.metrics.device_bytes_allocated) &&
       r.U64(&gpu) && r.U64(&x.metrics.kernel_faults) && r.U64(&discarded);
-  if (!r.ok() || status >= kInvocationStatusCount) return Status::InvalidArgument("malformed result message");
+  uint64_t frames = 0;
+  if (r.U64(&frames) && frames <= wasm::kMaxTrapAddresses) {
+    for (uint64_t i = 0; i < frames; ++i) {
+      std::string f;
+      if (!r.Str(&f) || f.size() > wasm::kMaxFunctionNameBytes + 32) break;
+      x.backtrace.push_back(std::move(f));
+    }
+  }
+  if (!r.ok() || status >= kInvocationStatusCount || x.backtrace.size() != frames) {
+    return Status::InvalidArgument("malformed result message");
+  }
   x.status = static_cast<InvocationStatus>(status);
   x.exit_status = static_cast<int>(static_cast<int64_t>(exit_status));
   x.stdout_truncated = (flags & 1) != 0;

@@ -1,6 +1,7 @@
 #include "wasm/engine.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -69,6 +70,10 @@ const ExportInfo* Module::FindExport(std::string_view name) const {
     if (e.name == name) return &e;
   }
   return nullptr;
+}
+
+std::vector<TrapFrame> Module::Backtrace(std::span<const uintptr_t> addresses) const {
+  return Symbolize(addresses, path_, load_base_, names_path_);
 }
 
 void (*Module::ExportFunction(std::string_view name) const)() {
@@ -229,6 +234,7 @@ Result<std::shared_ptr<const Module>> Engine::Compile(std::span<const uint8_t> w
   std::error_code ec;
   fs::remove(options_.cache_dir / (key + ".so"), ec);
   fs::remove(options_.cache_dir / (key + ".exports"), ec);
+  fs::remove(options_.cache_dir / (key + ".names"), ec);
   {
     std::lock_guard<std::mutex> lock(mu_);
     built_.erase(key);
@@ -287,12 +293,13 @@ Result<Translation> Engine::TranslateInChild(std::span<const uint8_t> wasm, cons
   }
   Translation t;
   std::optional<std::string> c = ReadSmallFile(work / "module.c"), h = ReadSmallFile(work / "module.h"),
-                             ex = ReadSmallFile(work / "exports.txt");
+                             ex = ReadSmallFile(work / "exports.txt"), names = ReadSmallFile(work / "names.txt");
   std::optional<std::vector<ExportInfo>> exports = ex ? ParseExports(*ex) : std::nullopt;
   if (!c || !h || !exports) return Status::Internal("the translator child left no complete translation in " + work.string());
   t.c_source = std::move(*c);
   t.header = std::move(*h);
   t.exports = std::move(*exports);
+  if (names) t.function_names = std::move(*names);
   return t;
 }
 
@@ -358,7 +365,12 @@ Result<Artifact> Engine::CompileUncached(std::span<const uint8_t> wasm, const st
                                          : "exit " + std::to_string(pr.exit_code)) +
                             "): " + Tail(pr.output, 2000));
   }
-  // The exports first, then the artifact (atomic renames): a reader that sees the .so sees both.
+  // The names and exports first, then the artifact (atomic renames): a reader that sees the .so
+  // sees them too.
+  fs::path names_tmp = work / "module.names";
+  GPUWASM_RETURN_IF_ERROR(WriteFile(names_tmp, t.function_names));
+  fs::rename(names_tmp, options_.cache_dir / (key + ".names"), ec);
+  if (ec) return Status::IoError("cannot store " + key + ".names: " + ec.message());
   fs::path exports_tmp = work / "module.exports";
   GPUWASM_RETURN_IF_ERROR(WriteFile(exports_tmp, FormatExports(t.exports)));
   fs::rename(exports_tmp, options_.cache_dir / (key + ".exports"), ec);
@@ -381,6 +393,8 @@ Result<std::shared_ptr<const Module>> Engine::LoadSo(const fs::path& so, const s
   m->key_ = key;
   m->sha256_ = sha;
   m->path_ = so.string();
+  m->names_path_ = fs::path(so).replace_extension(".names").string();
+  if (link_map* lm = nullptr; dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm != nullptr) m->load_base_ = lm->l_addr;
   m->from_cache_ = from_cache;
   auto sym = [&](const char* name) { return dlsym(h, name); };
   auto* version = static_cast<const uint32_t*>(sym("gpuwasm_glue_version"));

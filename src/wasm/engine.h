@@ -40,7 +40,9 @@ struct ImportSpec {
 struct EngineOptions {
   std::filesystem::path cache_dir;          // default: DefaultCacheDir()
   std::string cc = "cc";                    // the C compiler (searched on PATH)
-  std::vector<std::string> cc_flags = {"-O1"};
+  // Functions called once stay functions: each wasm call has its own frame for trap backtraces
+  // (backtrace.h); bench_engine measures what it costs.
+  std::vector<std::string> cc_flags = {"-O1", "-fno-inline-functions-called-once"};
   ProcessLimits compile_limits;             // for the compiler process
   std::vector<ImportSpec> imports;          // what the host provides; anything else is refused
   std::string abi_tag = "gpuwasm-abi-1";    // part of the cache key
@@ -69,7 +71,7 @@ std::filesystem::path DefaultCacheDir();
 
 // Version of the translation pipeline, part of every cache key: bump it with any change to what
 // Translate() emits (prelude, interrupt checks, glue), so stale artifacts are never loaded.
-inline constexpr const char* kEngineVersion = "gpuwasm-engine-2/wasm2c-1.0.32";
+inline constexpr const char* kEngineVersion = "gpuwasm-engine-3/wasm2c-1.0.32";
 
 class Engine {
  public:

@@ -140,6 +140,9 @@ void Instance::Run(void (*thunk)(Instance*, void*), void* arg, std::optional<Clo
   if (deadline) Watchdog::Get().Disarm(timer);
   if (fault_memory_ == nullptr) fault_memory_ = state.memory;  // allocated by instantiation
   outcome->trap = state.trap;
+  if (state.trap != TrapKind::kNone && state.trap_address_count > 0) {
+    outcome->backtrace = module_->Backtrace(std::span(state.trap_addresses, state.trap_address_count));
+  }
   outcome->exited = state.exited;
   outcome->exit_code = state.exit_code;
 }

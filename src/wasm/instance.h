@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "wasm/module.h"
@@ -34,6 +35,7 @@ struct CallOutcome {
   bool exited = false;              // the guest called proc_exit
   int32_t exit_code = 0;            // proc_exit code, or an i32 entry's return value
   bool returned_value = false;      // the entry returned an i32
+  std::vector<TrapFrame> backtrace; // on a trap: the guest functions on the stack, innermost first
   bool ok() const { return trap == TrapKind::kNone; }
 };
 

@@ -6,9 +6,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "wasm/backtrace.h"
 
 namespace gpuwasm::wasm {
 
@@ -56,11 +59,17 @@ class Module {
   const Glue& glue() const { return glue_; }
   void (*ExportFunction(std::string_view name) const)();
 
+  // The guest functions among native return addresses recorded at a trap in this module's code,
+  // innermost first, named from its name section (backtrace.h). Reads the artifact's files.
+  std::vector<TrapFrame> Backtrace(std::span<const uintptr_t> addresses) const;
+
  private:
   friend class Engine;
   Module() = default;
   void* handle_ = nullptr;  // dlopen
   std::string key_, sha256_, path_;
+  std::string names_path_;   // <key>.names beside the .so
+  uintptr_t load_base_ = 0;  // where dlopen mapped it (symbol values are offsets from here)
   bool from_cache_ = false;
   Glue glue_{};
   std::vector<ExportInfo> exports_;

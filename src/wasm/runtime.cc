@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <unwind.h>
 
 #include <cstdarg>
 #include <cstdio>
@@ -68,6 +69,29 @@ void PrepareThread() {
   t_stack.ready = true;
 }
 
+struct Unwinding {
+  uintptr_t* out;
+  int count;
+};
+
+_Unwind_Reason_Code RecordFrame(_Unwind_Context* ctx, void* arg) {
+  auto* u = static_cast<Unwinding*>(arg);
+  int exact = 0;  // the faulting instruction itself (a signal frame), not a return address
+  uintptr_t ip = _Unwind_GetIPInfo(ctx, &exact);
+  if (ip == 0) return _URC_END_OF_STACK;
+  u->out[u->count++] = exact ? ip : ip - 1;  // inside the call instruction, not after it
+  return u->count == kMaxTrapAddresses ? _URC_END_OF_STACK : _URC_NO_REASON;
+}
+
+// Records the stack of a trap for its backtrace: libgcc's unwinder walks the generated code's
+// unwind tables (and through the signal frame when called from the fault handler). It takes no
+// lock the guest could hold and allocates nothing (glibc's _dl_find_object finds the tables).
+void RecordTrapStack(CallState* s) {
+  Unwinding u{s->trap_addresses, 0};
+  _Unwind_Backtrace(RecordFrame, &u);
+  s->trap_address_count = u.count;
+}
+
 void ForwardToPrevious(int sig, siginfo_t* info, void* uctx) {
   struct sigaction* prev = sig == SIGSEGV ? &g_prev_segv : &g_prev_bus;
   if ((prev->sa_flags & SA_SIGINFO) != 0 && prev->sa_sigaction != nullptr) {
@@ -91,11 +115,13 @@ void FaultHandler(int sig, siginfo_t* info, void* uctx) {
       uintptr_t base = reinterpret_cast<uintptr_t>(s->memory->data);
       if (a >= base && a - base < kReservation) {
         s->trap = TrapKind::kOutOfBounds;
+        RecordTrapStack(s);
         siglongjmp(s->jmp, 1);
       }
     }
     if (t_stack.lo != 0 && a + kStackGuardBelow >= t_stack.lo && a < t_stack.lo + kStackGuardAbove) {
       s->trap = TrapKind::kStackExhausted;
+      RecordTrapStack(s);
       siglongjmp(s->jmp, 1);
     }
   }
@@ -179,6 +205,7 @@ void Exit(int32_t code) {
 void Abort(TrapKind kind) {
   CallState& s = Current("trap");
   s.trap = kind;
+  RecordTrapStack(&s);
   siglongjmp(s.jmp, 1);
 }
 
@@ -195,6 +222,7 @@ void gpuwasm_rt_interrupted(void) {
   rt::CallState& s = rt::Current("interrupt check");
   uint32_t why = s.interrupt != nullptr ? s.interrupt->load() : 0;
   s.trap = why == rt::kInterruptRequested ? TrapKind::kInterrupted : TrapKind::kDeadlineExceeded;
+  rt::RecordTrapStack(&s);
   siglongjmp(s.jmp, 1);
 }
 

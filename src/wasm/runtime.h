@@ -21,6 +21,7 @@
 #include <csetjmp>
 #include <cstdint>
 
+#include "wasm/backtrace.h"
 #include "wasm/trap.h"
 
 namespace gpuwasm::wasm::rt {
@@ -43,6 +44,9 @@ struct CallState {
   const Limits* limits = nullptr;
   std::atomic<uint32_t>* interrupt = nullptr;  // the instance's interrupt flag
   wasm_rt_memory_t* memory = nullptr;  // set once known, for the fault handler
+  // The native return addresses at a trap, innermost first (for its wasm backtrace).
+  uintptr_t trap_addresses[kMaxTrapAddresses];
+  int trap_address_count = 0;
 };
 
 // Makes `state` the current call of this thread (and sets up the alternate signal stack the

@@ -25,6 +25,8 @@
 #include <regex>
 #include <sstream>
 
+#include "wasm/backtrace.h"
+
 namespace gpuwasm::wasm {
 namespace {
 
@@ -464,6 +466,15 @@ Result<Translation> Translate(std::span<const uint8_t> wasm, const std::vector<I
     if (fn.no_args && fn.ret == "u32") kind = ExportKind::kI32;
     t.exports.push_back({fn.name, kind});
   }
+  // Names are read here, by our own bounded reader, not by wabt: they never reach the C.
+  ModuleNames names{ReadFunctionNames(wasm), {}};
+  for (const wabt::Export* e : module.exports) {
+    if (e->kind != wabt::ExternalKind::Func) continue;
+    for (const HeaderFacts::Fn& fn : facts.exports) {
+      if (fn.name == e->name) names.export_symbols.push_back({module.GetFuncIndex(e->var), fn.symbol});
+    }
+  }
+  t.function_names = FormatModuleNames(names);
   t.c_source = std::string(kPrelude) +
                (interrupt_checks ? InsertInterruptChecks(c, &t.functions, &t.interrupt_checks) : c) +
                Glue(facts);
@@ -523,7 +534,10 @@ int TranslatorMain(int argc, char** argv) {
   }
   std::string exports;
   for (const ExportInfo& e : t->exports) exports += std::to_string(static_cast<int>(e.kind)) + " " + e.name + "\n";
-  if (!write("module.c", t->c_source) || !write("module.h", t->header) || !write("exports.txt", exports)) return 73;
+  if (!write("module.c", t->c_source) || !write("module.h", t->header) || !write("exports.txt", exports) ||
+      !write("names.txt", t->function_names)) {
+    return 73;
+  }
   return 0;
 }
 

@@ -22,6 +22,7 @@ struct Translation {
   size_t functions = 0;
   size_t interrupt_checks = 0;
   std::vector<ExportInfo> exports;  // what the glue exports, with the kind of each
+  std::string function_names;       // <key>.names (FormatModuleNames, backtrace.h)
 };
 
 // What a module may make wasm2c expand (V8's limits where it has one): a module over any of them
@@ -54,8 +55,8 @@ std::string EncodeImports(const std::vector<ImportSpec>& imports);
 std::vector<ImportSpec> DecodeImports(std::string_view encoded);
 
 // `gpuwasm __translate DIR IMPORTS CHECKS`: the translator child the engine runs under its compile
-// limits. Reads DIR/module.wasm; writes DIR/module.c, module.h and exports.txt ("<kind> <name>"
-// lines) and exits 0, or writes DIR/error.txt ("<status code name>\n<message>") and exits 65.
+// limits. Reads DIR/module.wasm; writes DIR/module.c, module.h, exports.txt ("<kind> <name>"
+// lines) and names.txt (FormatModuleNames) and exits 0, or writes DIR/error.txt ("<status code name>\n<message>") and exits 65.
 int TranslatorMain(int argc, char** argv);
 
 }  // namespace gpuwasm::wasm

@@ -9,6 +9,8 @@ Each fenced block must follow a marker comment:
   <!-- guide-check: excerpt of F[, G] -->   every line (its trailing comment aside) is a line of one
                                             of the files: a path in the repository, or new:PATH, a
                                             file of the project `gpuwasm new my_guest` writes
+  <!-- guide-check: output of CMD -->       every line is a line CMD prints (stdout or stderr; it may
+                                            fail), run in the repository with `build/` the build tree
   <!-- guide-check: not run: WHY -->        said why (a placeholder such as app.wasm)
 A block without a marker, or an excerpt line that is in none of its files, fails the check.
 """
@@ -87,6 +89,15 @@ for line_no, lang, lines, marker in blocks:
         for l in missing:
             failures.append(f"{where}: not a line of {what[len('excerpt of '):]}: {l.strip()}")
         print(f"excerpt:  {where}")
+    elif what.startswith("output of "):
+        install()
+        command = re.sub(r"(^|\s)build/", lambda m: m.group(1) + build + "/", what[len("output of "):])
+        r = subprocess.run(command, shell=True, cwd=repo, env=env, capture_output=True, text=True)
+        printed = set((r.stdout + "\n" + r.stderr).split("\n"))
+        for l in lines:
+            if l.strip() and l not in printed:
+                failures.append(f"{where}: `{command}` did not print the line '{l}': {r.stdout[-400:]}{r.stderr[-400:]}")
+        print(f"output:   {where}")
     elif what.startswith("not run:") and len(what) > len("not run:") + 3:
         print(f"not run:  {where}: {what[len('not run:'):].strip()}")
     else:

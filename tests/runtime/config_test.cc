@@ -5,6 +5,7 @@
 #include "runtime/config.h"
 #include "runtime/toml.h"
 #include "runtime/worker_protocol.h"
+#include "wasm/backtrace.h"
 
 namespace gpuwasm::runtime {
 namespace {
@@ -100,9 +101,15 @@ TEST(Config, a_tenant_reaches_its_worker_whole_and_a_result_comes_back_whole) {
   r.metrics.kernel_faults = 1;
   InvokeResult got;
   r.discarded_launches = 3;
+  r.backtrace = {"leaf", "main"};
   ASSERT_TRUE(worker::DecodeResult(worker::EncodeResult(7, r), &got).ok());
   EXPECT_EQ(got.metrics, r.metrics);
   EXPECT_EQ(got.discarded_launches, 3u);
+  EXPECT_EQ(got.backtrace, r.backtrace);
+  // A worker's result is bounded like everything else it sends: no more frames than a trap records.
+  r.backtrace.assign(wasm::kMaxTrapAddresses + 1, "f");
+  InvokeResult too_long;
+  EXPECT_FALSE(worker::DecodeResult(worker::EncodeResult(7, r), &too_long).ok());
   worker::RunHeader h;
   h.args = {"blur"};
   h.env = {"MODE=fast", "X="};

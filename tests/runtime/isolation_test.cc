@@ -280,6 +280,9 @@ TEST_P(Isolated, a_kernel_that_never_ends_costs_only_its_tenant) {
   // A trap while a 5 s kernel runs: the instance is torn down without waiting for the kernel.
   InvokeResult trap = Life("trap_mid_launch");
   EXPECT_EQ(trap.status, InvocationStatus::kTrap) << trap.error;
+  // Its backtrace came back from the worker, in the result and on its stderr.
+  EXPECT_EQ(trap.backtrace, std::vector<std::string>{"trap_mid_launch"});
+  EXPECT_NE(trap.stderr_text.find("  #0 trap_mid_launch\n"), std::string::npos) << trap.stderr_text;
   EXPECT_LT(trap.duration, milliseconds(4000));
   std::this_thread::sleep_for(milliseconds(400));
   stop = true;

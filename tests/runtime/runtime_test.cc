@@ -204,10 +204,14 @@ TEST(Runtime, a_guests_lines_reach_the_host_as_printed_and_a_forgotten_synchroni
   // stdio wrote each line as it ended (a fully buffered stdout loses both to the trap).
   EXPECT_EQ(r.stdout_text, "first line\nsecond line\n");
   EXPECT_EQ(live[1], "first line\nsecond line\n");
-  EXPECT_EQ(live[2], "");
+  // stderr carries only the trap's wasm backtrace, live and in the result.
+  EXPECT_EQ(live[2], "gpuwasm: wasm backtrace of the trap (unreachable), innermost call first:\n  #0 print_then_trap\n");
+  EXPECT_EQ(r.stderr_text, live[2]);
+  EXPECT_EQ(r.backtrace, std::vector<std::string>{"print_then_trap"});
   EXPECT_EQ(r.discarded_launches, 0u);
   req.entry = "forgets_synchronize";
   live[1].clear();
+  live[2].clear();
   r = MustInvoke(*rt, "acme", "life", req);
   EXPECT_EQ(r.status, InvocationStatus::kOk);
   EXPECT_EQ(r.discarded_launches, 1u);
@@ -270,6 +274,7 @@ TEST(Runtime, traps_deadlines_and_device_faults_leave_nothing_behind) {
   EXPECT_EQ(r.status, InvocationStatus::kTrap);
   EXPECT_EQ(r.exit_status, 134);
   EXPECT_EQ(r.trap, "unreachable");
+  EXPECT_EQ(r.backtrace, std::vector<std::string>{"trap_mid_launch"});
   EXPECT_EQ(r.metrics.kernels_launched, 1u);
   EXPECT_LT(r.duration, milliseconds(4000));  // the 5 s kernel was stopped, not waited for
   ExpectNothingLeft(*rt, "acme");

@@ -120,10 +120,10 @@ TEST(Compile, second_compile_is_a_cache_hit) {
   EXPECT_EQ(std::filesystem::path((*b)->artifact_path()).parent_path(), dir.path);
   GuestRun r = RunExport(*b, "ok");
   EXPECT_EQ(r.outcome->exit_code, 42);
-  // Nothing but the artifact and its export list is left behind (no temporary directories).
+  // Nothing but the artifact, its export list and its names is left behind (no temporary directories).
   std::set<std::string> entries;
   for (auto& e : std::filesystem::directory_iterator(dir.path)) entries.insert(e.path().filename().string());
-  EXPECT_EQ(entries, (std::set<std::string>{(*b)->key() + ".so", (*b)->key() + ".exports"}));
+  EXPECT_EQ(entries, (std::set<std::string>{(*b)->key() + ".so", (*b)->key() + ".exports", (*b)->key() + ".names"}));
 }
 
 // Work directories a crash left (older than any compile may run) go when an engine starts; a
