@@ -60,25 +60,77 @@ struct Cursor {
   std::string_view View() const { return {reinterpret_cast<const char*>(p), static_cast<size_t>(end - p)}; }
 };
 
-// A Rust legacy symbol demangles to "path::h<16 hex digits>": the hash only adds noise.
-void StripRustHash(std::string* s) {
+// A Rust legacy symbol demangles to "path::h<16 hex digits>": the hash only adds noise. True when
+// it was there (the name is Rust's).
+bool StripRustHash(std::string* s) {
   constexpr size_t kHash = 3 + 16;  // "::h" + digits
-  if (s->size() <= kHash || s->compare(s->size() - kHash, 3, "::h") != 0) return;
+  if (s->size() <= kHash || s->compare(s->size() - kHash, 3, "::h") != 0) return false;
   for (size_t i = s->size() - 16; i < s->size(); ++i) {
-    if (!std::isxdigit(static_cast<unsigned char>((*s)[i]))) return;
+    if (!std::isxdigit(static_cast<unsigned char>((*s)[i]))) return false;
   }
   s->resize(s->size() - kHash);
+  return true;
+}
+
+// Rust legacy mangling spells punctuation as $..$ escapes ("$LT$" is '<', "$u7b$" is '{') and
+// "::" inside a component as ".."; a component that starts with an escape gets a '_' before it.
+std::string UnescapeRust(std::string_view s) {
+  static constexpr std::pair<std::string_view, char> kEscapes[] = {
+      {"$SP$", '@'}, {"$BP$", '*'}, {"$RF$", '&'}, {"$LT$", '<'}, {"$GT$", '>'}, {"$LP$", '('}, {"$RP$", ')'},
+      {"$C$", ','}};
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    if (s[i] == '_' && i + 1 < s.size() && s[i + 1] == '$' && (i == 0 || s[i - 1] == ':')) {
+      ++i;
+      continue;
+    }
+    if (s.compare(i, 2, "..") == 0) {
+      out += "::";
+      i += 2;
+      continue;
+    }
+    if (s[i] == '$') {
+      bool matched = false;
+      for (const auto& [escape, c] : kEscapes) {
+        if (s.compare(i, escape.size(), escape) == 0) {
+          out += c;
+          i += escape.size();
+          matched = true;
+          break;
+        }
+      }
+      size_t end = s.find('$', i + 1);
+      if (!matched && s.compare(i, 2, "$u") == 0 && end != std::string_view::npos && end - i <= 4) {
+        unsigned v = 0;
+        bool hex = end > i + 2;
+        for (size_t k = i + 2; k < end; ++k) {
+          hex = hex && std::isxdigit(static_cast<unsigned char>(s[k]));
+          v = v * 16 + static_cast<unsigned>(std::isdigit(static_cast<unsigned char>(s[k])) ? s[k] - '0' : (s[k] | 0x20) - 'a' + 10);
+        }
+        if (hex && v >= 0x20 && v < 0x7f) {
+          out += static_cast<char>(v);
+          i = end + 1;
+          matched = true;
+        }
+      }
+      if (matched) continue;
+    }
+    out += s[i++];
+  }
+  return out;
 }
 
 std::string PrintableName(std::string_view raw) {
   std::string name(raw.substr(0, 1024));
   // Demangling runs where the name section is read: the translator child, under its limits.
   if (name.size() > 2 && name.compare(0, 2, "_Z") == 0) {
+    // LLVM's ".llvm.<digits>" suffix (a function made local by LTO) is not Itanium grammar.
+    if (size_t llvm = name.find(".llvm."); llvm != std::string::npos) name.resize(llvm);
     int status = 0;
     char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
     if (status == 0 && d != nullptr) {
       name = d;
-      StripRustHash(&name);
+      if (StripRustHash(&name)) name = UnescapeRust(name);
     }
     std::free(d);
   }

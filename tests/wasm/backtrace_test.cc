@@ -127,14 +127,21 @@ TEST(FunctionNames, are_read_demangled_and_made_printable) {
                                                             {3, "_ZN4demo5innerEi"},
                                                             {4, "_ZN4core3ptr13drop_in_place17h0123456789abcdefE"},
                                                             {7, "tab\there\nnew\x01\xff"},
-                                                            {9, "_Znot_really_mangled"}})));
-  ASSERT_EQ(names.size(), 5u);
+                                                            {9, "_Znot_really_mangled"},
+                                                            {10, "_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$"
+                                                                 "17hdccb57e0523d390bE.llvm.17431876281127629768"},
+                                                            {11, "_ZN49_$LT$alloc..vec..Vec$LT$T$GT$$u20$as$u20$Drop$GT$"
+                                                                 "4drop17h0123456789abcdefE"}})));
+  ASSERT_EQ(names.size(), 7u);
   EXPECT_EQ(names[0].index, 0u);
   EXPECT_EQ(names[0].name, "main");
   EXPECT_EQ(names[1].name, "demo::inner(int)");
   EXPECT_EQ(names[2].name, "core::ptr::drop_in_place");  // Rust's hash suffix dropped
   EXPECT_EQ(names[3].name, "tab?here?new??");
   EXPECT_EQ(names[4].name, "_Znot_really_mangled");
+  // Rust legacy names (rustc's wasm32-wasi std): escapes decoded, LLVM's local suffix dropped.
+  EXPECT_EQ(names[5].name, "std::rt::lang_start::{{closure}}");
+  EXPECT_EQ(names[6].name, "<alloc::vec::Vec<T> as Drop>::drop");
   // Through <key>.names and back, with an export wrapper's symbol.
   auto again = wasm::ParseModuleNames(wasm::FormatModuleNames({names, {{3, "Z_guestZ_run"}}}));
   ASSERT_EQ(again.functions.size(), names.size());
