@@ -4,7 +4,7 @@
 // The translation splits the kernel into basic blocks (a bar.sync or bar.warp.sync ends one).
 // Each block becomes a C function that runs the block for every thread of the CTA waiting to enter
 // it, thread after thread: within a block threads do not interact (a barrier would end it), so one thread may run
-// the whole block before the next. The executor (exec.cc) picks the lowest block some thread waits
+// the whole block before the next. The executor (scheduler.cc) picks the lowest block some thread waits
 // for, exactly as its interpreter picks the lowest pc, releases bar.sync when every live thread
 // arrived, and checks for cancellation and deadlines between blocks.
 //

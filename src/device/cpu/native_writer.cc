@@ -1,28 +1,16 @@
+// Native code's C writer (native.h): a kernel's blocks (native_cfg.h) as C functions, one per
+// block, over the interpreter's register file.
 #include "device/cpu/native.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cstdio>
-#include <cstdlib>
-#include <deque>
-#include <filesystem>
-#include <fstream>
-#include <functional>
-#include <list>
 #include <map>
 #include <set>
-#include <thread>
+#include <string>
 
-#include "common/compile_slots.h"
-#include "common/sha256.h"
-#include "common/subprocess.h"
-#include "common/unique_name.h"
+#include "device/cpu/native_cfg.h"
 
 namespace gpuwasm::device::cpu {
 
-namespace fs = std::filesystem;
 using ptx::Type;
 
 namespace {
@@ -119,24 +107,23 @@ class Translator {
   Translator(const Program& p, const KernelEntry& k) : p_(p), k_(k) {}
 
   Result<NativeSource> Run() {
-    GPUWASM_RETURN_IF_ERROR(FindBlocks());
+    GPUWASM_ASSIGN_OR_RETURN(cfg_, KernelCfg::Build(p_, k_, [this](const Inst& in, uint32_t pc) { return Inline(in, pc); }));
     for (const GlobalVariable& g : p_.globals) global_slots_.insert(g.address_slot);
-    FindUniform();
     // Slots some block reads before writing: their values cross block boundaries, so a block that
     // writes one stores it back. Every other per-thread value lives in C locals within its block.
-    for (size_t b = 0; b < starts_.size(); ++b) {
+    for (size_t b = 0; b < cfg_.starts.size(); ++b) {
       for (uint32_t s : UpwardExposed(static_cast<uint32_t>(b))) crossing_.insert(s);
     }
     std::string body;
-    for (size_t b = 0; b < starts_.size(); ++b) {
+    for (size_t b = 0; b < cfg_.starts.size(); ++b) {
       GPUWASM_ASSIGN_OR_RETURN(std::string f, Block(static_cast<uint32_t>(b)));
       body += f;
     }
     if (bad_operand_) return Status::Unsupported("native code: an instruction lacks an operand");
     NativeSource src;
-    src.blocks = static_cast<uint32_t>(starts_.size());
-    src.entry_block = BlockOf(k_.entry_pc);
-    src.starts = starts_;
+    src.blocks = static_cast<uint32_t>(cfg_.starts.size());
+    src.entry_block = cfg_.BlockOf(k_.entry_pc);
+    src.starts = cfg_.starts;
     src.c = std::string("/* ") + kNativeVersion + " */\n" + kPrelude + body;
     src.c += "const uint32_t gw_block_count = " + std::to_string(src.blocks) + ";\n";
     src.c += "int (*const gw_blocks[])(struct gw_ctx*) = {";
@@ -146,8 +133,6 @@ class Translator {
   }
 
  private:
-  static constexpr uint32_t kMaxInstructions = 20000, kMaxBlocks = 2000;
-  static constexpr uint32_t kExit = 0xffffffffu;  // the virtual exit block
 
   Status Unsupported(const Inst& in, const std::string& what) {
     return Status::Unsupported("native code: " + what + " (PTX line " + std::to_string(in.line) + ")");
@@ -178,258 +163,13 @@ class Translator {
     }
   }
 
-  // bar.warp.sync ends a block too: the block runs thread after thread, so the threads of a warp
-  // only see each other's shared-memory stores from before a __syncwarp() in the next block.
-  // (A .func's ret is a host block: where it goes is the caller's.)
-  static bool IsTerminator(Op op) {
-    return op == Op::kBra || op == Op::kBar || op == Op::kWarpSync || op == Op::kExit;
-  }
-
-  // The instructions reachable from the entry, cut into blocks at branch targets and after
-  // branches, barriers and exits; each block's successors.
-  Status FindBlocks() {
-    std::set<uint32_t> leaders = {k_.entry_pc};
-    std::set<uint32_t> seen;
-    std::vector<uint32_t> work = {k_.entry_pc};
-    while (!work.empty()) {
-      uint32_t pc = work.back();
-      work.pop_back();
-      while (pc < p_.code.size() && seen.insert(pc).second) {
-        if (seen.size() > kMaxInstructions) return Status::Unsupported("native code: kernel too large");
-        const Inst& in = p_.code[pc];
-        if ((in.op == Op::kLd || in.op == Op::kSt) && (in.flags & kVolatile) && in.mem != Mem::kGlobal) {
-          // The warp-synchronous idiom (volatile shared memory, no __syncwarp) relies on the
-          // threads of a warp running in lockstep; native code runs them one after another.
-          return Unsupported(in, "volatile shared memory access (warp-synchronous code)");
-        }
-        // A block of its own, run by the executor: calls and rets (it keeps the frames) and what
-        // has no C (trap among them: the executor ends the launch with its fault).
-        const bool call_or_ret = in.op == Op::kCall || in.op == Op::kRet;
-        if (call_or_ret || (!IsTerminator(in.op) && !Inline(in, pc))) {
-          host_.insert(pc);
-          leaders.insert(pc);
-          leaders.insert(pc + 1);
-        }
-        if (in.op == Op::kCall) {
-          const uint32_t callee = p_.calls[in.target].callee_entry;
-          leaders.insert(callee);
-          work.push_back(callee);
-          has_calls_ = true;
-        } else if (in.op == Op::kRet) {
-          if (in.guard == kNoSlot) break;
-        } else if (in.op == Op::kBra) {
-          leaders.insert(in.target);
-          work.push_back(in.target);
-          leaders.insert(pc + 1);
-          if (in.guard == kNoSlot) break;
-        } else if (in.op == Op::kBar || in.op == Op::kWarpSync) {
-          if (in.guard != kNoSlot) return Unsupported(in, "guarded barrier");
-          leaders.insert(pc + 1);
-        } else if (in.op == Op::kExit) {
-          leaders.insert(pc + 1);
-          if (in.guard == kNoSlot) break;
-        }
-        ++pc;
-      }
-      if (pc >= p_.code.size()) return Status::Unsupported("native code: control reaches the end of the code");
-    }
-    for (uint32_t l : leaders) {
-      if (seen.count(l)) starts_.push_back(l);
-    }
-    if (starts_.size() > kMaxBlocks) return Status::Unsupported("native code: kernel too large");
-    seen_ = std::move(seen);
-    ends_.resize(starts_.size());
-    for (uint32_t b = 0; b < starts_.size(); ++b) {
-      const uint32_t end = b + 1 < starts_.size() ? starts_[b + 1] : static_cast<uint32_t>(p_.code.size());
-      uint32_t pc = starts_[b];
-      while (pc < end && seen_.count(pc)) {
-        if (IsTerminator(p_.code[pc++].op)) break;
-      }
-      ends_[b] = pc;
-    }
-    succ_of_.resize(starts_.size());
-    for (uint32_t b = 0; b < starts_.size(); ++b) {
-      const uint32_t last = BlockEnd(b) - 1;
-      const Inst& in = p_.code[last];
-      auto& out = succ_of_[b];
-      if (in.op == Op::kCall) {  // into the callee (its ret goes on after the call)
-        out.push_back(BlockOf(p_.calls[in.target].callee_entry));
-        if (in.guard != kNoSlot) out.push_back(BlockOf(last + 1));
-      } else if (in.op == Op::kRet) {
-        out.push_back(kExit);
-        if (in.guard != kNoSlot) out.push_back(BlockOf(last + 1));
-      } else if (!IsTerminator(in.op)) {
-        out.push_back(BlockOf(last + 1));
-      } else if (in.op == Op::kBra) {
-        out.push_back(BlockOf(in.target));
-        if (in.guard != kNoSlot) out.push_back(BlockOf(last + 1));
-      } else if (in.op == Op::kBar || in.op == Op::kWarpSync) {
-        out.push_back(BlockOf(last + 1));
-      } else {
-        out.push_back(kExit);
-        if (in.guard != kNoSlot) out.push_back(BlockOf(last + 1));
-      }
-    }
-    return Status::Ok();
-  }
-
-  // One past the block's last instruction (its terminator, or where the next block starts).
-  uint32_t BlockEnd(uint32_t b) const { return ends_[b]; }
-
-  uint32_t BlockOf(uint32_t pc) const {
-    return static_cast<uint32_t>(std::lower_bound(starts_.begin(), starts_.end(), pc) - starts_.begin());
-  }
-
-  // The register slots `in` reads and writes. A guarded write keeps the old value where the guard
-  // is false: it reads its destination too. A store reads its values (kept in d[]).
-  void ReadsWrites(const Inst& in, std::vector<uint32_t>& reads, std::vector<uint32_t>& writes) const {
-    reads.clear();
-    writes.clear();
-    if (in.op == Op::kCall || in.op == Op::kRet) {  // a call copies arguments in; a ret results out
-      for (size_t i = 0; i < p_.calls.size(); ++i) {  // (of any call site, for a ret: conservative)
-        const CallSite& cs = p_.calls[i];
-        if (in.op == Op::kCall && i != in.target) continue;
-        const auto& from = in.op == Op::kCall ? cs.arg_slots : cs.ret_slots;
-        const auto& to = in.op == Op::kCall ? cs.param_slots : cs.result_slots;
-        reads.insert(reads.end(), from.begin(), from.end());
-        writes.insert(writes.end(), to.begin(), to.end());
-        reads.insert(reads.end(), to.begin(), to.end());  // lanes that do not run it keep them
-      }
-      if (in.guard != kNoSlot) reads.push_back(in.guard);
-      return;
-    }
-    for (uint32_t s : in.s) {
-      if (s != kNoSlot) reads.push_back(s);
-    }
-    if (in.guard != kNoSlot) reads.push_back(in.guard);
-    if (IsTerminator(in.op)) return;
-    for (uint32_t d : in.d) {
-      if (d == kNoSlot) continue;
-      if (in.op == Op::kSt) {
-        reads.push_back(d);
-        continue;
-      }
-      writes.push_back(d);
-      if (in.guard != kNoSlot) reads.push_back(d);
-    }
-  }
-
-  // Which slots hold one value for every thread of the CTA wherever they are read (a static
-  // divergence analysis). Thread-dependent values start at %tid, %laneid, %warpid, the lane
-  // masks and memory loads; they flow through data, and through control: a slot written in the
-  // blocks between a branch on a thread-dependent value and the point all its paths meet again
-  // (the branch's immediate post-dominator) differs between threads that took different paths.
-  void FindUniform() {
-    if (has_calls_) {  // the analysis is not interprocedural: with calls every slot is per thread
-      divergent_.assign(p_.slot_count, 1);
-      return;
-    }
-    divergent_.assign(p_.slot_count, 0);
-    for (uint32_t s : {kTidX, kTidY, kTidZ, kLaneId, kWarpId, kLanemaskEq, kLanemaskLt, kLanemaskLe, kLanemaskGt,
-                       kLanemaskGe}) {
-      divergent_[p_.special_base + s] = 1;
-    }
-    const auto ipdom = ImmediatePostDominators();
-    std::map<uint32_t, std::vector<uint32_t>> region_writes;  // per block branching per thread
-    std::vector<uint32_t> reads, writes;
-    for (bool changed = true; changed;) {
-      changed = false;
-      auto mark = [&](uint32_t s) {
-        if (!divergent_[s]) divergent_[s] = 1, changed = true;
-      };
-      for (uint32_t b = 0; b < starts_.size(); ++b) {
-        for (uint32_t pc = starts_[b]; pc < BlockEnd(b); ++pc) {
-          const Inst& in = p_.code[pc];
-          ReadsWrites(in, reads, writes);
-          // Loads, atomics, warp instructions and the clock give each thread its own value.
-          bool d = in.op == Op::kLd || in.op == Op::kAtom || in.op == Op::kShfl || in.op == Op::kVote ||
-                   in.op == Op::kRedux || in.op == Op::kMatch || in.op == Op::kActivemask || in.op == Op::kClock;
-          for (uint32_t r : reads) d = d || divergent_[r];
-          if (d) {
-            for (uint32_t w : writes) mark(w);
-          }
-        }
-        const Inst& last = p_.code[BlockEnd(b) - 1];
-        if (IsTerminator(last.op) && last.guard != kNoSlot && divergent_[last.guard]) {
-          auto it = region_writes.find(b);
-          if (it == region_writes.end()) {  // the region does not change between passes
-            std::set<uint32_t> slots;
-            for (uint32_t r : Region(b, ipdom[b])) {
-              for (uint32_t pc = starts_[r]; pc < BlockEnd(r); ++pc) {
-                ReadsWrites(p_.code[pc], reads, writes);
-                slots.insert(writes.begin(), writes.end());
-              }
-            }
-            it = region_writes.emplace(b, std::vector<uint32_t>(slots.begin(), slots.end())).first;
-          }
-          for (uint32_t w : it->second) mark(w);
-        }
-      }
-    }
-  }
-
-  bool IsUniform(uint32_t slot) const { return !divergent_[slot]; }
-
-  // Per block, its immediate post-dominator (kExit: only the virtual exit).
-  std::vector<uint32_t> ImmediatePostDominators() const {
-    const uint32_t n = static_cast<uint32_t>(starts_.size());
-    // pdom[b]: bit set over blocks (the virtual exit is implicit: it post-dominates everything).
-    std::vector<std::vector<bool>> pdom(n, std::vector<bool>(n, true));
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (uint32_t b = n; b-- > 0;) {
-        std::vector<bool> next(n, true);
-        bool to_exit = false;
-        for (uint32_t s : succ_of_[b]) {
-          if (s == kExit) {
-            to_exit = true;
-            continue;
-          }
-          for (uint32_t i = 0; i < n; ++i) next[i] = next[i] && pdom[s][i];
-        }
-        if (to_exit) std::fill(next.begin(), next.end(), false);
-        next[b] = true;
-        if (next != pdom[b]) {
-          pdom[b] = std::move(next);
-          changed = true;
-        }
-      }
-    }
-    std::vector<uint32_t> ipdom(n, kExit);
-    for (uint32_t b = 0; b < n; ++b) {
-      size_t best = 0;
-      for (uint32_t d = 0; d < n; ++d) {  // the nearest strict post-dominator has the most of its own
-        if (d == b || !pdom[b][d]) continue;
-        size_t size = static_cast<size_t>(std::count(pdom[d].begin(), pdom[d].end(), true));
-        if (size > best) best = size, ipdom[b] = d;
-      }
-    }
-    return ipdom;
-  }
-
-  // Blocks reachable from `b`'s successors without passing `stop`.
-  std::vector<uint32_t> Region(uint32_t b, uint32_t stop) const {
-    std::vector<bool> in(starts_.size(), false);
-    std::vector<uint32_t> work, out;
-    for (uint32_t s : succ_of_[b]) work.push_back(s);
-    while (!work.empty()) {
-      uint32_t x = work.back();
-      work.pop_back();
-      if (x == kExit || x == stop || in[x]) continue;
-      in[x] = true;
-      out.push_back(x);
-      for (uint32_t s : succ_of_[x]) work.push_back(s);
-    }
-    return out;
-  }
-
   std::set<uint32_t> UpwardExposed(uint32_t b) const {
     std::set<uint32_t> ue, written;
     std::vector<uint32_t> reads, writes;
-    for (uint32_t pc = starts_[b]; pc < BlockEnd(b); ++pc) {
-      ReadsWrites(p_.code[pc], reads, writes);
+    for (uint32_t pc = cfg_.starts[b]; pc < cfg_.BlockEnd(b); ++pc) {
+      cfg_.ReadsWrites(p_.code[pc], reads, writes);
       for (uint32_t r : reads) {
-        if (!written.count(r) && !(all_ && IsUniform(r))) ue.insert(r);
+        if (!written.count(r) && !(all_ && cfg_.IsUniform(r))) ue.insert(r);
       }
       for (uint32_t w : writes) written.insert(w);
     }
@@ -452,7 +192,7 @@ class Translator {
       std::snprintf(b, sizeof b, "0x%llxull", static_cast<unsigned long long>(p_.consts[slot - p_.const_base]));
       return b;
     }
-    if (all_ && IsUniform(slot)) {
+    if (all_ && cfg_.IsUniform(slot)) {
       auto it = uversion_.find(slot);
       if (it != uversion_.end()) return it->second;
       uused_.insert(slot);
@@ -477,11 +217,11 @@ class Translator {
   // than once while threads arrive at different times).
   Result<std::string> Block(uint32_t b) {
     succ_.clear();
-    if (host_.count(starts_[b])) {  // the executor runs it and moves its threads on
-      const Inst& in = p_.code[starts_[b]];
-      const uint32_t to = in.op == Op::kCall ? BlockOf(p_.calls[in.target].callee_entry) : BlockOf(starts_[b] + 1);
+    if (cfg_.host.count(cfg_.starts[b])) {  // the executor runs it and moves its threads on
+      const Inst& in = p_.code[cfg_.starts[b]];
+      const uint32_t to = in.op == Op::kCall ? cfg_.BlockOf(p_.calls[in.target].callee_entry) : cfg_.BlockOf(cfg_.starts[b] + 1);
       const std::string B = std::to_string(b), fall = std::to_string(to);
-      return "static int gw_b" + B + "(struct gw_ctx* c) { return c->host_exec(c, " + std::to_string(starts_[b]) +
+      return "static int gw_b" + B + "(struct gw_ctx* c) { return c->host_exec(c, " + std::to_string(cfg_.starts[b]) +
              "u, " + B + "u, " + fall + "u); }\n";
     }
     std::string all_body, thread_body;
@@ -521,7 +261,7 @@ class Translator {
     used_.clear();
     uused_.clear();
     uversion_.clear();
-    const uint32_t first = starts_[b], end = BlockEnd(b);
+    const uint32_t first = cfg_.starts[b], end = cfg_.BlockEnd(b);
     std::string pre, code;  // once per block run (all mode); per thread
     uint32_t counted = 0;   // unguarded instructions: every thread runs them
     bool any_extra = false; // uniform guarded instructions: `extra` counts those that ran
@@ -534,15 +274,15 @@ class Translator {
     std::string term_all, term_thread;  // the terminator: all together; per thread
     for (uint32_t pc = first; pc < end; ++pc) {
       const Inst& in = p_.code[pc];
-      const bool guard_uniform = all_ && in.guard != kNoSlot && IsUniform(in.guard);
+      const bool guard_uniform = all_ && in.guard != kNoSlot && cfg_.IsUniform(in.guard);
       std::string guard;
       if (in.guard != kNoSlot) guard = std::string(in.guard_negated ? "!" : "") + "(" + R(in.guard) + " & 1)";
-      if (IsTerminator(in.op)) {
-        const uint32_t fall = pc + 1 < p_.code.size() ? BlockOf(pc + 1) : 0;
+      if (KernelCfg::IsTerminator(in.op)) {
+        const uint32_t fall = pc + 1 < p_.code.size() ? cfg_.BlockOf(pc + 1) : 0;
         std::string taken_all, taken_thread;
         if (in.op == Op::kBra) {
-          taken_all = "c->go = " + std::to_string(BlockOf(in.target)) + "u;";
-          taken_thread = Go(BlockOf(in.target));
+          taken_all = "c->go = " + std::to_string(cfg_.BlockOf(in.target)) + "u;";
+          taken_thread = Go(cfg_.BlockOf(in.target));
         } else if (in.op == Op::kBar) {
           taken_all = "c->go = " + std::to_string(fall) + "u;";  // everyone arrives at once: released
           taken_thread = "{ next[t] = " + std::to_string(fall) + "u | " + kWaitC + "; ++waiting; }";
@@ -564,10 +304,10 @@ class Translator {
         } else if (uint32_t join = 0; all_ && IfRegion(b, in, &join)) {
           // An if some threads skip: the others run the block it skips right here, and all
           // continue together at the join.
-          const uint32_t f = BlockOf(pc + 1), fend = BlockEnd(f);
+          const uint32_t f = cfg_.BlockOf(pc + 1), fend = cfg_.BlockEnd(f);
           uint32_t fcount = 0;
           std::string inner;
-          for (uint32_t q = starts_[f]; q < fend; ++q) {
+          for (uint32_t q = cfg_.starts[f]; q < fend; ++q) {
             const Inst& x = p_.code[q];
             if (x.op == Op::kBra) {  // the unguarded branch to the join
               ++fcount;
@@ -595,9 +335,9 @@ class Translator {
         break;
       }
       std::vector<uint32_t> reads, writes;
-      ReadsWrites(in, reads, writes);
+      cfg_.ReadsWrites(in, reads, writes);
       bool uniform = all_ && in.op != Op::kSt && in.op != Op::kLd && !writes.empty();
-      for (uint32_t w : writes) uniform = uniform && IsUniform(w);
+      for (uint32_t w : writes) uniform = uniform && cfg_.IsUniform(w);
       if (uniform) {  // computed once, into new versions of its destinations
         GPUWASM_ASSIGN_OR_RETURN(std::string stmt, Statement(in, pc, temp));
         pre += "    " + stmt + "\n";
@@ -621,8 +361,8 @@ class Translator {
       }
     }
     if (term_thread.empty() && term_all.empty()) {  // falls into the next block
-      term_all = "c->go = " + std::to_string(BlockOf(end)) + "u;";
-      term_thread = Go(BlockOf(end)) + ";";
+      term_all = "c->go = " + std::to_string(cfg_.BlockOf(end)) + "u;";
+      term_thread = Go(cfg_.BlockOf(end)) + ";";
     }
     if (!all_) term_all.clear();
     // Per-thread locals: loaded where the block reads a slot before writing it; stored where a
@@ -631,16 +371,16 @@ class Translator {
     std::set<uint32_t> written;
     std::vector<uint32_t> reads, writes;
     for (uint32_t q = first; q < end; ++q) {
-      ReadsWrites(p_.code[q], reads, writes);
+      cfg_.ReadsWrites(p_.code[q], reads, writes);
       for (uint32_t w : writes) written.insert(w);
     }
     for (uint32_t q : region_) {  // run by some threads only: what they write keeps its old value
-      ReadsWrites(p_.code[q], reads, writes);  // in the others, so it is loaded like a read
+      cfg_.ReadsWrites(p_.code[q], reads, writes);  // in the others, so it is loaded like a read
       for (uint32_t r : reads) {
-        if (!written.count(r) && !(all_ && IsUniform(r))) ue.insert(r);
+        if (!written.count(r) && !(all_ && cfg_.IsUniform(r))) ue.insert(r);
       }
       for (uint32_t w : writes) {
-        if (!(all_ && IsUniform(w)) && crossing_.count(w) && !written.count(w)) ue.insert(w);
+        if (!(all_ && cfg_.IsUniform(w)) && crossing_.count(w) && !written.count(w)) ue.insert(w);
         written.insert(w);
       }
     }
@@ -711,7 +451,7 @@ class Translator {
     const Inst& sp = p_.code[thread_pcs[0]];
     if (sp.op != Op::kSetp || sp.guard != kNoSlot || (sp.flags & (kHasPred3 | kDualDst)) || sp.d[0] != bra.guard) return "";
     if ((sp.t != Type::kU32 && sp.t != Type::kB32) || !IsTidX(sp.s[0]) || crossing_.count(sp.d[0])) return "";
-    if (sp.s[1] >= p_.slot_count || !(IsConst(sp.s[1]) || IsUniform(sp.s[1]))) return "";
+    if (sp.s[1] >= p_.slot_count || !(IsConst(sp.s[1]) || cfg_.IsUniform(sp.s[1]))) return "";
     // x(t) = t <op> B holds on a prefix [0, e) or a suffix [e, T) of the indices.
     const std::string B = "(uint64_t)(uint32_t)" + bound;
     std::string e;
@@ -737,9 +477,9 @@ class Translator {
     int defs = 0;
     bool copy = false;
     std::vector<uint32_t> reads, writes;
-    for (uint32_t pc : seen_) {
+    for (uint32_t pc : cfg_.seen) {
       const Inst& in = p_.code[pc];
-      ReadsWrites(in, reads, writes);
+      cfg_.ReadsWrites(in, reads, writes);
       for (uint32_t w : writes) {
         if (w != slot) continue;
         ++defs;
@@ -753,15 +493,15 @@ class Translator {
   // next block, which goes on to the branch target (the join) with nothing in between: no
   // barrier, exit or other branch, and no more than 64 instructions.
   bool IfRegion(uint32_t b, const Inst& bra, uint32_t* join) const {
-    if (bra.op != Op::kBra || b + 1 >= starts_.size()) return false;
-    const uint32_t f = b + 1, j = BlockOf(bra.target);
-    if (j <= f || starts_[j] != bra.target) return false;
-    const uint32_t fend = BlockEnd(f);
-    if (fend - starts_[f] > 64 || host_.count(starts_[f])) return false;
+    if (bra.op != Op::kBra || b + 1 >= cfg_.starts.size()) return false;
+    const uint32_t f = b + 1, j = cfg_.BlockOf(bra.target);
+    if (j <= f || cfg_.starts[j] != bra.target) return false;
+    const uint32_t fend = cfg_.BlockEnd(f);
+    if (fend - cfg_.starts[f] > 64 || cfg_.host.count(cfg_.starts[f])) return false;
     const Inst& last = p_.code[fend - 1];
-    if (IsTerminator(last.op)) {
+    if (KernelCfg::IsTerminator(last.op)) {
       if (last.op != Op::kBra || last.guard != kNoSlot || last.target != bra.target) return false;
-    } else if (BlockOf(fend) != j) {
+    } else if (cfg_.BlockOf(fend) != j) {
       return false;
     }
     *join = j;
@@ -1004,18 +744,13 @@ class Translator {
 
   const Program& p_;
   const KernelEntry& k_;
-  std::vector<uint32_t> starts_, ends_;
-  std::set<uint32_t> seen_;
-  std::vector<std::vector<uint32_t>> succ_of_;
-  std::vector<uint8_t> divergent_;
+  KernelCfg cfg_;
   std::set<uint32_t> used_, uused_;
   std::map<uint32_t, std::string> uversion_;
   std::set<uint32_t> crossing_, global_slots_;
   std::set<uint32_t> succ_, ptrs_;
   std::vector<uint32_t> region_;  // instructions of an if-region inlined into the block
   bool all_ = false;  // generating the all-threads-together body
-  std::set<uint32_t> host_;  // pcs of host blocks (Inline() is false; calls and returns)
-  bool has_calls_ = false;
   bool bad_operand_ = false;
 };
 
@@ -1023,318 +758,6 @@ class Translator {
 
 Result<NativeSource> TranslateKernel(const Program& program, const KernelEntry& kernel) {
   return Translator(program, kernel).Run();
-}
-
-NativeCode::~NativeCode() {
-  if (handle_ != nullptr) dlclose(handle_);
-}
-
-namespace {
-
-// Work directories of compiles running now: removed at exit() too, when a compile is cut short.
-class LiveWorkDirs {
- public:
-  static LiveWorkDirs& Get() {
-    static auto* dirs = [] {
-      auto* d = new LiveWorkDirs();  // never destroyed: a compile thread may outlive main
-      std::atexit([] { LiveWorkDirs::Get().RemoveAll(); });
-      return d;
-    }();
-    return *dirs;
-  }
-  void Add(const fs::path& p) {
-    std::lock_guard<std::mutex> lock(mu_);
-    dirs_.insert(p);
-  }
-  void Remove(const fs::path& p) {
-    std::error_code ec;
-    fs::remove_all(p, ec);
-    std::lock_guard<std::mutex> lock(mu_);
-    dirs_.erase(p);
-  }
-
- private:
-  void RemoveAll() {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::error_code ec;
-    for (const fs::path& p : dirs_) fs::remove_all(p, ec);
-    dirs_.clear();
-  }
-  std::mutex mu_;
-  std::set<fs::path> dirs_;
-};
-
-struct WorkDir {
-  explicit WorkDir(fs::path p) : path(std::move(p)) { LiveWorkDirs::Get().Add(path); }
-  ~WorkDir() { LiveWorkDirs::Get().Remove(path); }
-  fs::path path;
-};
-
-}  // namespace
-
-namespace {
-
-// Compile time grows with the source: about 9.5 us a byte at -O2, 5.5 at -O1, 3.2 at -Og on a small
-// machine (the corpus's largest kernel, a 137-block sorting network, is 353 KB), plus the
-// compiler's start. The level is chosen so that a kernel compiles within about 2 s.
-struct OptLevel {
-  const char* flag;
-  double ns_per_byte;
-};
-
-OptLevel LevelFor(size_t bytes) {
-  if (bytes < (128u << 10)) return {"-O2", 9500};
-  if (bytes < (256u << 10)) return {"-O1", 5500};
-  return {"-Og", 3200};
-}
-
-std::chrono::nanoseconds ModelCost(size_t bytes) {
-  return std::chrono::milliseconds(40) + std::chrono::nanoseconds(static_cast<int64_t>(LevelFor(bytes).ns_per_byte * bytes));
-}
-
-// How this machine's compiles compare with the model: the measured CPU time over the model's, a
-// moving average of the compiles of this process (starting at 1), bounded to [1/4, 8].
-std::atomic<double> g_cost_scale{1.0};
-
-void RecordCompileCost(size_t bytes, std::chrono::nanoseconds cpu) {
-  const double ratio = std::clamp(static_cast<double>(cpu.count()) / ModelCost(bytes).count(), 0.25, 8.0);
-  double old = g_cost_scale.load();
-  while (!g_cost_scale.compare_exchange_weak(old, 0.5 * old + 0.5 * ratio)) {
-  }
-}
-
-}  // namespace
-
-std::chrono::nanoseconds EstimatedCompileCost(size_t c_bytes) {
-  return std::chrono::nanoseconds(static_cast<int64_t>(ModelCost(c_bytes).count() * g_cost_scale.load()));
-}
-
-Result<std::shared_ptr<const NativeCode>> NativeCode::Compile(const NativeSource& src, const std::string& cc,
-                                                             bool background) {
-  // A compile slot of the node (compile_slots.h): native code and Wasm modules share the bound.
-  GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<CompileSlot> slot,
-                           AcquireCompileSlot(std::chrono::steady_clock::now() + std::chrono::seconds(60)));
-  std::error_code ec;
-  fs::path dir = fs::temp_directory_path(ec) / ("gpuwasm-native-" + UniqueSuffix());
-  if (ec || !fs::create_directories(dir, ec)) {
-    return Status::IoError("cannot create a directory for native code: " + ec.message());
-  }
-  WorkDir cleanup(dir);
-  const fs::path& work = cleanup.path;
-  {
-    std::ofstream out(work / "kernel.c", std::ios::binary);
-    out << src.c;
-    if (!out) return Status::IoError("cannot write " + (work / "kernel.c").string());
-  }
-  const fs::path so = work / "kernel.so";
-  const char* level = LevelFor(src.c.size()).flag;
-  std::vector<std::string> argv = {cc, level, "-march=native", "-ffp-contract=off", "-fno-strict-aliasing",
-                                   "-fPIC", "-shared", "-w", "-g0", (work / "kernel.c").string(), "-o", so.string(), "-lm"};
-  ProcessLimits limits;
-  limits.cpu_seconds = 60;
-  limits.wall = std::chrono::milliseconds(60'000);
-  limits.nice = background ? 19 : 0;
-  GPUWASM_ASSIGN_OR_RETURN(ProcessResult pr, RunLimited(argv, limits));
-  if (!pr.timed_out && !pr.signaled && pr.exit_code == 0) RecordCompileCost(src.c.size(), pr.cpu_time);
-  if (background && pr.timed_out) {
-    return Status::Unavailable("the background compile of a kernel's native code did not finish in 60 s");
-  }
-  if (pr.timed_out || pr.signaled || pr.exit_code != 0) {
-    std::string tail = pr.output.size() > 1000 ? pr.output.substr(pr.output.size() - 1000) : pr.output;
-    return Status::Internal("compiling a kernel's native code failed: " + tail);
-  }
-  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (h == nullptr) {
-    const char* e = dlerror();
-    return Status::Internal(std::string("cannot load a kernel's native code: ") + (e ? e : "dlopen failed"));
-  }
-  std::shared_ptr<NativeCode> code(new NativeCode());
-  code->handle_ = h;
-  auto* count = static_cast<const uint32_t*>(dlsym(h, "gw_block_count"));
-  auto* table = static_cast<NativeBlockFn const*>(dlsym(h, "gw_blocks"));
-  if (count == nullptr || table == nullptr || *count != src.blocks) {
-    return Status::Internal("a kernel's native code lacks its block table");
-  }
-  code->blocks_.assign(table, table + *count);
-  code->entry_ = src.entry_block;
-  code->starts_ = src.starts;
-  return std::shared_ptr<const NativeCode>(std::move(code));
-}
-
-namespace {
-
-// Translations compiled in this process, by the hash of their C source. Bounded: the least
-// recently used entries go first (their code stays loaded while a launch holds it).
-class SlotCache {
- public:
-  static SlotCache& Get() {
-    static auto* cache = new SlotCache();  // never destroyed: compile threads may outlive main
-    return *cache;
-  }
-  std::shared_ptr<NativeSlot> Find(const std::string& key, const std::function<std::shared_ptr<NativeSlot>()>& make) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = map_.find(key);
-    if (it != map_.end()) {
-      lru_.splice(lru_.begin(), lru_, it->second.second);
-      return it->second.first;
-    }
-    auto slot = make();
-    lru_.push_front(key);
-    map_[key] = {slot, lru_.begin()};
-    while (map_.size() > kMax) {
-      map_.erase(lru_.back());
-      lru_.pop_back();
-    }
-    return slot;
-  }
-
- private:
-  static constexpr size_t kMax = 256;
-  std::mutex mu_;
-  std::list<std::string> lru_;
-  std::map<std::string, std::pair<std::shared_ptr<NativeSlot>, std::list<std::string>::iterator>> map_;
-};
-
-}  // namespace
-
-namespace {
-
-// Background compiles of this process, one at a time, in the order asked, on one thread that
-// lives as long as the process (its cc children die with it: PR_SET_PDEATHSIG). A process runs one
-// tenant's kernels (a worker) or one user's: one compile at a time each, and the node's compile
-// slots bound them all together. At most kMaxQueued wait; beyond, a kernel stays interpreted.
-class CompileQueue {
- public:
-  static CompileQueue& Get() {
-    static auto* q = new CompileQueue();  // never destroyed, like its thread
-    return *q;
-  }
-  size_t threads() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return started_ ? 1 : 0;
-  }
-  bool Push(std::function<void()> job) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (jobs_.size() >= kMaxQueued) return false;
-      jobs_.push_back(std::move(job));
-      if (!started_) {
-        started_ = true;
-        std::thread([this] { Loop(); }).detach();
-      }
-    }
-    cv_.notify_one();
-    return true;
-  }
-
- private:
-  static constexpr size_t kMaxQueued = 64;
-  void Loop() {
-    std::unique_lock<std::mutex> lock(mu_);
-    for (;;) {
-      cv_.wait(lock, [&] { return !jobs_.empty(); });
-      std::function<void()> job = std::move(jobs_.front());
-      jobs_.pop_front();
-      lock.unlock();
-      job();
-      lock.lock();
-    }
-  }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;
-  bool started_ = false;
-};
-
-}  // namespace
-
-size_t NativeCompileThreads() { return CompileQueue::Get().threads(); }
-
-std::shared_ptr<NativeSlot> NativeSlot::For(Result<NativeSource> source) {
-  if (!source.ok()) {
-    auto slot = std::make_shared<NativeSlot>();
-    slot->error_ = source.status().message();
-    slot->failed_ = true;
-    return slot;
-  }
-  auto src = std::make_shared<const NativeSource>(std::move(*source));
-  return SlotCache::Get().Find(Sha256Hex(src->c), [&] {
-    auto slot = std::make_shared<NativeSlot>();
-    slot->source_ = src;
-    return slot;
-  });
-}
-
-std::shared_ptr<const NativeCode> NativeSlot::Get(NativeMode mode, const std::string& cc) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (mode == NativeMode::kOff) return nullptr;
-  if (code_ || failed_) return code_;
-  if (mode == NativeMode::kAlways) {
-    if (!compiling_) {
-      compiling_ = true;
-      lock.unlock();
-      StartCompile(/*wait=*/true, cc);
-      lock.lock();
-    }
-    cv_.wait(lock, [&] { return !compiling_; });
-    return code_;
-  }
-  return nullptr;
-}
-
-void NativeSlot::AddInterpreted(uint64_t instructions, std::chrono::nanoseconds time, const NativePolicy& policy,
-                                const std::string& cc) {
-  if (policy.mode != NativeMode::kAuto) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (code_ || failed_ || compiling_) return;
-    interpreted_ += instructions;
-    interpreted_time_ += time;
-    if (interpreted_ < policy.threshold) return;
-    // Pay back first: the compile may cost the launches at most its CPU time, and waiting until the
-    // kernel was interpreted payback times that long bounds the loss of a run that ends before
-    // the code is ready to 1/payback (native code then wins it back).
-    if (interpreted_time_.count() < policy.payback * EstimatedCompileCost(source_->c.size()).count()) return;
-    compiling_ = true;
-  }
-  StartCompile(/*wait=*/false, cc);
-}
-
-void NativeSlot::StartCompile(bool wait, const std::string& cc) {
-  auto job = [self = shared_from_this(), cc, src = source_, wait]() {
-    auto r = NativeCode::Compile(*src, cc, /*background=*/!wait);
-    std::lock_guard<std::mutex> lock(self->mu_);
-    if (!r.ok() && r.status().code() == StatusCode::kUnavailable) {
-      // No compile slot in time (the node is busy): interpreted for now, asked again later.
-      self->compiling_ = false;
-      self->interpreted_ = 0;
-      self->interpreted_time_ = {};
-      self->cv_.notify_all();
-      return;
-    }
-    if (r.ok()) {
-      self->code_ = std::move(*r);
-    } else {
-      self->failed_ = true;
-      self->error_ = r.status().message();
-    }
-    self->compiling_ = false;
-    self->cv_.notify_all();
-  };
-  if (wait) {
-    job();
-  } else if (!CompileQueue::Get().Push(job)) {
-    // The queue is full: the kernel stays interpreted, and may ask again after another threshold.
-    std::lock_guard<std::mutex> lock(mu_);
-    compiling_ = false;
-    interpreted_ = 0;
-    interpreted_time_ = {};
-  }
-}
-
-std::string NativeSlot::why_not() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return error_;
 }
 
 }  // namespace gpuwasm::device::cpu
