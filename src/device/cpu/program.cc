@@ -4,6 +4,8 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 namespace gpuwasm::device::cpu {
 
@@ -433,7 +435,7 @@ class Decoder {
         branches.emplace_back(p_.code.size(), in.operands[0].symbol);
       }
       const size_t before = p_.code.size(), refused = unsupported_.size();
-      GPUWASM_RETURN_IF_ERROR(Note(Instruction(fi, in)));
+      GPUWASM_RETURN_IF_ERROR(Note(Instruction(in)));
       if (unsupported_.size() != refused) {  // a stand-in keeps every later pc where it belongs
         p_.code.resize(before);
         Inst stand_in;
@@ -460,9 +462,31 @@ class Decoder {
     return Status::Ok();
   }
 
-  Status Instruction(int fi, const ptx::Instruction& in) {
+  // The operand checks every decoder shares: register `i` as the destination (of x's type), and
+  // `n` sources from operand `from` into x.s[].
+  Result<uint32_t> Dst(const ptx::Instruction& in, const Inst& x, size_t i) {
+    const Operand& o = in.operands[i];
+    if (o.kind != Operand::Kind::kRegister && o.kind != Operand::Kind::kSink) {
+      return BadAt(in, "operand " + std::to_string(i + 1) + " must be a register");
+    }
+    return Slot(in, o, x.t);
+  }
+  Status Srcs(const ptx::Instruction& in, Inst& x, size_t from, size_t n) {
+    for (size_t k = 0; k < n; ++k) { GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, in.operands[from + k], x.t)); }
+    return Status::Ok();
+  }
+  // `o` with a destination and `nsrc` sources.
+  Status Arith(const ptx::Instruction& in, Inst& x, Op o, size_t nsrc) {
+    GPUWASM_RETURN_IF_ERROR(NeedOperands(in, nsrc + 1));
+    x.op = o;
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0));
+    GPUWASM_RETURN_IF_ERROR(Srcs(in, x, 1, nsrc));
+    return Emit(x, in);
+  }
+
+  // One instruction: the modifiers every instruction shares, then its opcode's decoder.
+  Status Instruction(const ptx::Instruction& in) {
     Mods m = ParseMods(in);
-    const auto& ops = in.operands;
     const std::string& op = in.opcode;
     Inst x;
     x.t = m.types.empty() ? Type::kNone : m.types.back();
@@ -473,564 +497,664 @@ class Decoder {
       if (m.flags & kSatFinite) return Unsupported(in, "modifier .satfinite");
       if (m.rnd == Round::kRna) return BadAt(in, ".rna rounds conversions to tf32 only");
     }
-    auto need = [&](size_t n) { return NeedOperands(in, n); };
-    auto dst = [&](size_t i) -> Result<uint32_t> {
-      if (ops[i].kind != Operand::Kind::kRegister && ops[i].kind != Operand::Kind::kSink) {
-        return BadAt(in, "operand " + std::to_string(i + 1) + " must be a register");
-      }
-      return Slot(in, ops[i], x.t);
-    };
-    auto srcs = [&](size_t from, size_t n) -> Status {
-      for (size_t k = 0; k < n; ++k) { GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, ops[from + k], x.t)); }
-      return Status::Ok();
-    };
-    auto arith = [&](Op o, size_t nsrc) -> Status {
-      GPUWASM_RETURN_IF_ERROR(need(nsrc + 1));
-      x.op = o;
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-      GPUWASM_RETURN_IF_ERROR(srcs(1, nsrc));
-      return Emit(x, in);
-    };
-    if (!m.other.empty() && op != "mov" && op != "ld" && op != "st" && op != "bar" && op != "barrier" &&
-        op != "membar" && op != "fence" && op != "shfl" && op != "vote" && op != "atom" && op != "red" &&
-        op != "call" && op != "min" && op != "max" && op != "cvt" && op != "div" && op != "prmt" && op != "shf" &&
-        op != "ldu" && op != "testp" && op != "add" && op != "sub" && op != "mad" && op != "addc" &&
-        op != "subc" && op != "madc" && op != "redux" && op != "match" && op != "dp2a" && op != "szext" &&
-        op != "bmsk" && op != "cp" && !IsVideoSimd(op) && !IsVideoScalar(op)) {
+    // Modifiers outside the types, rounding and the few every instruction may have are read by
+    // the instructions' own decoders; any other instruction with one is refused here.
+    static const std::set<std::string_view> kTakesModifiers = {
+        "mov", "ld", "st", "bar", "barrier", "membar", "fence", "shfl", "vote", "atom", "red", "call", "min",
+        "max", "cvt", "div", "prmt", "shf", "ldu", "testp", "add", "sub", "mad", "addc", "subc", "madc", "redux",
+        "match", "dp2a", "szext", "bmsk", "cp"};
+    if (!m.other.empty() && !kTakesModifiers.count(op) && !IsVideoSimd(op) && !IsVideoScalar(op)) {
       return Unsupported(in, "modifier ." + *m.other.begin());
     }
     if (std::find(m.types.begin(), m.types.end(), Type::kB128) != m.types.end()) {
       if (op == "mov") return WideMove(in, m, x);
       if (op != "atom" && op != "red" && op != "ld" && op != "st") return Unsupported(in, ".b128 operands of " + op);
     }
-    if (op == "mov") {
-      GPUWASM_RETURN_IF_ERROR(need(2));
-      if (ops[1].kind == Operand::Kind::kSpecial &&
-          (ops[1].symbol == "%clock" || ops[1].symbol == "%clock64" || ops[1].symbol == "%clock_hi" ||
-           ops[1].symbol.rfind("%globaltimer", 0) == 0)) {
-        x.op = Op::kClock;
-        x.offset = ops[1].symbol == "%clock_hi" || ops[1].symbol == "%globaltimer_hi" ? 32 : 0;  // shift
-        GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-        return Emit(x, in);
-      }
-      if (ops[1].kind == Operand::Kind::kVector || ops[0].kind == Operand::Kind::kVector) {
-        bool pack = ops[1].kind == Operand::Kind::kVector;
-        const Operand& v = pack ? ops[1] : ops[0];
-        if (v.elements.size() != 2 && v.elements.size() != 4) return BadAt(in, "vector of 2 or 4 elements expected");
-        x.op = pack ? Op::kPack : Op::kUnpack;
-        x.vec = static_cast<uint8_t>(v.elements.size());
-        Type et = ptx::TypeSize(x.t) / x.vec == 2 ? Type::kB16 : ptx::TypeSize(x.t) / x.vec == 4 ? Type::kB32 : Type::kB8;
-        for (size_t k = 0; k < v.elements.size(); ++k) {
-          GPUWASM_ASSIGN_OR_RETURN(uint32_t s, Slot(in, v.elements[k], et));
-          if (pack) x.s[k] = s; else x.d[k] = s;
-        }
-        if (pack) { GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0)); }
-        else { GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t)); }
-        return Emit(x, in);
-      }
-      return arith(Op::kMov, 1);
-    }
-    if (op == "ld" || op == "ldu" || op == "st") {
-      GPUWASM_RETURN_IF_ERROR(need(2));
-      bool store = op == "st";
-      const Operand& addr = store ? ops[0] : ops[1];
-      const Operand& val = store ? ops[1] : ops[0];
-      for (const std::string& o : m.other) {
-        if (o != "nc" && o != "volatile" && o != "relaxed" && o != "weak" && o != "ca" && o != "cg" && o != "cs" &&
-            o != "lu" && o != "cv" && o != "wb" && o != "wt" && o != "gpu" && o != "cta" && o != "sys" &&
-            o != "acquire" && o != "release" && o != "cluster" &&  // host loads and stores are ordered enough (x86-64: TSO)
-            o.rfind("L1::", 0) != 0 && o.rfind("L2::", 0) != 0) {
-          return Unsupported(in, "modifier ." + o);
-        }
-        if (o == "volatile") x.flags |= kVolatile;
-      }
-      if (m.space == "param") {
-        auto sym = addr.kind == Operand::Kind::kAddress && addr.reg < 0 ? Lookup(addr.symbol) : std::nullopt;
-        if (!sym) return Unsupported(in, "parameter access through a register");
-        if (sym->kind == Symbol::kKernelParam) {
-          if (store) return BadAt(in, "kernel parameters are read-only");
-          x.op = Op::kLdKParam;
-          // A vector load (ld.param.v2.f32 {a, b}, [p], as nvcc reads a struct) is one load per element.
-          GPUWASM_ASSIGN_OR_RETURN(const std::vector<const Operand*> elems, Elements(in, val, m.vec));
-          for (size_t k = 0; k < elems.size(); ++k) {
-            Inst e = x;
-            e.offset = static_cast<int64_t>(sym->value) + addr.offset + static_cast<int64_t>(k * ptx::TypeSize(x.t));
-            if (elems[k]->kind != Operand::Kind::kRegister && elems[k]->kind != Operand::Kind::kSink) {
-              return BadAt(in, "a parameter load needs register destinations");
-            }
-            GPUWASM_ASSIGN_OR_RETURN(e.d[0], Slot(in, *elems[k], x.t));
-            if (elems[k]->kind == Operand::Kind::kRegister) {
-              e.dst_bits = static_cast<uint8_t>(ptx::TypeSize(m_.registers[elems[k]->reg].type) * 8);
-            }
-            GPUWASM_RETURN_IF_ERROR(Emit(e, in));
-          }
-          return Status::Ok();
-        }
-        if (sym->kind != Symbol::kSlot) return Unsupported(in, "call parameter access of this kind");
-        return CallParamAccess(in, *sym, addr.offset, store, val, m.vec, x);
-      }
-      x.op = store ? Op::kSt : Op::kLd;
-      x.mem = op == "ldu" ? Mem::kGlobal : SpaceOf(m.space);
-      x.vec = static_cast<uint8_t>(m.vec);
-      GPUWASM_RETURN_IF_ERROR(Address(in, addr, &x));
-      if (x.t == Type::kB128) {  // a 16-byte access of the register's two halves
-        if (m.vec != 1 || m.space == "const") return Unsupported(in, "this .b128 form");
-        x.t = Type::kB64;
-        x.vec = 2;
-        GPUWASM_ASSIGN_OR_RETURN(x.d[0], WideSlot(in, val));
-        x.d[1] = x.d[0] + 1;
-        x.dst_bits = 64;
-        return Emit(x, in);
-      }
-      uint32_t vals[4];
-      if (val.kind == Operand::Kind::kVector) {
-        if (val.elements.size() != static_cast<size_t>(m.vec)) return BadAt(in, "vector size does not match ." + std::string(m.vec == 2 ? "v2" : "v4"));
-        for (int k = 0; k < m.vec; ++k) { GPUWASM_ASSIGN_OR_RETURN(vals[k], Slot(in, val.elements[k], x.t)); }
-      } else {
-        if (m.vec != 1) return BadAt(in, "vector access needs a vector operand");
-        GPUWASM_ASSIGN_OR_RETURN(vals[0], Slot(in, val, x.t));
-      }
-      // s[0] is the address; the values (loaded or stored) are d[0..vec).
-      for (int k = 0; k < m.vec; ++k) x.d[k] = vals[k];
-      if (!store) {
-        const Operand& first = val.kind == Operand::Kind::kVector ? val.elements[0] : val;
-        x.dst_bits = first.kind == Operand::Kind::kRegister
-                         ? static_cast<uint8_t>(ptx::TypeSize(m_.registers[first.reg].type) * 8)
-                         : 64;
-      }
-      return Emit(x, in);
-    }
-    if (op == "cvta") {
-      GPUWASM_RETURN_IF_ERROR(need(2));
-      x.op = m.to ? Op::kCvtaTo : Op::kCvta;
-      x.mem = SpaceOf(m.space);
-      if (x.mem == Mem::kGlobal) x.op = Op::kMov;  // global addresses are generic addresses
-      if (m.space.empty()) return BadAt(in, "cvta needs a state space");
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
-      return Emit(x, in);
-    }
-    const bool cc = m.other.count("cc") != 0;
-    if (op == "addc" || op == "subc" || op == "madc" || cc) {  // a carry chain (CC.CF in its own slot)
-      for (const std::string& o : m.other) {
-        if (o != "cc") return Unsupported(in, "modifier ." + o);
-      }
-      if (ptx::IsFloat(x.t) || ptx::TypeSize(x.t) < 4) return Unsupported(in, "carry chain of this type");
-      const bool mad = op == "mad" || op == "madc";
-      if (!mad && op != "add" && op != "sub" && op != "addc" && op != "subc") return Unsupported(in, "modifier .cc");
-      if (mad && m.hi == m.lo) return BadAt(in, "mad with carry needs .lo or .hi");
-      GPUWASM_RETURN_IF_ERROR(need(mad ? 4 : 3));
-      x.op = mad ? Op::kMadC : (op == "add" || op == "addc") ? Op::kAddC : Op::kSubC;
-      if (mad && m.hi) x.cmp = 1;
-      if (op == "addc" || op == "subc" || op == "madc") {
-        x.flags |= kCarryIn;
-        x.s[3] = cc_;
-      }
-      if (cc) {
-        x.flags |= kCarryOut;
-        x.d[1] = cc_;
-      }
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-      GPUWASM_RETURN_IF_ERROR(srcs(1, mad ? 3 : 2));
-      return Emit(x, in);
-    }
-    if (op == "add" || op == "sub") {
-      if (!m.other.empty()) return Unsupported(in, "modifier ." + *m.other.begin());
-      return arith(op == "add" ? Op::kAdd : Op::kSub, 2);
-    }
-    if (op == "dp4a" || op == "dp2a") {  // .atype.btype: a's and b's element types
-      if (m.types.size() != 2) return BadAt(in, op + " needs two types");
-      if (!m.other.empty()) return Unsupported(in, "modifier ." + *m.other.begin());
-      if (op == "dp2a" && m.hi == m.lo) return BadAt(in, "dp2a needs .lo or .hi");
-      GPUWASM_RETURN_IF_ERROR(need(4));
-      x.op = op == "dp4a" ? Op::kDp4a : Op::kDp2a;
-      x.t = m.types[0];
-      x.t2 = m.types[1];
-      if (m.hi) x.cmp = 1;
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-      GPUWASM_RETURN_IF_ERROR(srcs(1, 3));
-      return Emit(x, in);
-    }
+    // A .cc on any arithmetic (decoded above only mov, ld, st and cvta) makes it a carry chain.
+    const bool cc = m.other.count("cc") != 0 && op != "mov" && op != "ld" && op != "ldu" && op != "st" && op != "cvta";
+    if (op == "addc" || op == "subc" || op == "madc" || cc) return DecodeCarryChain(in, m, x);
     if (IsVideoSimd(op)) return VideoSimd(in, m, x);
     if (IsVideoScalar(op)) return VideoScalar(in, m, x);
-    if (op == "mul" || op == "mad") {
-      bool mad = op == "mad";
-      if (ptx::IsFloat(x.t)) return arith(mad ? Op::kFma : Op::kMulLo, mad ? 3 : 2);
-      if (m.wide) {
-        x.t2 = x.t;
-        x.t = ptx::TypeSize(x.t) == 4 ? (ptx::IsSigned(x.t) ? Type::kS64 : Type::kU64)
-                                      : (ptx::IsSigned(x.t) ? Type::kS32 : Type::kU32);
-        if (ptx::TypeSize(x.t2) != 2 && ptx::TypeSize(x.t2) != 4) return Unsupported(in, ".wide of this type");
-        GPUWASM_RETURN_IF_ERROR(need(mad ? 4 : 3));
-        x.op = mad ? Op::kMadWide : Op::kMulWide;
-        GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-        GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t2));
-        GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], x.t2));
-        if (mad) { GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], x.t)); }
-        return Emit(x, in);
-      }
-      if (m.hi) return arith(mad ? Op::kMadHi : Op::kMulHi, mad ? 3 : 2);
-      return arith(mad ? Op::kMadLo : Op::kMulLo, mad ? 3 : 2);
-    }
-    if (op == "fma") return arith(Op::kFma, 3);
-    if (op == "div") return arith(Op::kDiv, 2);
-    if (op == "rem") return arith(Op::kRem, 2);
-    if (op == "min" || op == "max") {
-      for (const std::string& o : m.other) {
-        if (o != "NaN" && o != "xorsign") return Unsupported(in, "modifier ." + o);
-        if (o == "xorsign") return Unsupported(in, "");
-      }
-      if (m.other.count("NaN") != 0) x.flags |= kSat;  // reuse: propagate NaN
-      return arith(op == "min" ? Op::kMin : Op::kMax, 2);
-    }
-    if (op == "abs") return arith(Op::kAbs, 1);
-    if (op == "neg") return arith(Op::kNeg, 1);
-    if (op == "and") return arith(Op::kAnd, 2);
-    if (op == "or") return arith(Op::kOr, 2);
-    if (op == "xor") return arith(Op::kXor, 2);
-    if (op == "not") return arith(Op::kNot, 1);
-    if (op == "cnot") return arith(Op::kCnot, 1);
-    if (op == "shl" || op == "shr") {
-      GPUWASM_RETURN_IF_ERROR(need(3));
-      x.op = op == "shl" ? Op::kShl : Op::kShr;
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kU32));
+    // Instructions whose operands are the destination and `n` sources, all of the instruction's type.
+    static const std::unordered_map<std::string_view, std::pair<Op, size_t>> kArith = {
+        {"fma", {Op::kFma, 3}}, {"div", {Op::kDiv, 2}}, {"rem", {Op::kRem, 2}}, {"abs", {Op::kAbs, 1}},
+        {"neg", {Op::kNeg, 1}}, {"and", {Op::kAnd, 2}}, {"or", {Op::kOr, 2}}, {"xor", {Op::kXor, 2}},
+        {"not", {Op::kNot, 1}}, {"cnot", {Op::kCnot, 1}}, {"bfe", {Op::kBfe, 3}}, {"bfi", {Op::kBfi, 4}},
+        {"lop3", {Op::kLop3, 4}}, {"sqrt", {Op::kSqrt, 1}}, {"rcp", {Op::kRcp, 1}}, {"rsqrt", {Op::kRsqrt, 1}},
+        {"sin", {Op::kSin, 1}}, {"cos", {Op::kCos, 1}}, {"ex2", {Op::kEx2, 1}}, {"lg2", {Op::kLg2, 1}},
+        {"tanh", {Op::kTanh, 1}}, {"copysign", {Op::kCopysign, 2}}};
+    if (auto a = kArith.find(op); a != kArith.end()) return Arith(in, x, a->second.first, a->second.second);
+    using Handler = Status (Decoder::*)(const ptx::Instruction&, Mods&, Inst&);
+    static const std::unordered_map<std::string_view, Handler> kHandlers = {
+        {"mov", &Decoder::DecodeMov}, {"ld", &Decoder::DecodeLoadStore}, {"ldu", &Decoder::DecodeLoadStore},
+        {"st", &Decoder::DecodeLoadStore}, {"cvta", &Decoder::DecodeCvta}, {"add", &Decoder::DecodeAddSub},
+        {"sub", &Decoder::DecodeAddSub}, {"dp4a", &Decoder::DecodeDotProduct}, {"dp2a", &Decoder::DecodeDotProduct},
+        {"mul", &Decoder::DecodeMulMad}, {"mad", &Decoder::DecodeMulMad}, {"min", &Decoder::DecodeMinMax},
+        {"max", &Decoder::DecodeMinMax}, {"shl", &Decoder::DecodeShift}, {"shr", &Decoder::DecodeShift},
+        {"popc", &Decoder::DecodeBitCount}, {"clz", &Decoder::DecodeBitCount}, {"brev", &Decoder::DecodeBitCount},
+        {"bfind", &Decoder::DecodeBitCount}, {"prmt", &Decoder::DecodePrmt}, {"shf", &Decoder::DecodeShf},
+        {"setp", &Decoder::DecodeSetp}, {"set", &Decoder::DecodeSetp}, {"selp", &Decoder::DecodeSelp},
+        {"slct", &Decoder::DecodeSlct}, {"mul24", &Decoder::DecodeMul24Mad24}, {"mad24", &Decoder::DecodeMul24Mad24},
+        {"sad", &Decoder::DecodeSad}, {"szext", &Decoder::DecodeSzextBmsk}, {"bmsk", &Decoder::DecodeSzextBmsk},
+        {"fns", &Decoder::DecodeFns}, {"testp", &Decoder::DecodeTestp}, {"isspacep", &Decoder::DecodeIsspacep},
+        {"cvt", &Decoder::DecodeCvt}, {"cp", &Decoder::DecodeCp}, {"bra", &Decoder::DecodeBra},
+        {"ret", &Decoder::DecodeRet}, {"exit", &Decoder::DecodeExit}, {"trap", &Decoder::DecodeTrap},
+        {"brkpt", &Decoder::DecodeTrap}, {"membar", &Decoder::DecodeFenceOrHint}, {"fence", &Decoder::DecodeFenceOrHint},
+        {"nanosleep", &Decoder::DecodeFenceOrHint}, {"prefetch", &Decoder::DecodeFenceOrHint},
+        {"prefetchu", &Decoder::DecodeFenceOrHint}, {"bar", &Decoder::DecodeBar}, {"barrier", &Decoder::DecodeBar},
+        {"atom", &Decoder::DecodeAtomic}, {"red", &Decoder::DecodeAtomic}, {"shfl", &Decoder::DecodeShfl},
+        {"vote", &Decoder::DecodeVote}, {"redux", &Decoder::DecodeRedux}, {"match", &Decoder::DecodeMatch},
+        {"activemask", &Decoder::DecodeActivemask}, {"call", &Decoder::DecodeCall}};
+    if (auto h = kHandlers.find(op); h != kHandlers.end()) return (this->*h->second)(in, m, x);
+    return Unsupported(in, "");
+  }
+
+  // mov.
+  Status DecodeMov(const ptx::Instruction& in, [[maybe_unused]] Mods& m, Inst& x) {
+    const auto& ops = in.operands;
+    GPUWASM_RETURN_IF_ERROR(NeedOperands(in, 2));
+    if (ops[1].kind == Operand::Kind::kSpecial &&
+        (ops[1].symbol == "%clock" || ops[1].symbol == "%clock64" || ops[1].symbol == "%clock_hi" ||
+         ops[1].symbol.rfind("%globaltimer", 0) == 0)) {
+      x.op = Op::kClock;
+      x.offset = ops[1].symbol == "%clock_hi" || ops[1].symbol == "%globaltimer_hi" ? 32 : 0;  // shift
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0));
       return Emit(x, in);
     }
-    if (op == "popc" || op == "clz" || op == "brev" || op == "bfind") {
-      Op o = op == "popc" ? Op::kPopc : op == "clz" ? Op::kClz : op == "brev" ? Op::kBrev : Op::kBfind;
-      return arith(o, 1);
-    }
-    if (op == "bfe") return arith(Op::kBfe, 3);
-    if (op == "bfi") return arith(Op::kBfi, 4);
-    if (op == "prmt") {
-      if (!m.other.empty()) return Unsupported(in, "prmt mode ." + *m.other.begin());
-      return arith(Op::kPrmt, 3);
-    }
-    if (op == "shf") {
-      for (const std::string& o : m.other) {
-        if (o != "r" && o != "clamp") return Unsupported(in, "modifier ." + o);
+    if (ops[1].kind == Operand::Kind::kVector || ops[0].kind == Operand::Kind::kVector) {
+      bool pack = ops[1].kind == Operand::Kind::kVector;
+      const Operand& v = pack ? ops[1] : ops[0];
+      if (v.elements.size() != 2 && v.elements.size() != 4) return BadAt(in, "vector of 2 or 4 elements expected");
+      x.op = pack ? Op::kPack : Op::kUnpack;
+      x.vec = static_cast<uint8_t>(v.elements.size());
+      Type et = ptx::TypeSize(x.t) / x.vec == 2 ? Type::kB16 : ptx::TypeSize(x.t) / x.vec == 4 ? Type::kB32 : Type::kB8;
+      for (size_t k = 0; k < v.elements.size(); ++k) {
+        GPUWASM_ASSIGN_OR_RETURN(uint32_t s, Slot(in, v.elements[k], et));
+        if (pack) x.s[k] = s; else x.d[k] = s;
       }
-      return arith(Op::kShf, 3);
-    }
-    if (op == "lop3") return arith(Op::kLop3, 4);
-    if (op == "setp" || op == "set") {  // set.cmp[.bool].dtype.stype: d = the predicate as 1.0f or all ones
-      if (ops.size() != 3 && ops.size() != 4) return BadAt(in, op + " needs 3 or 4 operands");
-      const bool set = op == "set";
-      if (set) {
-        if (m.types.size() != 2) return BadAt(in, "set needs a destination and a source type");
-        x.t2 = m.types[0];
-        if (x.t2 != Type::kU32 && x.t2 != Type::kS32 && x.t2 != Type::kF32) return BadAt(in, "set's destination type must be u32, s32 or f32");
-        if (ops[0].reg2 >= 0) return BadAt(in, "set has one destination");
-      }
-      static const std::map<std::string, Cmp> kCmps = {
-          {"eq", Cmp::kEq},   {"ne", Cmp::kNe},   {"lt", Cmp::kLt},   {"le", Cmp::kLe},   {"gt", Cmp::kGt},
-          {"ge", Cmp::kGe},   {"lo", Cmp::kLo},   {"ls", Cmp::kLs},   {"hi", Cmp::kHi},   {"hs", Cmp::kHs},
-          {"equ", Cmp::kEqu}, {"neu", Cmp::kNeu}, {"ltu", Cmp::kLtu}, {"leu", Cmp::kLeu}, {"gtu", Cmp::kGtu},
-          {"geu", Cmp::kGeu}, {"num", Cmp::kNum}, {"nan", Cmp::kNan}};
-      auto c = kCmps.find(m.cmp);
-      if (c == kCmps.end()) return BadAt(in, op + " needs a comparison");
-      x.op = set ? Op::kSet : Op::kSetp;
-      x.cmp = static_cast<uint8_t>(c->second);
-      x.bool_op = static_cast<uint8_t>(m.boolop == "and" ? BoolOp::kAnd : m.boolop == "or" ? BoolOp::kOr
-                                                        : m.boolop == "xor" ? BoolOp::kXor : BoolOp::kNone);
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], set ? x.t2 : Type::kPred));
-      if (ops[0].reg2 >= 0) {
-        x.d[1] = static_cast<uint32_t>(ops[0].reg2);
-        x.flags |= kDualDst;
-      }
-      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], x.t));
-      if (ops.size() == 4) {
-        if (x.bool_op == static_cast<uint8_t>(BoolOp::kNone)) return BadAt(in, "a 4th operand needs .and/.or/.xor");
-        GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], Type::kPred));
-        x.flags |= kHasPred3;
-        if (ops[3].negate) x.flags |= kNegPred3;
-      }
+      if (pack) { GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0)); }
+      else { GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t)); }
       return Emit(x, in);
     }
-    if (op == "selp") {
-      GPUWASM_RETURN_IF_ERROR(need(4));
-      x.op = Op::kSelp;
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-      GPUWASM_RETURN_IF_ERROR(srcs(1, 2));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], Type::kPred));
-      if (ops[3].negate) x.flags |= kNegPred3;
-      return Emit(x, in);
-    }
-    if (op == "slct") {  // slct.dtype.ctype d, a, b, c: a where c >= 0, else b
-      if (m.types.size() != 2 || (m.types[1] != Type::kS32 && m.types[1] != Type::kF32)) {
-        return BadAt(in, "slct needs a destination type and c's type, s32 or f32");
+    return Arith(in, x, Op::kMov, 1);
+  }
+
+  // ld, ldu, st.
+  Status DecodeLoadStore(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const auto& ops = in.operands;
+    const std::string& op = in.opcode;
+    GPUWASM_RETURN_IF_ERROR(NeedOperands(in, 2));
+    bool store = op == "st";
+    const Operand& addr = store ? ops[0] : ops[1];
+    const Operand& val = store ? ops[1] : ops[0];
+    for (const std::string& o : m.other) {
+      if (o != "nc" && o != "volatile" && o != "relaxed" && o != "weak" && o != "ca" && o != "cg" && o != "cs" &&
+          o != "lu" && o != "cv" && o != "wb" && o != "wt" && o != "gpu" && o != "cta" && o != "sys" &&
+          o != "acquire" && o != "release" && o != "cluster" &&  // host loads and stores are ordered enough (x86-64: TSO)
+          o.rfind("L1::", 0) != 0 && o.rfind("L2::", 0) != 0) {
+        return Unsupported(in, "modifier ." + o);
       }
-      GPUWASM_RETURN_IF_ERROR(need(4));
-      x.op = Op::kSlct;
-      x.t = m.types[0];
-      x.t2 = m.types[1];
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-      GPUWASM_RETURN_IF_ERROR(srcs(1, 2));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], x.t2));
-      return Emit(x, in);
+      if (o == "volatile") x.flags |= kVolatile;
     }
-    if (op == "mul24" || op == "mad24") {  // .hi/.lo: bits 47..16 or 31..0 of the 48-bit product
-      if (m.hi == m.lo) return BadAt(in, op + " needs .hi or .lo");
-      if (x.t != Type::kU32 && x.t != Type::kS32) return BadAt(in, op + " is .u32 or .s32");
-      if ((x.flags & kSat) && (op != "mad24" || !m.hi || x.t != Type::kS32)) return BadAt(in, ".sat is for mad24.hi.s32 only");
-      if (m.hi) x.cmp = 1;
-      return arith(op == "mul24" ? Op::kMul24 : Op::kMad24, op == "mul24" ? 2 : 3);
-    }
-    if (op == "sad") {
-      if (ptx::IsFloat(x.t) || ptx::TypeSize(x.t) < 2) return BadAt(in, "sad needs a 16-, 32- or 64-bit integer type");
-      return arith(Op::kSad, 3);
-    }
-    if (op == "szext" || op == "bmsk") {  // .clamp or .wrap (the flag)
-      const bool clamp = m.other.count("clamp") != 0;
-      if (clamp == ((x.flags & kWrap) != 0) || m.other.size() != (clamp ? 1u : 0u)) return BadAt(in, op + " needs .clamp or .wrap");
-      if (op == "szext" ? (x.t != Type::kU32 && x.t != Type::kS32) : x.t != Type::kB32) {
-        return BadAt(in, op == "szext" ? "szext is .u32 or .s32" : "bmsk is .b32");
-      }
-      return arith(op == "szext" ? Op::kSzext : Op::kBmsk, 2);
-    }
-    if (op == "fns") {  // fns.b32 d, mask, base, offset
-      if (x.t != Type::kB32) return BadAt(in, "fns is .b32");
-      GPUWASM_RETURN_IF_ERROR(need(4));
-      x.op = Op::kFns;
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], Type::kB32));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kS32));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], Type::kS32));
-      return Emit(x, in);
-    }
-    if (op == "sqrt") return arith(Op::kSqrt, 1);
-    if (op == "rcp") return arith(Op::kRcp, 1);
-    if (op == "rsqrt") return arith(Op::kRsqrt, 1);
-    if (op == "sin") return arith(Op::kSin, 1);
-    if (op == "cos") return arith(Op::kCos, 1);
-    if (op == "ex2") return arith(Op::kEx2, 1);
-    if (op == "lg2") return arith(Op::kLg2, 1);
-    if (op == "tanh") return arith(Op::kTanh, 1);
-    if (op == "copysign") return arith(Op::kCopysign, 2);
-    if (op == "testp") {
-      static const std::map<std::string, uint8_t> kTests = {{"finite", 0}, {"infinite", 1}, {"number", 2},
-                                                            {"notanumber", 3}, {"normal", 4}, {"subnormal", 5}};
-      if (m.other.size() != 1 || kTests.count(*m.other.begin()) == 0) return Unsupported(in, "");
-      x.cmp = kTests.at(*m.other.begin());
-      GPUWASM_RETURN_IF_ERROR(need(2));
-      x.op = Op::kTestp;
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], Type::kPred));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
-      return Emit(x, in);
-    }
-    if (op == "isspacep") {  // whether a generic address is in the space (the fence's slow path)
-      GPUWASM_RETURN_IF_ERROR(need(2));
-      if (m.space.empty()) return BadAt(in, "isspacep needs a state space");
-      x.op = Op::kIsspacep;
-      x.mem = SpaceOf(m.space);
-      x.cmp = m.space == "const" || m.space == "param" ? 1 : 0;
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], Type::kPred));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], Type::kU64));
-      return Emit(x, in);
-    }
-    if (op == "cvt") return Convert(in, m, x);
-    if (op == "cp") return CpAsync(in, x);
-    if (op == "bra") {
-      x.op = Op::kBra;
-      return Emit(x, in);  // target patched by EmitFunction
-    }
-    if (op == "ret") {
-      x.op = m_.functions[fi].is_entry ? Op::kExit : Op::kRet;
-      return Emit(x, in);
-    }
-    if (op == "exit") {
-      x.op = Op::kExit;
-      return Emit(x, in);
-    }
-    if (op == "trap" || op == "brkpt") {
-      x.op = Op::kTrap;
-      return Emit(x, in);
-    }
-    if (op == "membar" || op == "fence" || op == "nanosleep" || op == "prefetch" || op == "prefetchu") {
-      x.op = Op::kNop;
-      return Emit(x, in);
-    }
-    if (op == "bar" || op == "barrier") {
-      bool warp = m.other.count("warp") != 0;
-      if (warp) {
-        // bar.warp.sync: the interpreter regroups a warp's lanes wherever they meet again (so
-        // they are in lockstep here); native code ends a block at it (native.h).
-        x.op = Op::kWarpSync;
-        return Emit(x, in);
-      }
-      if (m.other.count("arrive") != 0 || m.other.count("red") != 0) {
-        return Unsupported(in, "only barrier 0 without a thread count is supported");
-      }
-      if (ops.size() != 1 || ops[0].kind != Operand::Kind::kImmediate || ops[0].imm_bits != 0) {
-        return Unsupported(in, "only barrier 0 without a thread count is supported");
-      }
-      x.op = Op::kBar;
-      return Emit(x, in);
-    }
-    if (op == "atom" || op == "red") {
-      static const std::map<std::string, AtomOp> kAtoms = {
-          {"add", AtomOp::kAdd}, {"min", AtomOp::kMin}, {"max", AtomOp::kMax}, {"inc", AtomOp::kInc},
-          {"dec", AtomOp::kDec}, {"and", AtomOp::kAnd}, {"or", AtomOp::kOr},   {"xor", AtomOp::kXor},
-          {"exch", AtomOp::kExch}, {"cas", AtomOp::kCas}};
-      auto a = kAtoms.find(m.atom);
-      if (a == kAtoms.end()) return BadAt(in, "atomic operation missing");
-      for (const std::string& o : m.other) {
-        // Every scope and ordering is kept by the host's atomics (acquire-release, one address space).
-        if (o != "relaxed" && o != "gpu" && o != "sys" && o != "cta" && o != "cluster" && o != "acquire" &&
-            o != "release" && o != "acq_rel" && o != "noftz") {
-          return Unsupported(in, "modifier ." + o);
-        }
-      }
-      const bool min_max = a->second == AtomOp::kMin || a->second == AtomOp::kMax;
-      if (IsHalfLike(x.t) && a->second != AtomOp::kAdd && !min_max) return BadAt(in, "a half-precision atomic adds, or takes the min or max");
-      if (IsHalfLike(x.t) && min_max && m.vec == 1) return BadAt(in, "a half-precision .min/.max atomic is a vector one");
-      const bool b16 = x.t == Type::kB16 && (a->second == AtomOp::kCas || a->second == AtomOp::kExch);
-      const bool b128 = x.t == Type::kB128;
-      if (b128 && (op == "red" || (a->second != AtomOp::kCas && a->second != AtomOp::kExch) || m.vec != 1)) {
-        return BadAt(in, "a .b128 atomic is atom.exch or atom.cas");
-      }
-      if (ptx::TypeSize(x.t) != 4 && ptx::TypeSize(x.t) != 8 && !b16 && !b128 && !IsHalfLike(x.t)) {
-        return Unsupported(in, "atomic of this size");
-      }
-      x.op = Op::kAtom;
-      x.cmp = static_cast<uint8_t>(a->second);
-      x.mem = SpaceOf(m.space);
-      bool red = op == "red";
-      size_t base = red ? 0 : 1;
-      size_t nvals = a->second == AtomOp::kCas ? 2 : 1;
-      GPUWASM_RETURN_IF_ERROR(need(base + 1 + nvals));
-      if (b128) {  // d[0..1] the old value's halves; s[1..2] b's, s[3..4] c's (cas)
-        GPUWASM_RETURN_IF_ERROR(Address(in, ops[base], &x));
-        GPUWASM_ASSIGN_OR_RETURN(x.d[0], WideSlot(in, ops[0]));
-        x.d[1] = x.d[0] + 1;
-        GPUWASM_ASSIGN_OR_RETURN(x.s[1], WideSlot(in, ops[2]));
-        x.s[2] = x.s[1] + 1;
-        if (nvals == 2) {
-          GPUWASM_ASSIGN_OR_RETURN(x.s[3], WideSlot(in, ops[3]));
-          x.s[4] = x.s[3] + 1;
-        }
-        return Emit(x, in);
-      }
-      if (m.vec != 1) {
-        // Vector atomics (sm_90: atom.global.add.v2.f32 {d0, d1}, [a], {b0, b1}): each element
-        // is its own atomic add, as the ISA guarantees no more; one instruction per element.
-        // sm_90's half-precision vectors: .v2/.v4/.v8 of .f16/.bf16, .v2/.v4 of .f16x2/.bf16x2, with
-        // .add, .min or .max; f32: .add.
-        const bool half_vec = IsHalfLike(x.t) && (m.vec <= 4 || ptx::TypeSize(x.t) == 2);
-        if (!half_vec && (a->second != AtomOp::kAdd || x.t != Type::kF32)) {
-          return Unsupported(in, "vector atomic of this type or operation");
-        }
-        const Operand& vals = ops[base + 1];
-        if (vals.kind != Operand::Kind::kVector || vals.elements.size() != static_cast<size_t>(m.vec) ||
-            (!red && (ops[0].kind != Operand::Kind::kVector || ops[0].elements.size() != vals.elements.size()))) {
-          return BadAt(in, "a vector atomic needs vector operands of its width");
-        }
-        GPUWASM_RETURN_IF_ERROR(Address(in, ops[base], &x));
-        for (size_t k = 0; k < vals.elements.size(); ++k) {
+    if (m.space == "param") {
+      auto sym = addr.kind == Operand::Kind::kAddress && addr.reg < 0 ? Lookup(addr.symbol) : std::nullopt;
+      if (!sym) return Unsupported(in, "parameter access through a register");
+      if (sym->kind == Symbol::kKernelParam) {
+        if (store) return BadAt(in, "kernel parameters are read-only");
+        x.op = Op::kLdKParam;
+        // A vector load (ld.param.v2.f32 {a, b}, [p], as nvcc reads a struct) is one load per element.
+        GPUWASM_ASSIGN_OR_RETURN(const std::vector<const Operand*> elems, Elements(in, val, m.vec));
+        for (size_t k = 0; k < elems.size(); ++k) {
           Inst e = x;
-          e.vec = 1;
-          e.offset += static_cast<int64_t>(ptx::TypeSize(x.t) * k);
-          e.d[0] = sink_;
-          if (!red) { GPUWASM_ASSIGN_OR_RETURN(e.d[0], Slot(in, ops[0].elements[k], x.t)); }
-          GPUWASM_ASSIGN_OR_RETURN(e.s[1], Slot(in, vals.elements[k], x.t));
+          e.offset = static_cast<int64_t>(sym->value) + addr.offset + static_cast<int64_t>(k * ptx::TypeSize(x.t));
+          if (elems[k]->kind != Operand::Kind::kRegister && elems[k]->kind != Operand::Kind::kSink) {
+            return BadAt(in, "a parameter load needs register destinations");
+          }
+          GPUWASM_ASSIGN_OR_RETURN(e.d[0], Slot(in, *elems[k], x.t));
+          if (elems[k]->kind == Operand::Kind::kRegister) {
+            e.dst_bits = static_cast<uint8_t>(ptx::TypeSize(m_.registers[elems[k]->reg].type) * 8);
+          }
           GPUWASM_RETURN_IF_ERROR(Emit(e, in));
         }
         return Status::Ok();
       }
-      x.d[0] = red ? sink_ : 0;
-      if (!red) { GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0)); }
+      if (sym->kind != Symbol::kSlot) return Unsupported(in, "call parameter access of this kind");
+      return CallParamAccess(in, *sym, addr.offset, store, val, m.vec, x);
+    }
+    x.op = store ? Op::kSt : Op::kLd;
+    x.mem = op == "ldu" ? Mem::kGlobal : SpaceOf(m.space);
+    x.vec = static_cast<uint8_t>(m.vec);
+    GPUWASM_RETURN_IF_ERROR(Address(in, addr, &x));
+    if (x.t == Type::kB128) {  // a 16-byte access of the register's two halves
+      if (m.vec != 1 || m.space == "const") return Unsupported(in, "this .b128 form");
+      x.t = Type::kB64;
+      x.vec = 2;
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], WideSlot(in, val));
+      x.d[1] = x.d[0] + 1;
+      x.dst_bits = 64;
+      return Emit(x, in);
+    }
+    uint32_t vals[4];
+    if (val.kind == Operand::Kind::kVector) {
+      if (val.elements.size() != static_cast<size_t>(m.vec)) return BadAt(in, "vector size does not match ." + std::string(m.vec == 2 ? "v2" : "v4"));
+      for (int k = 0; k < m.vec; ++k) { GPUWASM_ASSIGN_OR_RETURN(vals[k], Slot(in, val.elements[k], x.t)); }
+    } else {
+      if (m.vec != 1) return BadAt(in, "vector access needs a vector operand");
+      GPUWASM_ASSIGN_OR_RETURN(vals[0], Slot(in, val, x.t));
+    }
+    // s[0] is the address; the values (loaded or stored) are d[0..vec).
+    for (int k = 0; k < m.vec; ++k) x.d[k] = vals[k];
+    if (!store) {
+      const Operand& first = val.kind == Operand::Kind::kVector ? val.elements[0] : val;
+      x.dst_bits = first.kind == Operand::Kind::kRegister
+                       ? static_cast<uint8_t>(ptx::TypeSize(m_.registers[first.reg].type) * 8)
+                       : 64;
+    }
+    return Emit(x, in);
+  }
+
+  // cvta.
+  Status DecodeCvta(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const auto& ops = in.operands;
+    GPUWASM_RETURN_IF_ERROR(NeedOperands(in, 2));
+    x.op = m.to ? Op::kCvtaTo : Op::kCvta;
+    x.mem = SpaceOf(m.space);
+    if (x.mem == Mem::kGlobal) x.op = Op::kMov;  // global addresses are generic addresses
+    if (m.space.empty()) return BadAt(in, "cvta needs a state space");
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
+    return Emit(x, in);
+  }
+
+  // add, sub.
+  Status DecodeAddSub(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const std::string& op = in.opcode;
+    if (!m.other.empty()) return Unsupported(in, "modifier ." + *m.other.begin());
+    return Arith(in, x, op == "add" ? Op::kAdd : Op::kSub, 2);
+  }
+
+  // dp4a, dp2a: .atype.btype: a's and b's element types.
+  Status DecodeDotProduct(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const std::string& op = in.opcode;
+    if (m.types.size() != 2) return BadAt(in, op + " needs two types");
+    if (!m.other.empty()) return Unsupported(in, "modifier ." + *m.other.begin());
+    if (op == "dp2a" && m.hi == m.lo) return BadAt(in, "dp2a needs .lo or .hi");
+    GPUWASM_RETURN_IF_ERROR(NeedOperands(in, 4));
+    x.op = op == "dp4a" ? Op::kDp4a : Op::kDp2a;
+    x.t = m.types[0];
+    x.t2 = m.types[1];
+    if (m.hi) x.cmp = 1;
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0));
+    GPUWASM_RETURN_IF_ERROR(Srcs(in, x, 1, 3));
+    return Emit(x, in);
+  }
+
+  // mul, mad.
+  Status DecodeMulMad(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const auto& ops = in.operands;
+    const std::string& op = in.opcode;
+    bool mad = op == "mad";
+    if (ptx::IsFloat(x.t)) return Arith(in, x, mad ? Op::kFma : Op::kMulLo, mad ? 3 : 2);
+    if (m.wide) {
+      x.t2 = x.t;
+      x.t = ptx::TypeSize(x.t) == 4 ? (ptx::IsSigned(x.t) ? Type::kS64 : Type::kU64)
+                                    : (ptx::IsSigned(x.t) ? Type::kS32 : Type::kU32);
+      if (ptx::TypeSize(x.t2) != 2 && ptx::TypeSize(x.t2) != 4) return Unsupported(in, ".wide of this type");
+      GPUWASM_RETURN_IF_ERROR(NeedOperands(in, mad ? 4 : 3));
+      x.op = mad ? Op::kMadWide : Op::kMulWide;
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t2));
+      GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], x.t2));
+      if (mad) { GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], x.t)); }
+      return Emit(x, in);
+    }
+    if (m.hi) return Arith(in, x, mad ? Op::kMadHi : Op::kMulHi, mad ? 3 : 2);
+    return Arith(in, x, mad ? Op::kMadLo : Op::kMulLo, mad ? 3 : 2);
+  }
+
+  // min, max.
+  Status DecodeMinMax(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const std::string& op = in.opcode;
+    for (const std::string& o : m.other) {
+      if (o != "NaN" && o != "xorsign") return Unsupported(in, "modifier ." + o);
+      if (o == "xorsign") return Unsupported(in, "");
+    }
+    if (m.other.count("NaN") != 0) x.flags |= kSat;  // reuse: propagate NaN
+    return Arith(in, x, op == "min" ? Op::kMin : Op::kMax, 2);
+  }
+
+  // shl, shr.
+  Status DecodeShift(const ptx::Instruction& in, [[maybe_unused]] Mods& m, Inst& x) {
+    const auto& ops = in.operands;
+    const std::string& op = in.opcode;
+    GPUWASM_RETURN_IF_ERROR(NeedOperands(in, 3));
+    x.op = op == "shl" ? Op::kShl : Op::kShr;
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kU32));
+    return Emit(x, in);
+  }
+
+  // popc, clz, brev, bfind.
+  Status DecodeBitCount(const ptx::Instruction& in, [[maybe_unused]] Mods& m, Inst& x) {
+    const std::string& op = in.opcode;
+    Op o = op == "popc" ? Op::kPopc : op == "clz" ? Op::kClz : op == "brev" ? Op::kBrev : Op::kBfind;
+    return Arith(in, x, o, 1);
+  }
+
+  // prmt.
+  Status DecodePrmt(const ptx::Instruction& in, Mods& m, Inst& x) {
+    if (!m.other.empty()) return Unsupported(in, "prmt mode ." + *m.other.begin());
+    return Arith(in, x, Op::kPrmt, 3);
+  }
+
+  // shf.
+  Status DecodeShf(const ptx::Instruction& in, Mods& m, Inst& x) {
+    for (const std::string& o : m.other) {
+      if (o != "r" && o != "clamp") return Unsupported(in, "modifier ." + o);
+    }
+    return Arith(in, x, Op::kShf, 3);
+  }
+
+  // setp, set: set.cmp[.bool].dtype.stype: d = the predicate as 1.0f or all ones.
+  Status DecodeSetp(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const auto& ops = in.operands;
+    const std::string& op = in.opcode;
+    if (ops.size() != 3 && ops.size() != 4) return BadAt(in, op + " needs 3 or 4 operands");
+    const bool set = op == "set";
+    if (set) {
+      if (m.types.size() != 2) return BadAt(in, "set needs a destination and a source type");
+      x.t2 = m.types[0];
+      if (x.t2 != Type::kU32 && x.t2 != Type::kS32 && x.t2 != Type::kF32) return BadAt(in, "set's destination type must be u32, s32 or f32");
+      if (ops[0].reg2 >= 0) return BadAt(in, "set has one destination");
+    }
+    static const std::map<std::string, Cmp> kCmps = {
+        {"eq", Cmp::kEq},   {"ne", Cmp::kNe},   {"lt", Cmp::kLt},   {"le", Cmp::kLe},   {"gt", Cmp::kGt},
+        {"ge", Cmp::kGe},   {"lo", Cmp::kLo},   {"ls", Cmp::kLs},   {"hi", Cmp::kHi},   {"hs", Cmp::kHs},
+        {"equ", Cmp::kEqu}, {"neu", Cmp::kNeu}, {"ltu", Cmp::kLtu}, {"leu", Cmp::kLeu}, {"gtu", Cmp::kGtu},
+        {"geu", Cmp::kGeu}, {"num", Cmp::kNum}, {"nan", Cmp::kNan}};
+    auto c = kCmps.find(m.cmp);
+    if (c == kCmps.end()) return BadAt(in, op + " needs a comparison");
+    x.op = set ? Op::kSet : Op::kSetp;
+    x.cmp = static_cast<uint8_t>(c->second);
+    x.bool_op = static_cast<uint8_t>(m.boolop == "and" ? BoolOp::kAnd : m.boolop == "or" ? BoolOp::kOr
+                                                      : m.boolop == "xor" ? BoolOp::kXor : BoolOp::kNone);
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], set ? x.t2 : Type::kPred));
+    if (ops[0].reg2 >= 0) {
+      x.d[1] = static_cast<uint32_t>(ops[0].reg2);
+      x.flags |= kDualDst;
+    }
+    GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], x.t));
+    if (ops.size() == 4) {
+      if (x.bool_op == static_cast<uint8_t>(BoolOp::kNone)) return BadAt(in, "a 4th operand needs .and/.or/.xor");
+      GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], Type::kPred));
+      x.flags |= kHasPred3;
+      if (ops[3].negate) x.flags |= kNegPred3;
+    }
+    return Emit(x, in);
+  }
+
+  // selp.
+  Status DecodeSelp(const ptx::Instruction& in, [[maybe_unused]] Mods& m, Inst& x) {
+    const auto& ops = in.operands;
+    GPUWASM_RETURN_IF_ERROR(NeedOperands(in, 4));
+    x.op = Op::kSelp;
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0));
+    GPUWASM_RETURN_IF_ERROR(Srcs(in, x, 1, 2));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], Type::kPred));
+    if (ops[3].negate) x.flags |= kNegPred3;
+    return Emit(x, in);
+  }
+
+  // slct: slct.dtype.ctype d, a, b, c: a where c >= 0, else b.
+  Status DecodeSlct(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const auto& ops = in.operands;
+    if (m.types.size() != 2 || (m.types[1] != Type::kS32 && m.types[1] != Type::kF32)) {
+      return BadAt(in, "slct needs a destination type and c's type, s32 or f32");
+    }
+    GPUWASM_RETURN_IF_ERROR(NeedOperands(in, 4));
+    x.op = Op::kSlct;
+    x.t = m.types[0];
+    x.t2 = m.types[1];
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0));
+    GPUWASM_RETURN_IF_ERROR(Srcs(in, x, 1, 2));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], x.t2));
+    return Emit(x, in);
+  }
+
+  // mul24, mad24: .hi/.lo: bits 47..16 or 31..0 of the 48-bit product.
+  Status DecodeMul24Mad24(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const std::string& op = in.opcode;
+    if (m.hi == m.lo) return BadAt(in, op + " needs .hi or .lo");
+    if (x.t != Type::kU32 && x.t != Type::kS32) return BadAt(in, op + " is .u32 or .s32");
+    if ((x.flags & kSat) && (op != "mad24" || !m.hi || x.t != Type::kS32)) return BadAt(in, ".sat is for mad24.hi.s32 only");
+    if (m.hi) x.cmp = 1;
+    return Arith(in, x, op == "mul24" ? Op::kMul24 : Op::kMad24, op == "mul24" ? 2 : 3);
+  }
+
+  // sad.
+  Status DecodeSad(const ptx::Instruction& in, [[maybe_unused]] Mods& m, Inst& x) {
+    if (ptx::IsFloat(x.t) || ptx::TypeSize(x.t) < 2) return BadAt(in, "sad needs a 16-, 32- or 64-bit integer type");
+    return Arith(in, x, Op::kSad, 3);
+  }
+
+  // szext, bmsk: .clamp or .wrap (the flag).
+  Status DecodeSzextBmsk(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const std::string& op = in.opcode;
+    const bool clamp = m.other.count("clamp") != 0;
+    if (clamp == ((x.flags & kWrap) != 0) || m.other.size() != (clamp ? 1u : 0u)) return BadAt(in, op + " needs .clamp or .wrap");
+    if (op == "szext" ? (x.t != Type::kU32 && x.t != Type::kS32) : x.t != Type::kB32) {
+      return BadAt(in, op == "szext" ? "szext is .u32 or .s32" : "bmsk is .b32");
+    }
+    return Arith(in, x, op == "szext" ? Op::kSzext : Op::kBmsk, 2);
+  }
+
+  // fns: fns.b32 d, mask, base, offset.
+  Status DecodeFns(const ptx::Instruction& in, [[maybe_unused]] Mods& m, Inst& x) {
+    const auto& ops = in.operands;
+    if (x.t != Type::kB32) return BadAt(in, "fns is .b32");
+    GPUWASM_RETURN_IF_ERROR(NeedOperands(in, 4));
+    x.op = Op::kFns;
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], Type::kB32));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kS32));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], Type::kS32));
+    return Emit(x, in);
+  }
+
+  // testp.
+  Status DecodeTestp(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const auto& ops = in.operands;
+    static const std::map<std::string, uint8_t> kTests = {{"finite", 0}, {"infinite", 1}, {"number", 2},
+                                                          {"notanumber", 3}, {"normal", 4}, {"subnormal", 5}};
+    if (m.other.size() != 1 || kTests.count(*m.other.begin()) == 0) return Unsupported(in, "");
+    x.cmp = kTests.at(*m.other.begin());
+    GPUWASM_RETURN_IF_ERROR(NeedOperands(in, 2));
+    x.op = Op::kTestp;
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], Type::kPred));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
+    return Emit(x, in);
+  }
+
+  // isspacep: whether a generic address is in the space (the fence's slow path).
+  Status DecodeIsspacep(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const auto& ops = in.operands;
+    GPUWASM_RETURN_IF_ERROR(NeedOperands(in, 2));
+    if (m.space.empty()) return BadAt(in, "isspacep needs a state space");
+    x.op = Op::kIsspacep;
+    x.mem = SpaceOf(m.space);
+    x.cmp = m.space == "const" || m.space == "param" ? 1 : 0;
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], Type::kPred));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], Type::kU64));
+    return Emit(x, in);
+  }
+
+  // cvt.
+  Status DecodeCvt(const ptx::Instruction& in, Mods& m, Inst& x) {
+    return Convert(in, m, x);
+  }
+
+  // cp.
+  Status DecodeCp(const ptx::Instruction& in, [[maybe_unused]] Mods& m, Inst& x) {
+    return CpAsync(in, x);
+  }
+
+  // bra.
+  Status DecodeBra(const ptx::Instruction& in, [[maybe_unused]] Mods& m, Inst& x) {
+    x.op = Op::kBra;
+    return Emit(x, in);  // target patched by EmitFunction
+  }
+
+  // ret.
+  Status DecodeRet(const ptx::Instruction& in, [[maybe_unused]] Mods& m, Inst& x) {
+    x.op = m_.functions[current_function_].is_entry ? Op::kExit : Op::kRet;
+    return Emit(x, in);
+  }
+
+  // exit.
+  Status DecodeExit(const ptx::Instruction& in, [[maybe_unused]] Mods& m, Inst& x) {
+    x.op = Op::kExit;
+    return Emit(x, in);
+  }
+
+  // trap, brkpt.
+  Status DecodeTrap(const ptx::Instruction& in, [[maybe_unused]] Mods& m, Inst& x) {
+    x.op = Op::kTrap;
+    return Emit(x, in);
+  }
+
+  // membar, fence, nanosleep, prefetch, prefetchu.
+  Status DecodeFenceOrHint(const ptx::Instruction& in, [[maybe_unused]] Mods& m, Inst& x) {
+    x.op = Op::kNop;
+    return Emit(x, in);
+  }
+
+  // bar, barrier.
+  Status DecodeBar(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const auto& ops = in.operands;
+    bool warp = m.other.count("warp") != 0;
+    if (warp) {
+      // bar.warp.sync: the interpreter regroups a warp's lanes wherever they meet again (so
+      // they are in lockstep here); native code ends a block at it (native.h).
+      x.op = Op::kWarpSync;
+      return Emit(x, in);
+    }
+    if (m.other.count("arrive") != 0 || m.other.count("red") != 0) {
+      return Unsupported(in, "only barrier 0 without a thread count is supported");
+    }
+    if (ops.size() != 1 || ops[0].kind != Operand::Kind::kImmediate || ops[0].imm_bits != 0) {
+      return Unsupported(in, "only barrier 0 without a thread count is supported");
+    }
+    x.op = Op::kBar;
+    return Emit(x, in);
+  }
+
+  // atom, red.
+  Status DecodeAtomic(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const auto& ops = in.operands;
+    const std::string& op = in.opcode;
+    static const std::map<std::string, AtomOp> kAtoms = {
+        {"add", AtomOp::kAdd}, {"min", AtomOp::kMin}, {"max", AtomOp::kMax}, {"inc", AtomOp::kInc},
+        {"dec", AtomOp::kDec}, {"and", AtomOp::kAnd}, {"or", AtomOp::kOr},   {"xor", AtomOp::kXor},
+        {"exch", AtomOp::kExch}, {"cas", AtomOp::kCas}};
+    auto a = kAtoms.find(m.atom);
+    if (a == kAtoms.end()) return BadAt(in, "atomic operation missing");
+    for (const std::string& o : m.other) {
+      // Every scope and ordering is kept by the host's atomics (acquire-release, one address space).
+      if (o != "relaxed" && o != "gpu" && o != "sys" && o != "cta" && o != "cluster" && o != "acquire" &&
+          o != "release" && o != "acq_rel" && o != "noftz") {
+        return Unsupported(in, "modifier ." + o);
+      }
+    }
+    const bool min_max = a->second == AtomOp::kMin || a->second == AtomOp::kMax;
+    if (IsHalfLike(x.t) && a->second != AtomOp::kAdd && !min_max) return BadAt(in, "a half-precision atomic adds, or takes the min or max");
+    if (IsHalfLike(x.t) && min_max && m.vec == 1) return BadAt(in, "a half-precision .min/.max atomic is a vector one");
+    const bool b16 = x.t == Type::kB16 && (a->second == AtomOp::kCas || a->second == AtomOp::kExch);
+    const bool b128 = x.t == Type::kB128;
+    if (b128 && (op == "red" || (a->second != AtomOp::kCas && a->second != AtomOp::kExch) || m.vec != 1)) {
+      return BadAt(in, "a .b128 atomic is atom.exch or atom.cas");
+    }
+    if (ptx::TypeSize(x.t) != 4 && ptx::TypeSize(x.t) != 8 && !b16 && !b128 && !IsHalfLike(x.t)) {
+      return Unsupported(in, "atomic of this size");
+    }
+    x.op = Op::kAtom;
+    x.cmp = static_cast<uint8_t>(a->second);
+    x.mem = SpaceOf(m.space);
+    bool red = op == "red";
+    size_t base = red ? 0 : 1;
+    size_t nvals = a->second == AtomOp::kCas ? 2 : 1;
+    GPUWASM_RETURN_IF_ERROR(NeedOperands(in, base + 1 + nvals));
+    if (b128) {  // d[0..1] the old value's halves; s[1..2] b's, s[3..4] c's (cas)
       GPUWASM_RETURN_IF_ERROR(Address(in, ops[base], &x));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[base + 1], x.t));
-      if (nvals == 2) { GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[base + 2], x.t)); }
-      return Emit(x, in);
-    }
-    if (op == "shfl") {
-      static const std::map<std::string, ShflMode> kModes = {
-          {"up", ShflMode::kUp}, {"down", ShflMode::kDown}, {"bfly", ShflMode::kBfly}, {"idx", ShflMode::kIdx}};
-      auto md = kModes.find(m.mode);
-      if (md == kModes.end()) return BadAt(in, "shfl needs a mode");
-      x.op = Op::kShfl;
-      x.cmp = static_cast<uint8_t>(md->second);
-      if (ops.size() != 4 && ops.size() != 5) return BadAt(in, "shfl needs 4 or 5 operands");
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-      if (ops[0].reg2 >= 0) {
-        x.d[1] = static_cast<uint32_t>(ops[0].reg2);
-        x.flags |= kDualDst;
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], WideSlot(in, ops[0]));
+      x.d[1] = x.d[0] + 1;
+      GPUWASM_ASSIGN_OR_RETURN(x.s[1], WideSlot(in, ops[2]));
+      x.s[2] = x.s[1] + 1;
+      if (nvals == 2) {
+        GPUWASM_ASSIGN_OR_RETURN(x.s[3], WideSlot(in, ops[3]));
+        x.s[4] = x.s[3] + 1;
       }
-      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], Type::kB32));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kB32));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], Type::kB32));
-      x.s[3] = Const(0xffffffffu);
-      if (ops.size() == 5) { GPUWASM_ASSIGN_OR_RETURN(x.s[3], Slot(in, ops[4], Type::kB32)); }
       return Emit(x, in);
     }
-    if (op == "vote") {
-      static const std::map<std::string, VoteMode> kModes = {
-          {"all", VoteMode::kAll}, {"any", VoteMode::kAny}, {"uni", VoteMode::kUni}, {"ballot", VoteMode::kBallot}};
-      auto md = kModes.find(m.mode);
-      if (md == kModes.end()) return BadAt(in, "vote needs a mode");
-      x.op = Op::kVote;
-      x.cmp = static_cast<uint8_t>(md->second);
-      if (ops.size() != 2 && ops.size() != 3) return BadAt(in, "vote needs 2 or 3 operands");
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], Type::kPred));
-      if (ops[1].negate) x.flags |= kNegSrc0;
-      x.s[1] = Const(0xffffffffu);
-      if (ops.size() == 3) { GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kB32)); }
-      return Emit(x, in);
-    }
-    if (op == "redux") {  // redux.sync.op.type d, a, membermask
-      static const std::map<std::string, ReduxOp> kOps = {{"add", ReduxOp::kAdd}, {"min", ReduxOp::kMin},
-                                                         {"max", ReduxOp::kMax}, {"and", ReduxOp::kAnd},
-                                                         {"or", ReduxOp::kOr},   {"xor", ReduxOp::kXor}};
-      int found = -1;
-      for (const std::string& o : m.other) {
-        if (auto r = kOps.find(o); r != kOps.end() && found < 0) found = static_cast<int>(r->second);
-        else if (o != "sync") return Unsupported(in, "modifier ." + o);
+    if (m.vec != 1) {
+      // Vector atomics (sm_90: atom.global.add.v2.f32 {d0, d1}, [a], {b0, b1}): each element
+      // is its own atomic add, as the ISA guarantees no more; one instruction per element.
+      // sm_90's half-precision vectors: .v2/.v4/.v8 of .f16/.bf16, .v2/.v4 of .f16x2/.bf16x2, with
+      // .add, .min or .max; f32: .add.
+      const bool half_vec = IsHalfLike(x.t) && (m.vec <= 4 || ptx::TypeSize(x.t) == 2);
+      if (!half_vec && (a->second != AtomOp::kAdd || x.t != Type::kF32)) {
+        return Unsupported(in, "vector atomic of this type or operation");
       }
-      if (found < 0) return BadAt(in, "redux needs an operation");
-      if (ptx::IsFloat(x.t) || ptx::TypeSize(x.t) != 4) return Unsupported(in, "redux of this type");
-      GPUWASM_RETURN_IF_ERROR(need(3));
-      x.op = Op::kRedux;
-      x.cmp = static_cast<uint8_t>(found);
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kB32));
-      return Emit(x, in);
-    }
-    if (op == "match") {  // match.any.sync.type d, a, membermask; match.all.sync.type d[|p], a, membermask
-      const bool all = m.other.count("all") != 0;
-      for (const std::string& o : m.other) {
-        if (o != "sync" && o != "any" && o != "all") return Unsupported(in, "modifier ." + o);
+      const Operand& vals = ops[base + 1];
+      if (vals.kind != Operand::Kind::kVector || vals.elements.size() != static_cast<size_t>(m.vec) ||
+          (!red && (ops[0].kind != Operand::Kind::kVector || ops[0].elements.size() != vals.elements.size()))) {
+        return BadAt(in, "a vector atomic needs vector operands of its width");
       }
-      if (all == (m.other.count("any") != 0)) return BadAt(in, "match needs .any or .all");
-      if (ptx::TypeSize(x.t) != 4 && ptx::TypeSize(x.t) != 8) return BadAt(in, "match needs .b32 or .b64");
-      GPUWASM_RETURN_IF_ERROR(need(3));
-      x.op = Op::kMatch;
-      x.cmp = all ? 1 : 0;
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], Type::kB32));
-      if (ops[0].reg2 >= 0) {
-        if (!all) return BadAt(in, "only match.all has a predicate destination");
-        x.d[1] = static_cast<uint32_t>(ops[0].reg2);
-        x.flags |= kDualDst;
+      GPUWASM_RETURN_IF_ERROR(Address(in, ops[base], &x));
+      for (size_t k = 0; k < vals.elements.size(); ++k) {
+        Inst e = x;
+        e.vec = 1;
+        e.offset += static_cast<int64_t>(ptx::TypeSize(x.t) * k);
+        e.d[0] = sink_;
+        if (!red) { GPUWASM_ASSIGN_OR_RETURN(e.d[0], Slot(in, ops[0].elements[k], x.t)); }
+        GPUWASM_ASSIGN_OR_RETURN(e.s[1], Slot(in, vals.elements[k], x.t));
+        GPUWASM_RETURN_IF_ERROR(Emit(e, in));
       }
-      GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
-      GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kB32));
-      return Emit(x, in);
+      return Status::Ok();
     }
-    if (op == "activemask") {
-      GPUWASM_RETURN_IF_ERROR(need(1));
-      x.op = Op::kActivemask;
-      GPUWASM_ASSIGN_OR_RETURN(x.d[0], dst(0));
-      return Emit(x, in);
+    x.d[0] = red ? sink_ : 0;
+    if (!red) { GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0)); }
+    GPUWASM_RETURN_IF_ERROR(Address(in, ops[base], &x));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[base + 1], x.t));
+    if (nvals == 2) { GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[base + 2], x.t)); }
+    return Emit(x, in);
+  }
+
+  // shfl.
+  Status DecodeShfl(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const auto& ops = in.operands;
+    static const std::map<std::string, ShflMode> kModes = {
+        {"up", ShflMode::kUp}, {"down", ShflMode::kDown}, {"bfly", ShflMode::kBfly}, {"idx", ShflMode::kIdx}};
+    auto md = kModes.find(m.mode);
+    if (md == kModes.end()) return BadAt(in, "shfl needs a mode");
+    x.op = Op::kShfl;
+    x.cmp = static_cast<uint8_t>(md->second);
+    if (ops.size() != 4 && ops.size() != 5) return BadAt(in, "shfl needs 4 or 5 operands");
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0));
+    if (ops[0].reg2 >= 0) {
+      x.d[1] = static_cast<uint32_t>(ops[0].reg2);
+      x.flags |= kDualDst;
     }
-    if (op == "call") {
-      return EmitCall(in);
+    GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], Type::kB32));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kB32));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], Type::kB32));
+    x.s[3] = Const(0xffffffffu);
+    if (ops.size() == 5) { GPUWASM_ASSIGN_OR_RETURN(x.s[3], Slot(in, ops[4], Type::kB32)); }
+    return Emit(x, in);
+  }
+
+  // vote.
+  Status DecodeVote(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const auto& ops = in.operands;
+    static const std::map<std::string, VoteMode> kModes = {
+        {"all", VoteMode::kAll}, {"any", VoteMode::kAny}, {"uni", VoteMode::kUni}, {"ballot", VoteMode::kBallot}};
+    auto md = kModes.find(m.mode);
+    if (md == kModes.end()) return BadAt(in, "vote needs a mode");
+    x.op = Op::kVote;
+    x.cmp = static_cast<uint8_t>(md->second);
+    if (ops.size() != 2 && ops.size() != 3) return BadAt(in, "vote needs 2 or 3 operands");
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], Type::kPred));
+    if (ops[1].negate) x.flags |= kNegSrc0;
+    x.s[1] = Const(0xffffffffu);
+    if (ops.size() == 3) { GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kB32)); }
+    return Emit(x, in);
+  }
+
+  // redux: redux.sync.op.type d, a, membermask.
+  Status DecodeRedux(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const auto& ops = in.operands;
+    static const std::map<std::string, ReduxOp> kOps = {{"add", ReduxOp::kAdd}, {"min", ReduxOp::kMin},
+                                                       {"max", ReduxOp::kMax}, {"and", ReduxOp::kAnd},
+                                                       {"or", ReduxOp::kOr},   {"xor", ReduxOp::kXor}};
+    int found = -1;
+    for (const std::string& o : m.other) {
+      if (auto r = kOps.find(o); r != kOps.end() && found < 0) found = static_cast<int>(r->second);
+      else if (o != "sync") return Unsupported(in, "modifier ." + o);
     }
-    return Unsupported(in, "");
+    if (found < 0) return BadAt(in, "redux needs an operation");
+    if (ptx::IsFloat(x.t) || ptx::TypeSize(x.t) != 4) return Unsupported(in, "redux of this type");
+    GPUWASM_RETURN_IF_ERROR(NeedOperands(in, 3));
+    x.op = Op::kRedux;
+    x.cmp = static_cast<uint8_t>(found);
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kB32));
+    return Emit(x, in);
+  }
+
+  // match: match.any.sync.type d, a, membermask; match.all.sync.type d[|p], a, membermask.
+  Status DecodeMatch(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const auto& ops = in.operands;
+    const bool all = m.other.count("all") != 0;
+    for (const std::string& o : m.other) {
+      if (o != "sync" && o != "any" && o != "all") return Unsupported(in, "modifier ." + o);
+    }
+    if (all == (m.other.count("any") != 0)) return BadAt(in, "match needs .any or .all");
+    if (ptx::TypeSize(x.t) != 4 && ptx::TypeSize(x.t) != 8) return BadAt(in, "match needs .b32 or .b64");
+    GPUWASM_RETURN_IF_ERROR(NeedOperands(in, 3));
+    x.op = Op::kMatch;
+    x.cmp = all ? 1 : 0;
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], Type::kB32));
+    if (ops[0].reg2 >= 0) {
+      if (!all) return BadAt(in, "only match.all has a predicate destination");
+      x.d[1] = static_cast<uint32_t>(ops[0].reg2);
+      x.flags |= kDualDst;
+    }
+    GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
+    GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kB32));
+    return Emit(x, in);
+  }
+
+  // activemask.
+  Status DecodeActivemask(const ptx::Instruction& in, [[maybe_unused]] Mods& m, Inst& x) {
+    GPUWASM_RETURN_IF_ERROR(NeedOperands(in, 1));
+    x.op = Op::kActivemask;
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0));
+    return Emit(x, in);
+  }
+
+  // call.
+  Status DecodeCall(const ptx::Instruction& in, [[maybe_unused]] Mods& m, [[maybe_unused]] Inst& x) {
+    return EmitCall(in);
+  }
+
+  // addc, subc, madc: a carry chain (CC.CF in its own slot).
+  Status DecodeCarryChain(const ptx::Instruction& in, Mods& m, Inst& x) {
+    const std::string& op = in.opcode;
+    const bool cc = m.other.count("cc") != 0;
+    for (const std::string& o : m.other) {
+      if (o != "cc") return Unsupported(in, "modifier ." + o);
+    }
+    if (ptx::IsFloat(x.t) || ptx::TypeSize(x.t) < 4) return Unsupported(in, "carry chain of this type");
+    const bool mad = op == "mad" || op == "madc";
+    if (!mad && op != "add" && op != "sub" && op != "addc" && op != "subc") return Unsupported(in, "modifier .cc");
+    if (mad && m.hi == m.lo) return BadAt(in, "mad with carry needs .lo or .hi");
+    GPUWASM_RETURN_IF_ERROR(NeedOperands(in, mad ? 4 : 3));
+    x.op = mad ? Op::kMadC : (op == "add" || op == "addc") ? Op::kAddC : Op::kSubC;
+    if (mad && m.hi) x.cmp = 1;
+    if (op == "addc" || op == "subc" || op == "madc") {
+      x.flags |= kCarryIn;
+      x.s[3] = cc_;
+    }
+    if (cc) {
+      x.flags |= kCarryOut;
+      x.d[1] = cc_;
+    }
+    GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0));
+    GPUWASM_RETURN_IF_ERROR(Srcs(in, x, 1, mad ? 3 : 2));
+    return Emit(x, in);
   }
 
   // The value operands of a .v2/.v4 access (`vec` of them, in a vector operand) or of a scalar one.
