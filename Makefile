@@ -23,6 +23,7 @@ help:
 	@echo "make ptx-update refresh committed .ptx fixtures from nvcc (needs the CUDA toolkit)"
 	@echo "make gpu-bundle the GPU check, self-contained, in $(BUILD)/gpu-bundle (docs/development.md)"
 	@echo "make format     clang-format every C/C++ source"
+	@echo "make clean      remove every build directory (build, build-asan, build-tsan, build-fuzz)"
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
@@ -77,5 +78,6 @@ format:
 	find src tests bench sdk examples \( -name '*.cc' -o -name '*.h' -o -name '*.c' -o -name '*.cu' \) \
 	  -print0 | xargs -0 clang-format -i
 
+# Every build directory the targets above make (fuzz: scripts/fuzz.sh's build-fuzz).
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) build-fuzz
