@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "common/names.h"
+
 namespace gpuwasm::ptx {
 namespace {
 
@@ -541,10 +543,8 @@ Result<Module> Instrument(const Module& m, const InstrumentOptions& options) {
 std::string DescribeControlFault(const ControlBlock& block, const std::string& kernel) {
   std::string where = "kernel '" + kernel + "' (PTX line " + std::to_string(block.line) + "): ";
   if (block.fault == kTrapFault) return where + "trap instruction executed";
-  char addr[24];
-  std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(block.address));
   return where + "global " + ((block.access >> 16) & 1 ? "store" : "load") + " of " +
-         std::to_string(block.access & 0xffff) + " bytes at " + addr + " is outside the instance's buffers";
+         std::to_string(block.access & 0xffff) + " bytes at " + Hex(block.address) + " is outside the instance's buffers";
 }
 
 Status ControlBlockStatus(const void* control, const std::string& kernel) {

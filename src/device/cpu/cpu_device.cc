@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/names.h"
 #include "common/sha256.h"
 #include "device/cpu/exec.h"
 #include "device/cpu/program.h"
@@ -20,12 +21,6 @@
 
 namespace gpuwasm::device::cpu {
 namespace {
-
-std::string Hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
 
 // Threads that help run the thread blocks of launches.
 class CtaPool {

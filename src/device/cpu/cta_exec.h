@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/names.h"
 #include "device/cpu/exec.h"
 #include "device/cpu/numeric.h"
 
@@ -274,12 +275,6 @@ class CtaExec {
   bool Fault(const Inst& in, const std::string& what) {
     run_.Fail(Status::DeviceFault("kernel '" + k_.name + "' (PTX line " + std::to_string(in.line) + "): " + what));
     return false;
-  }
-
-  static std::string Hex(uint64_t v) {
-    char b[24];
-    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-    return b;
   }
 
   // Host address for a `bytes`-byte access at `addr` in space `m` by lane `l` of warp `w`.

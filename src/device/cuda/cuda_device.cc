@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/names.h"
 #include "common/sha256.h"
 #include "device/cuda/symbols.h"
 #include "device/window_ranges.h"
@@ -29,12 +30,6 @@ constexpr size_t kJitLogBytes = 16 * 1024;
 
 std::atomic<uint64_t> g_next_core{1};
 thread_local uint64_t t_bound_core = 0;  // the core made current on this thread
-
-std::string Hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
 
 class CudaDevice;
 class CudaContext;
