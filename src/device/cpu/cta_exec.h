@@ -38,17 +38,25 @@ struct Frame {
   uint32_t site;
 };
 
-// How many lanes a full mask covers: 32 (one warp), or every thread of the CTA while it runs an
-// instruction CTA-wide (CtaExec::RunConverged; set only around that call, on this thread).
-inline thread_local int tls_full_lanes = 32;
-// While a CTA-wide instruction runs for only some threads: one mask per warp (else nullptr).
-inline thread_local const uint32_t* tls_wide_mask = nullptr;
+// The lanes an instruction runs for. Warp by warp it is a mask over the warp's 32 lanes. While
+// the CTA runs converged (CtaExec::RunConverged) one instruction runs for many threads at once:
+// then a full mask covers `full` threads of the CTA, and `wide`, when set, says which ones (a
+// mask per warp). A Lanes converts to its mask, so a handler tests and counts it as one; only
+// ForLanes reads the rest, and a handler passes the Lanes it got to the helpers that loop.
+struct Lanes {
+  uint32_t mask;
+  uint32_t full = 32;
+  const uint32_t* wide = nullptr;
+  Lanes(uint32_t m) : mask(m) {}  // NOLINT(google-explicit-constructor): one warp's lanes
+  Lanes(uint32_t m, uint32_t threads, const uint32_t* masks) : mask(m), full(threads), wide(masks) {}
+  operator uint32_t() const { return mask; }  // NOLINT(google-explicit-constructor)
+};
 
 template <class F>
-inline void ForLanes(uint32_t mask, F&& f) {
-  if (mask == kFull) {
-    const int n = tls_full_lanes;
-    if (const uint32_t* wm = tls_wide_mask; wm != nullptr) [[unlikely]] {
+inline void ForLanes(const Lanes& lanes, F&& f) {
+  if (lanes.mask == kFull) {
+    const int n = static_cast<int>(lanes.full);
+    if (const uint32_t* wm = lanes.wide; wm != nullptr) [[unlikely]] {
       for (int w = 0; w < n / 32; ++w) {
         if (wm[w] == kFull) {
           for (int l = 0; l < 32; ++l) f(w * 32 + l);
@@ -60,7 +68,7 @@ inline void ForLanes(uint32_t mask, F&& f) {
     }
     for (int l = 0; l < n; ++l) f(l);
   } else {
-    for (uint32_t m = mask; m != 0; m &= m - 1) f(__builtin_ctz(m));
+    for (uint32_t m = lanes.mask; m != 0; m &= m - 1) f(__builtin_ctz(m));
   }
 }
 
@@ -233,21 +241,14 @@ class CtaExec {
   // Runs `in` for thread 0 only and copies its results to every thread (SourcesUniform(in)).
   bool ExecuteUniform(const Inst& in, uint64_t* R);
 
-  // While it lives, a full mask covers `lanes` threads of the CTA (with a mask per warp when
-  // `masks` is set): handlers run CTA-wide.
+  // While it lives, handlers run CTA-wide (a memory handler that cannot declines: wide_declined_).
   struct Wide {
     CtaExec& e;
-    Wide(CtaExec& x, uint32_t lanes, const uint32_t* masks) : e(x) {
-      tls_full_lanes = static_cast<int>(lanes);
-      tls_wide_mask = masks;
+    explicit Wide(CtaExec& x) : e(x) {
       e.wide_ = true;
       e.wide_declined_ = false;
     }
-    ~Wide() {
-      tls_full_lanes = 32;
-      tls_wide_mask = nullptr;
-      e.wide_ = false;
-    }
+    ~Wide() { e.wide_ = false; }
   };
 
   // Runs `in` for the threads in `exec`, a mask per warp (every thread when `dense`).
@@ -350,28 +351,28 @@ class CtaExec {
   bool RunWarp(uint32_t w);
 
   // ---- data instructions -------------------------------------------------------------------
-  bool Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w, uint64_t* R);
-  bool Memory(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R);
-  bool VolatileLoad(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R);
+  bool Execute(const Inst& in, Lanes mask, uint32_t group, uint32_t w, uint64_t* R);
+  bool Memory(const Inst& in, Lanes mask, uint32_t w, uint64_t* R);
+  bool VolatileLoad(const Inst& in, Lanes mask, uint32_t w, uint64_t* R);
   template <unsigned kSize, bool kStore, bool kSigned>
-  bool MemLanes(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R);
+  bool MemLanes(const Inst& in, Lanes mask, uint32_t w, uint64_t* R);
   uint8_t* GlobalFast(uint64_t addr, uint32_t bytes);
-  bool Atomic(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R);
-  bool CopyAsync(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R);
-  void Convert(const Inst& in, uint32_t mask, uint64_t* R);
-  bool FloatOp(const Inst& in, uint32_t mask, uint64_t* R);
-  bool HalfOp(const Inst& in, uint32_t mask, uint64_t* R);
-  void IntOp(const Inst& in, uint32_t mask, uint64_t* R);
-  void Setp(const Inst& in, uint32_t mask, uint64_t* R);
-  void Carry(const Inst& in, uint32_t mask, uint64_t* R);
-  void DotProduct(const Inst& in, uint32_t mask, uint64_t* R);
-  void Video(const Inst& in, uint32_t mask, uint64_t* R);
-  void ConvertMini(const Inst& in, uint32_t mask, uint64_t* R);
-  void VideoScalar(const Inst& in, uint32_t mask, uint64_t* R);
-  void IntMisc(const Inst& in, uint32_t mask, uint64_t* R);
-  void SetSlct(const Inst& in, uint32_t mask, uint64_t* R);
-  void Redux(const Inst& in, uint32_t mask, uint64_t* R);
-  void Match(const Inst& in, uint32_t mask, uint64_t* R);
+  bool Atomic(const Inst& in, Lanes mask, uint32_t w, uint64_t* R);
+  bool CopyAsync(const Inst& in, Lanes mask, uint32_t w, uint64_t* R);
+  void Convert(const Inst& in, Lanes mask, uint64_t* R);
+  bool FloatOp(const Inst& in, Lanes mask, uint64_t* R);
+  bool HalfOp(const Inst& in, Lanes mask, uint64_t* R);
+  void IntOp(const Inst& in, Lanes mask, uint64_t* R);
+  void Setp(const Inst& in, Lanes mask, uint64_t* R);
+  void Carry(const Inst& in, Lanes mask, uint64_t* R);
+  void DotProduct(const Inst& in, Lanes mask, uint64_t* R);
+  void Video(const Inst& in, Lanes mask, uint64_t* R);
+  void ConvertMini(const Inst& in, Lanes mask, uint64_t* R);
+  void VideoScalar(const Inst& in, Lanes mask, uint64_t* R);
+  void IntMisc(const Inst& in, Lanes mask, uint64_t* R);
+  void SetSlct(const Inst& in, Lanes mask, uint64_t* R);
+  void Redux(const Inst& in, Lanes mask, uint64_t* R);
+  void Match(const Inst& in, Lanes mask, uint64_t* R);
 
   LaunchRun& run_;
   const Program& p_;

@@ -18,7 +18,7 @@ bool IsInSpace(const Inst& in, uint64_t a) {
 
 }  // namespace
 
-bool CtaExec::Execute(const Inst& in, uint32_t mask, uint32_t group, uint32_t w, uint64_t* R) {
+bool CtaExec::Execute(const Inst& in, Lanes mask, uint32_t group, uint32_t w, uint64_t* R) {
   switch (in.op) {
     case Op::kNop: case Op::kWarpSync: return true;
     case Op::kMov: {

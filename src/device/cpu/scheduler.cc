@@ -456,8 +456,8 @@ bool CtaExec::SourcesUniform(const Inst& in) const {
 
 bool CtaExec::ExecuteUniform(const Inst& in, uint64_t* R) {
   {
-    Wide one(*this, 1, nullptr);
-    if (!Execute(in, kFull, kFull, 0, R)) return false;
+    Wide one(*this);
+    if (!Execute(in, Lanes(kFull, 1, nullptr), kFull, 0, R)) return false;
   }
   for (uint32_t d : in.d) {
     if (d == kNoSlot) continue;
@@ -483,8 +483,8 @@ bool CtaExec::ExecuteConverged(const Inst& in, uint64_t* R, const uint32_t* exec
   if (!per_warp) {
     bool ok, declined;
     {
-      Wide wide(*this, threads_, dense ? nullptr : exec);
-      ok = Execute(in, kFull, kFull, 0, R);
+      Wide wide(*this);
+      ok = Execute(in, Lanes(kFull, threads_, dense ? nullptr : exec), kFull, 0, R);
       declined = wide_declined_;
     }
     if (!ok) return false;

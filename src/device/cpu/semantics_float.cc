@@ -34,14 +34,14 @@ namespace {
 
 #endif
 
-GPUWASM_FMA_CLONES void FmaLanesF32(uint32_t mask, uint64_t* d, const uint64_t* a,
+GPUWASM_FMA_CLONES void FmaLanesF32(const Lanes& mask, uint64_t* d, const uint64_t* a,
                                                                     const uint64_t* b, const uint64_t* c) {
   ForLanes(mask, [&](int l) {
     d[l] = ToBits(std::fma(FromBits<float>(a[l]), FromBits<float>(b[l]), FromBits<float>(c[l])));
   });
 }
 
-GPUWASM_FMA_CLONES void FmaLanesF64(uint32_t mask, uint64_t* d, const uint64_t* a,
+GPUWASM_FMA_CLONES void FmaLanesF64(const Lanes& mask, uint64_t* d, const uint64_t* a,
                                                                     const uint64_t* b, const uint64_t* c) {
   ForLanes(mask, [&](int l) {
     d[l] = ToBits(std::fma(FromBits<double>(a[l]), FromBits<double>(b[l]), FromBits<double>(c[l])));
@@ -49,7 +49,7 @@ GPUWASM_FMA_CLONES void FmaLanesF64(uint32_t mask, uint64_t* d, const uint64_t* 
 }
 
 template <class T>
-void FmaLanes(uint32_t mask, uint64_t* d, const uint64_t* a, const uint64_t* b, const uint64_t* c) {
+void FmaLanes(const Lanes& mask, uint64_t* d, const uint64_t* a, const uint64_t* b, const uint64_t* c) {
   if constexpr (std::is_same_v<T, float>) {
     FmaLanesF32(mask, d, a, b, c);
   } else {
@@ -58,7 +58,7 @@ void FmaLanes(uint32_t mask, uint64_t* d, const uint64_t* a, const uint64_t* b, 
 }
 
 template <class T>
-bool PlainFloatOp(Op op, uint32_t mask, uint64_t* d, const uint64_t* a, const uint64_t* b, const uint64_t* c) {
+bool PlainFloatOp(Op op, const Lanes& mask, uint64_t* d, const uint64_t* a, const uint64_t* b, const uint64_t* c) {
   switch (op) {
     case Op::kAdd: ForLanes(mask, [&](int l) { d[l] = ToBits(FromBits<T>(a[l]) + FromBits<T>(b[l])); }); return true;
     case Op::kSub: ForLanes(mask, [&](int l) { d[l] = ToBits(FromBits<T>(a[l]) - FromBits<T>(b[l])); }); return true;
@@ -70,7 +70,7 @@ bool PlainFloatOp(Op op, uint32_t mask, uint64_t* d, const uint64_t* a, const ui
 
 }  // namespace
 
-bool CtaExec::FloatOp(const Inst& in, uint32_t mask, uint64_t* R) {
+bool CtaExec::FloatOp(const Inst& in, Lanes mask, uint64_t* R) {
   uint64_t* d = REG(in.d[0]);
   const uint64_t* a = REG(in.s[0]);
   const uint64_t* b = in.s[1] != kNoSlot ? REG(in.s[1]) : a;
@@ -127,7 +127,7 @@ bool CtaExec::FloatOp(const Inst& in, uint32_t mask, uint64_t* R) {
 }
 
 // f16, bf16 and their packed x2 forms: computed in double (exact for add/mul), rounded once.
-bool CtaExec::HalfOp(const Inst& in, uint32_t mask, uint64_t* R) {
+bool CtaExec::HalfOp(const Inst& in, Lanes mask, uint64_t* R) {
   uint64_t* d = REG(in.d[0]);
   const uint64_t* a = REG(in.s[0]);
   const uint64_t* b = in.s[1] != kNoSlot ? REG(in.s[1]) : a;
@@ -187,7 +187,7 @@ double RoundIntegral(double v, Round r) {
 
 }  // namespace
 
-void CtaExec::Convert(const Inst& in, uint32_t mask, uint64_t* R) {
+void CtaExec::Convert(const Inst& in, Lanes mask, uint64_t* R) {
   uint64_t* d = REG(in.d[0]);
   const uint64_t* a = REG(in.s[0]);
   const Type dt = in.t, st = in.t2;
@@ -285,7 +285,7 @@ void CtaExec::Convert(const Inst& in, uint32_t mask, uint64_t* R) {
 }
 
 // cvt to and from the narrow float formats (see EncodeMini, EncodeUe8m0, EncodeTf32).
-void CtaExec::ConvertMini(const Inst& in, uint32_t mask, uint64_t* R) {
+void CtaExec::ConvertMini(const Inst& in, Lanes mask, uint64_t* R) {
   const auto f = static_cast<MiniFormat>(in.cmp);
   const bool relu = in.flags & kRelu, satfinite = in.flags & kSatFinite;
   const bool fp4 = f == MiniFormat::kE2M1, fp6 = f == MiniFormat::kE2M3 || f == MiniFormat::kE3M2;

@@ -32,7 +32,7 @@ bool CompareFloat(Cmp c, T a, T b) {
 
 }  // namespace
 
-void CtaExec::Setp(const Inst& in, uint32_t mask, uint64_t* R) {
+void CtaExec::Setp(const Inst& in, Lanes mask, uint64_t* R) {
   auto cmp = static_cast<Cmp>(in.cmp);
   const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]);
   auto bop = static_cast<BoolOp>(in.bool_op);
@@ -142,7 +142,7 @@ uint32_t Clz(T v) {
 
 }  // namespace
 
-void CtaExec::IntOp(const Inst& in, uint32_t mask, uint64_t* R) {
+void CtaExec::IntOp(const Inst& in, Lanes mask, uint64_t* R) {
   uint64_t* d = REG(in.d[0]);
   const uint64_t* a = REG(in.s[0]);
   const uint64_t* b = in.s[1] != kNoSlot ? REG(in.s[1]) : a;

@@ -25,7 +25,7 @@ uint8_t* CtaExec::GlobalFast(uint64_t addr, uint32_t bytes) {
 }
 
 template <unsigned kSize, bool kStore, bool kSigned>
-bool CtaExec::MemLanes(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
+bool CtaExec::MemLanes(const Inst& in, Lanes mask, uint32_t w, uint64_t* R) {
   using U = std::conditional_t<kSize == 1, uint8_t, std::conditional_t<kSize == 2, uint16_t,
             std::conditional_t<kSize == 4, uint32_t, uint64_t>>>;
   using S = std::make_signed_t<U>;
@@ -133,7 +133,7 @@ bool CtaExec::MemLanes(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
 // host may store to the word while the kernel runs (the abort word of instrumented PTX, raised by
 // another thread), which a plain load would race with. A lane outside every buffer goes the
 // regular way, which reports the fault.
-bool CtaExec::VolatileLoad(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
+bool CtaExec::VolatileLoad(const Inst& in, Lanes mask, uint32_t w, uint64_t* R) {
   const unsigned size = ptx::TypeSize(in.t);
   const unsigned shift = 64 - 8 * size;
   const bool sign = ptx::IsSigned(in.t);
@@ -162,7 +162,7 @@ bool CtaExec::VolatileLoad(const Inst& in, uint32_t mask, uint32_t w, uint64_t* 
   return true;
 }
 
-bool CtaExec::Memory(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
+bool CtaExec::Memory(const Inst& in, Lanes mask, uint32_t w, uint64_t* R) {
   const bool store = in.op == Op::kSt;
   if (!store && (in.flags & kVolatile) && in.mem == Mem::kGlobal && in.vec == 1 && VolatileLoad(in, mask, w, R)) {
     return true;
@@ -283,7 +283,7 @@ unsigned __int128 AtomicRmw128(uint8_t* p, AtomOp op, unsigned __int128 b, unsig
 
 // cp.async, done at once: src-size bytes (none where ignore-src holds) from global memory, zeros
 // up to cp-size, into shared memory; both addresses aligned to cp-size.
-bool CtaExec::CopyAsync(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
+bool CtaExec::CopyAsync(const Inst& in, Lanes mask, uint32_t w, uint64_t* R) {
   const uint32_t size = in.cmp;
   bool ok = true;
   ForLanes(mask, [&](int l) {
@@ -308,7 +308,7 @@ bool CtaExec::CopyAsync(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) 
   return ok;
 }
 
-bool CtaExec::Atomic(const Inst& in, uint32_t mask, uint32_t w, uint64_t* R) {
+bool CtaExec::Atomic(const Inst& in, Lanes mask, uint32_t w, uint64_t* R) {
   const unsigned size = ptx::TypeSize(in.t);
   bool ok = true;
   auto op = static_cast<AtomOp>(in.cmp);

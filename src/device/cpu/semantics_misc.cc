@@ -9,7 +9,7 @@ namespace gpuwasm::device::cpu {
 // add.cc addc sub.cc subc mad.cc madc: 32- or 64-bit arithmetic that reads (kCarryIn) and writes
 // (kCarryOut) the carry flag, a register slot of its own. sub's flag is the borrow: subc computes
 // a - (b + CF). mad.lo/.hi adds c to the low or high half of the full product (signed for .s).
-void CtaExec::Carry(const Inst& in, uint32_t mask, uint64_t* R) {
+void CtaExec::Carry(const Inst& in, Lanes mask, uint64_t* R) {
   using U128 = unsigned __int128;
   const unsigned bits = ptx::TypeSize(in.t) * 8;
   const uint64_t vm = bits == 64 ? ~uint64_t{0} : 0xffffffffull;
@@ -62,7 +62,7 @@ int32_t Element(uint32_t v, unsigned bits, unsigned i, bool sign) {
 
 // dp4a.atype.btype: c + the four byte products; dp2a.lo/.hi.atype.btype: c + a's two halfwords
 // times b's bytes 0-1 (.lo) or 2-3 (.hi). Each element extends by its type; the sum wraps.
-void CtaExec::DotProduct(const Inst& in, uint32_t mask, uint64_t* R) {
+void CtaExec::DotProduct(const Inst& in, Lanes mask, uint64_t* R) {
   const bool sa = ptx::IsSigned(in.t), sb = ptx::IsSigned(in.t2), four = in.op == Op::kDp4a;
   const unsigned first = in.cmp == 1 ? 2 : 0;
   uint64_t* d = REG(in.d[0]);
@@ -81,7 +81,7 @@ void CtaExec::DotProduct(const Inst& in, uint32_t mask, uint64_t* R) {
 // vop2 / vop4: per halfword or byte, the operation on the selected elements of {b, a} extended
 // by their type; .sat clamps to the destination element's range; then d's masked elements take
 // the results and the others c's (the merge), or with .add d is c plus the masked results' sum.
-void CtaExec::Video(const Inst& in, uint32_t mask, uint64_t* R) {
+void CtaExec::Video(const Inst& in, Lanes mask, uint64_t* R) {
   const unsigned n = in.vec, bits = 32 / n;
   const bool sab = ptx::IsSigned(in.t2), sd = ptx::IsSigned(in.t), sat = in.flags & kSat;
   const bool acc = in.flags & kAccumulate;
@@ -137,7 +137,7 @@ int64_t VideoPartOf(uint32_t v, VideoPart p, bool sign) {
 // Scalar video, as the PTX ISA's pseudocode defines it: the parts of a and b extended by their
 // types, the operation on them exactly (vmad in 128 bits), saturation to d's type or to the part
 // d's selector names, then the secondary operation with c or the merge into c.
-void CtaExec::VideoScalar(const Inst& in, uint32_t mask, uint64_t* R) {
+void CtaExec::VideoScalar(const Inst& in, Lanes mask, uint64_t* R) {
   const auto vop = static_cast<VideoOp>(in.cmp);
   const auto cmp = static_cast<Cmp>(in.bool_op);
   const ScalarSel sel = ScalarSel::Unpack(in.sel);
@@ -211,7 +211,7 @@ void CtaExec::VideoScalar(const Inst& in, uint32_t mask, uint64_t* R) {
 }
 
 // mul24/mad24, sad, szext, bmsk, fns, as the PTX ISA defines them.
-void CtaExec::IntMisc(const Inst& in, uint32_t mask, uint64_t* R) {
+void CtaExec::IntMisc(const Inst& in, Lanes mask, uint64_t* R) {
   uint64_t* d = REG(in.d[0]);
   const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]);
   const uint64_t* c = in.s[2] != kNoSlot ? REG(in.s[2]) : a;
@@ -299,7 +299,7 @@ void CtaExec::IntMisc(const Inst& in, uint32_t mask, uint64_t* R) {
 
 // set: setp's predicate as the destination type's true (1.0f, or all ones) or 0; slct: a where c
 // >= 0 (c an s32, or an f32 flushed first with .ftz; a NaN c selects b), else b.
-void CtaExec::SetSlct(const Inst& in, uint32_t mask, uint64_t* R) {
+void CtaExec::SetSlct(const Inst& in, Lanes mask, uint64_t* R) {
   uint64_t* d = REG(in.d[0]);
   if (in.op == Op::kSet) {
     Setp(in, mask, R);
@@ -323,7 +323,7 @@ void CtaExec::SetSlct(const Inst& in, uint32_t mask, uint64_t* R) {
 
 // redux.sync: the operation over the lanes of the warp that run it and are in the member mask;
 // every one of them gets the result.
-void CtaExec::Redux(const Inst& in, uint32_t mask, uint64_t* R) {
+void CtaExec::Redux(const Inst& in, Lanes mask, uint64_t* R) {
   const uint64_t *a = REG(in.s[0]), *mm = REG(in.s[1]);
   const uint32_t members = mask & static_cast<uint32_t>(mm[__builtin_ctz(mask)]);
   const bool sign = ptx::IsSigned(in.t);
@@ -352,7 +352,7 @@ void CtaExec::Redux(const Inst& in, uint32_t mask, uint64_t* R) {
 
 // match.any: per lane, the member lanes whose value equals its own; match.all: the member mask
 // when every member's value is the same (and the predicate true), else 0.
-void CtaExec::Match(const Inst& in, uint32_t mask, uint64_t* R) {
+void CtaExec::Match(const Inst& in, Lanes mask, uint64_t* R) {
   const uint64_t *a = REG(in.s[0]), *mm = REG(in.s[1]);
   const uint32_t members = mask & static_cast<uint32_t>(mm[__builtin_ctz(mask)]);
   const uint64_t vm = ptx::TypeSize(in.t) == 8 ? ~uint64_t{0} : 0xffffffffull;
