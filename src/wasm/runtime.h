@@ -67,7 +67,7 @@ inline constexpr uint64_t kReservation = 8ull << 30;
 
 }  // namespace gpuwasm::wasm::rt
 
-// Symbols the generated code reaches (exported from the executable; see guest-abi.dynlist).
+// Symbols the generated code reaches (exported from the executable; see guest_symbols.dynlist).
 extern "C" {
 // Points at the running instance's interrupt flag, or at a zero word when none runs.
 extern __thread volatile uint32_t* gpuwasm_rt_interrupt_flag;

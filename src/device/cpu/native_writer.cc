@@ -7,6 +7,8 @@
 #include <set>
 #include <string>
 
+#include "common/names.h"
+#include "device/cpu/exec.h"
 #include "device/cpu/native_cfg.h"
 
 namespace gpuwasm::device::cpu {
@@ -21,22 +23,11 @@ const std::string kExitedC = std::to_string(kNativeExited) + "u";
 const std::string kApartC = std::to_string(kNativeApart) + "u";
 
 // Bump with any change to what the translation emits.
-constexpr const char* kNativeVersion = "gpuwasm-native-2";
+constexpr const char* kNativeVersion = "gpuwasm-native-3";
 
-// The C twin of NativeCtx, and helpers the generated code uses.
-constexpr const char* kPrelude = R"(#include <stdint.h>
-#include <string.h>
-#include <math.h>
-struct gw_region { uint64_t base, size; uint8_t* host; };
-struct gw_ctx {
-  uint64_t* regs; uint64_t stride; uint32_t* next; uint32_t* count;
-  uint8_t* shared; uint64_t shared_size; const uint8_t* params; uint64_t params_size;
-  struct gw_region* regions;
-  uint8_t* (*address)(struct gw_ctx*, uint32_t, uint32_t, uint64_t, uint32_t, uint32_t, int);
-  void* host; uint64_t instructions; uint32_t threads; uint32_t waiting;
-  uint32_t all; uint32_t live; uint32_t first; uint32_t go; uint32_t exited; uint32_t flat;
-  int (*host_exec)(struct gw_ctx*, uint32_t, uint32_t, uint32_t);
-};
+// What every generated source starts with: the C of NativeCtx (native.h), then helpers.
+const std::string kPrelude = std::string("#include <stdint.h>\n#include <string.h>\n#include <math.h>\n") +
+                             kNativeCtxC + "\n" + R"(
 /* The slow path of an access (another region, or a fault): out of line, so that the hot loops keep
    their values in registers. */
 __attribute__((noinline, cold)) static uint8_t* gw_slow(struct gw_ctx* c, uint32_t pc, uint32_t space, uint64_t a,
@@ -60,14 +51,30 @@ static inline uint64_t gw_db(double d) { uint64_t u; memcpy(&u, &d, 8); return u
 static inline int gw_cmpf(int c, double a, double b) {
   int u = a != a || b != b;
   switch (c) {
-    case 0: return !u && a == b;  case 1: return !u && a != b;  case 2: return !u && a < b;
-    case 3: return !u && a <= b;  case 4: return !u && a > b;   case 5: return !u && a >= b;
-    case 10: return u || a == b;  case 11: return u || a != b;  case 12: return u || a < b;
-    case 13: return u || a <= b;  case 14: return u || a > b;   case 15: return u || a >= b;
-    case 16: return !u;           case 17: return u;            default: return 0;
+)" + [] {
+  // The case labels are the decoder's Cmp values, not numbers written twice.
+  struct Case {
+    Cmp cmp;
+    const char* test;
+  };
+  static constexpr Case kCases[] = {
+      {Cmp::kEq, "!u && a == b"}, {Cmp::kNe, "!u && a != b"}, {Cmp::kLt, "!u && a < b"},
+      {Cmp::kLe, "!u && a <= b"}, {Cmp::kGt, "!u && a > b"},  {Cmp::kGe, "!u && a >= b"},
+      {Cmp::kEqu, "u || a == b"}, {Cmp::kNeu, "u || a != b"}, {Cmp::kLtu, "u || a < b"},
+      {Cmp::kLeu, "u || a <= b"}, {Cmp::kGtu, "u || a > b"},  {Cmp::kGeu, "u || a >= b"},
+      {Cmp::kNum, "!u"},          {Cmp::kNan, "u"}};
+  std::string cases;
+  for (const Case& c : kCases) {
+    cases += "    case " + std::to_string(static_cast<int>(c.cmp)) + ": return " + c.test + ";\n";
+  }
+  return cases;
+}() + R"(    default: return 0;
   }
 }
 )";
+
+// Where generic addresses of shared or local memory start (exec.h), as a C literal.
+std::string WindowC(uint64_t base) { return Hex(base) + "ull"; }
 
 const char* CType(Type t) {  // the interpreter's WithInt mapping
   switch (t) {
@@ -572,12 +579,12 @@ class Translator {
         return s + " " + d() + " = v; }";
       }
       case Op::kCvta: {
-        const char* add = in.mem == Mem::kShared ? "0x0000010000000000ull" : in.mem == Mem::kLocal ? "0x0000020000000000ull" : "0ull";
+        const std::string add = in.mem == Mem::kShared ? WindowC(kSharedWindow) : in.mem == Mem::kLocal ? WindowC(kLocalWindow) : "0ull";
         return d() + " = " + R(in.s[0]) + " + " + add + ";";
       }
       case Op::kCvtaTo: {
         if (in.mem != Mem::kShared && in.mem != Mem::kLocal) return d() + " = " + R(in.s[0]) + ";";
-        const char* sub = in.mem == Mem::kShared ? "0x0000010000000000ull" : "0x0000020000000000ull";
+        const std::string sub = WindowC(in.mem == Mem::kShared ? kSharedWindow : kLocalWindow);
         return "{ uint64_t a = " + R(in.s[0]) + "; " + d() + " = a >= " + sub + " ? a - " + sub + " : a; }";
       }
       case Op::kLd:

@@ -101,8 +101,8 @@ bool CtaExec::RunNative(const NativeCode& code) {
   c.shared_size = shared_size_;
   c.params = run_.spec().params.data();
   c.params_size = run_.spec().params.size();
-  static_assert(sizeof(NativeCtx::Region) == sizeof(MemoryView::Region));
-  c.regions = reinterpret_cast<NativeCtx::Region*>(inst_region_.data());
+  static_assert(sizeof(NativeRegion) == sizeof(MemoryView::Region));
+  c.regions = reinterpret_cast<NativeRegion*>(inst_region_.data());
   c.address = &CtaExec::NativeAddress;
   c.host = this;
   c.threads = threads_;
