@@ -53,7 +53,7 @@ struct Lanes {
 };
 
 template <class F>
-inline void ForLanes(const Lanes& lanes, F&& f) {
+inline void ForLanes(Lanes lanes, F&& f) {
   if (lanes.mask == kFull) {
     const int n = static_cast<int>(lanes.full);
     if (const uint32_t* wm = lanes.wide; wm != nullptr) [[unlikely]] {
