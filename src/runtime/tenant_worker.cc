@@ -341,10 +341,17 @@ void WorkerProcess::Read() {
       SendStopIfIdleLocked();
       continue;
     }
-    if (m->type != MessageType::kResult || m->blobs.size() != 4) continue;
+    if (m->type != MessageType::kResult) continue;
     InvokeResult r;
-    Result<uint64_t> decoded = worker::DecodeResult(m->blobs[0], &r);
-    if (!decoded.ok()) continue;
+    Result<uint64_t> decoded = m->blobs.size() == 4 ? worker::DecodeResult(m->blobs[0], &r)
+                                                    : Result<uint64_t>(Status::InvalidArgument("a result without its 4 parts"));
+    if (!decoded.ok()) {
+      // The worker is broken (or not ours): which invocation it answered is unknown, so every one
+      // it holds ends now as worker_lost rather than waiting for its deadline.
+      std::lock_guard<std::mutex> lock(mu_);
+      if (lost_why_.empty()) lost_why_ = "it sent a malformed result (" + decoded.status().message() + ")";
+      break;
+    }
     r.tenant = tenant_.name;
     r.output = std::move(m->blobs[1]);
     r.stdout_text = std::move(m->blobs[2]);
