@@ -286,8 +286,11 @@ std::vector<FunctionRange> ReadGuestFunctions(const std::string& so_path,
 std::vector<TrapFrame> Symbolize(std::span<const uintptr_t> addresses, const std::string& so_path,
                                  uintptr_t load_base, const std::string& names_path) {
   ModuleNames names;
-  if (std::ifstream in(names_path, std::ios::binary); in) {
-    std::string text(kMaxFunctionNamesBytes * 2, '\0');
+  if (std::ifstream in(names_path, std::ios::binary | std::ios::ate); in) {
+    // As long as the file is (the translator bounds it), not a buffer of the largest it may be.
+    const auto size = static_cast<size_t>(std::max<std::streamoff>(0, in.tellg()));
+    std::string text(std::min(size, kMaxFunctionNamesBytes * 2), '\0');
+    in.seekg(0);
     in.read(text.data(), static_cast<std::streamsize>(text.size()));
     text.resize(static_cast<size_t>(in.gcount()));
     names = ParseModuleNames(text);
