@@ -418,5 +418,38 @@ INSTANTIATE_TEST_SUITE_P(Device, Isolated, ::testing::Values("cuda:0", "cpu"), [
   return info.param == "cpu" ? std::string("cpu") : std::string("fake_gpu");
 });
 
+// A worker whose result cannot be decoded (tests/runtime/fake_worker.py sends one) is broken: its
+// invocation ends at once as worker_lost, saying why, instead of waiting for its deadline.
+TEST(IsolatedProtocol, a_malformed_result_ends_the_worker_not_the_wait) {
+  TempDir dir;
+  RuntimeConfig c;
+  c.store_dir = dir.path();
+  c.device = "cpu";
+  c.isolation = runtime::Isolation::kProcess;
+  c.worker_heartbeat_timeout = milliseconds(60'000);
+  TenantConfig t;
+  t.name = "acme";
+  c.tenants.push_back(t);
+  RuntimeOptions o;
+  o.engine.cache_dir = GPUWASM_RUNTIME_TEST_CACHE;
+  o.engine.translator = GPUWASM_BINARY;
+  o.worker_program = GPUWASM_FAKE_WORKER;
+  auto rt = Runtime::Create(std::move(c), std::move(o));
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  std::string bytes = ReadFile(Lifecycle());
+  auto rec = (*rt)->Deploy("acme", "life", Span(bytes), "echo");
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  auto ready = (*rt)->WaitReady("acme", rec->id, milliseconds(120'000));
+  ASSERT_TRUE(ready.ok() && ready->status == store::DeployStatus::kReady);
+  InvokeRequest req;
+  req.deadline = milliseconds(20'000);
+  auto t0 = Clock::now();
+  auto r = (*rt)->Invoke("acme", rec->id, req);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, InvocationStatus::kWorkerLost) << r->error;
+  EXPECT_NE(r->error.find("malformed result"), std::string::npos) << r->error;
+  EXPECT_LT(Clock::now() - t0, milliseconds(10'000));
+}
+
 }  // namespace
 }  // namespace gpuwasm::runtime
