@@ -88,7 +88,7 @@ bool KernelRegistry::UnloadModule(int32_t module) {
   if (e == nullptr) return false;
   retained_.fetch_sub(e->ptx.size(), std::memory_order_relaxed);
   std::vector<int32_t> dead;
-  kernels_.ForEach([&](int32_t h, KernelEntry& k) {
+  kernels_.ForEach([&](int32_t h, GuestKernel& k) {
     if (k.module == module) dead.push_back(h);
   });
   for (int32_t h : dead) kernels_.Remove(h);
@@ -125,7 +125,7 @@ Result<int32_t> KernelRegistry::GetKernel(int32_t module, std::string_view name)
     return Status::NotFound(MissingKernel(name, e->module->KernelNames()));
   }
   std::shared_ptr<const device::Kernel> k = std::move(*found);
-  KernelEntry entry;
+  GuestKernel entry;
   entry.kernel = std::move(k);
   entry.module = module;
   entry.sig = &entry.kernel->signature();

@@ -68,7 +68,8 @@ class KernelRegistry {
     // fits holds WCU_ARG_BUFFER, which the launch loop never compares against a scalar record.
     uint32_t scalar_kind = 0;
   };
-  struct KernelEntry {
+  // A kernel handle a guest holds (the CPU device's decoded kernel is device::cpu::KernelEntry).
+  struct GuestKernel {
     std::shared_ptr<const device::Kernel> kernel;
     int32_t module = 0;
     const device::KernelSignature* sig = nullptr;  // the kernel's own
@@ -79,7 +80,7 @@ class KernelRegistry {
   };
   static constexpr uint32_t kNoHidden = UINT32_MAX;
   // Borrowed: valid until the kernel's module is unloaded (a launch holds its own reference).
-  const KernelEntry* FindKernel(int32_t kernel) { return kernels_.Get(kernel); }
+  const GuestKernel* FindKernel(int32_t kernel) { return kernels_.Get(kernel); }
   bool HasModule(int32_t module) { return modules_.Get(module) != nullptr; }
 
   // "vector_add.cu:12": where PTX line `ptx_line` of kernel `kernel` came from, by the last `.loc`
@@ -97,7 +98,7 @@ class KernelRegistry {
   };
   std::shared_ptr<ModuleCache> cache_;
   HandleTable<ModuleEntry> modules_;
-  HandleTable<KernelEntry> kernels_;
+  HandleTable<GuestKernel> kernels_;
   std::atomic<uint64_t> retained_{0};
 };
 

@@ -329,7 +329,7 @@ inline int32_t WasiCudaContext::LaunchInline(int32_t kernel, const uint32_t grid
                                              uint32_t shared_bytes, const uint8_t* args, uint32_t count,
                                              const GuestIo* guest) {
   if (!options_.gpu_enabled || device_lost_) [[unlikely]] return CheckUsable();
-  const KernelRegistry::KernelEntry* k = registry_.FindKernel(kernel);
+  const KernelRegistry::GuestKernel* k = registry_.FindKernel(kernel);
   if (k == nullptr) [[unlikely]] return Fail(WCU_ERR_BAD_HANDLE, "launch: bad kernel handle " + std::to_string(kernel));
   const device::KernelSignature& sig = *k->sig;
   device::LaunchConfig config;
