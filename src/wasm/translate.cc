@@ -24,6 +24,7 @@
 #include <cstring>
 #include <regex>
 #include <sstream>
+#include <unordered_map>
 
 #include "wasm/backtrace.h"
 
@@ -468,11 +469,11 @@ Result<Translation> Translate(std::span<const uint8_t> wasm, const std::vector<I
   }
   // Names are read here, by our own bounded reader, not by wabt: they never reach the C.
   ModuleNames names{ReadFunctionNames(wasm), {}};
+  std::unordered_map<std::string_view, std::string_view> symbol_of;  // export name -> its wrapper
+  for (const HeaderFacts::Fn& fn : facts.exports) symbol_of.emplace(fn.name, fn.symbol);
   for (const wabt::Export* e : module.exports) {
-    if (e->kind != wabt::ExternalKind::Func) continue;
-    for (const HeaderFacts::Fn& fn : facts.exports) {
-      if (fn.name == e->name) names.export_symbols.push_back({module.GetFuncIndex(e->var), fn.symbol});
-    }
+    auto it = e->kind == wabt::ExternalKind::Func ? symbol_of.find(e->name) : symbol_of.end();
+    if (it != symbol_of.end()) names.export_symbols.push_back({module.GetFuncIndex(e->var), std::string(it->second)});
   }
   t.function_names = FormatModuleNames(names);
   t.c_source = std::string(kPrelude) +
