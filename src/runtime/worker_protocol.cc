@@ -1,5 +1,4 @@
 #include "runtime/worker_protocol.h"
-#include "wasm/backtrace.h"
 
 #include <errno.h>
 #include <sys/mman.h>
@@ -8,6 +7,8 @@
 
 #include <algorithm>
 #include <cstring>
+
+#include "wasm/backtrace.h"
 
 namespace gpuwasm::runtime::worker {
 namespace {
