@@ -50,6 +50,8 @@ struct Lanes {
   Lanes(uint32_t m) : mask(m) {}  // NOLINT(google-explicit-constructor): one warp's lanes
   Lanes(uint32_t m, uint32_t threads, const uint32_t* masks) : mask(m), full(threads), wide(masks) {}
   operator uint32_t() const { return mask; }  // NOLINT(google-explicit-constructor)
+  // Run for more than one warp's lanes at once (the converged CTA's), or for a mask per warp.
+  bool cta_wide() const { return full != 32 || wide != nullptr; }
 };
 
 template <class F>
@@ -241,16 +243,6 @@ class CtaExec {
   // Runs `in` for thread 0 only and copies its results to every thread (SourcesUniform(in)).
   bool ExecuteUniform(const Inst& in, uint64_t* R);
 
-  // While it lives, handlers run CTA-wide (a memory handler that cannot declines: wide_declined_).
-  struct Wide {
-    CtaExec& e;
-    explicit Wide(CtaExec& x) : e(x) {
-      e.wide_ = true;
-      e.wide_declined_ = false;
-    }
-    ~Wide() { e.wide_ = false; }
-  };
-
   // Runs `in` for the threads in `exec`, a mask per warp (every thread when `dense`).
   bool ExecuteConverged(const Inst& in, uint64_t* R, const uint32_t* exec, bool dense);
 
@@ -382,8 +374,7 @@ class CtaExec {
   uint32_t threads_, nwarps_, slots_;
   uint32_t stride_ = 32;         // register slot stride: every thread of the CTA
   bool converged_ok_ = false;    // whole warps only: CTA-wide execution is possible
-  bool wide_ = false;            // inside a CTA-wide Execute
-  bool wide_declined_ = false;   // ... which a handler could not do CTA-wide (nothing was changed)
+  bool wide_declined_ = false;   // a CTA-wide Execute a handler could not do (nothing was changed)
   uint32_t cta_[3] = {0, 0, 0};
   std::vector<uint64_t> regs_;
   std::vector<uint8_t> shared_;

@@ -455,10 +455,7 @@ bool CtaExec::SourcesUniform(const Inst& in) const {
 }
 
 bool CtaExec::ExecuteUniform(const Inst& in, uint64_t* R) {
-  {
-    Wide one(*this);
-    if (!Execute(in, Lanes(kFull, 1, nullptr), kFull, 0, R)) return false;
-  }
+  if (!Execute(in, Lanes(kFull, 1, nullptr), kFull, 0, R)) return false;
   for (uint32_t d : in.d) {
     if (d == kNoSlot) continue;
     uint64_t* r = R + static_cast<size_t>(d) * stride_;
@@ -481,14 +478,9 @@ bool CtaExec::ExecuteConverged(const Inst& in, uint64_t* R, const uint32_t* exec
     default: break;
   }
   if (!per_warp) {
-    bool ok, declined;
-    {
-      Wide wide(*this);
-      ok = Execute(in, Lanes(kFull, threads_, dense ? nullptr : exec), kFull, 0, R);
-      declined = wide_declined_;
-    }
-    if (!ok) return false;
-    if (!declined) return true;
+    wide_declined_ = false;
+    if (!Execute(in, Lanes(kFull, threads_, dense ? nullptr : exec), kFull, 0, R)) return false;
+    if (!wide_declined_) return true;
   }
   for (uint32_t w = 0; w < nwarps_; ++w) {
     if (exec[w] != 0 && !Execute(in, exec[w], active_[w], w, Regs(w))) return false;

@@ -80,7 +80,7 @@ bool CtaExec::MemLanes(const Inst& in, Lanes mask, uint32_t w, uint64_t* R) {
       return true;
     }
   }
-  if (wide_) {  // the lane-by-lane path below is per warp: the caller runs it warp by warp
+  if (mask.cta_wide()) {  // the lane-by-lane path below is per warp: the caller runs it warp by warp
     wide_declined_ = true;
     return true;
   }
