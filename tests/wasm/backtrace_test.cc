@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,46 +30,34 @@ std::string Join(const std::vector<std::string>& v) {
   return s;
 }
 
-// The backtrace begins with `expected` (the frames above it are the entry's caller: none).
-void ExpectFrames(const wasm::CallOutcome& o, const std::vector<std::string>& expected) {
-  std::vector<std::string> got = Names(o);
-  ASSERT_EQ(got, expected) << Join(got);
+// Runs `entry` of the backtrace guest, which must trap with `kind`: its backtrace's names.
+std::vector<std::string> TrapFrames(const char* entry, wasm::TrapKind kind,
+                                    std::optional<wasm::Clock::duration> timeout = {}) {
+  auto module = CompileOrDie("guests/backtrace.wasm");
+  if (module == nullptr) return {"(no module)"};
+  GuestRun r = RunExport(module, entry, {}, {}, timeout);
+  if (!r.outcome.ok()) return {r.outcome.status().ToString()};
+  EXPECT_EQ(r.outcome->trap, kind) << entry << ": " << wasm::TrapKindName(r.outcome->trap);
+  return Names(*r.outcome);
 }
 
 TEST(Backtrace, a_fault_in_linear_memory_names_each_function_demangled) {
-  auto module = CompileOrDie("guests/backtrace.wasm");
-  ASSERT_NE(module, nullptr);
-  GuestRun r = RunExport(module, "oob");
-  ASSERT_TRUE(r.outcome.ok()) << r.outcome.status();
-  EXPECT_EQ(r.outcome->trap, wasm::TrapKind::kOutOfBounds);
-  ExpectFrames(*r.outcome, {"demo::load_past_the_end(unsigned int)", "walk_table", "oob"});
+  std::vector<std::string> got = TrapFrames("oob", wasm::TrapKind::kOutOfBounds);
+  EXPECT_EQ(got, (std::vector<std::string>{"demo::load_past_the_end(unsigned int)", "walk_table", "oob"})) << Join(got);
 }
 
 TEST(Backtrace, a_trap_raised_by_generated_code_names_where) {
-  auto module = CompileOrDie("guests/backtrace.wasm");
-  ASSERT_NE(module, nullptr);
-  GuestRun r = RunExport(module, "div_zero");
-  ASSERT_TRUE(r.outcome.ok()) << r.outcome.status();
-  EXPECT_EQ(r.outcome->trap, wasm::TrapKind::kIntegerDivideByZero);
-  ExpectFrames(*r.outcome, {"divide", "div_zero"});
+  std::vector<std::string> got = TrapFrames("div_zero", wasm::TrapKind::kIntegerDivideByZero);
+  EXPECT_EQ(got, (std::vector<std::string>{"divide", "div_zero"})) << Join(got);
 }
 
 TEST(Backtrace, a_deadline_says_where_the_guest_was_looping) {
-  auto module = CompileOrDie("guests/backtrace.wasm");
-  ASSERT_NE(module, nullptr);
-  GuestRun r = RunExport(module, "spin", {}, {}, milliseconds(50));
-  ASSERT_TRUE(r.outcome.ok()) << r.outcome.status();
-  EXPECT_EQ(r.outcome->trap, wasm::TrapKind::kDeadlineExceeded);
-  ExpectFrames(*r.outcome, {"spin_forever", "spin"});
+  std::vector<std::string> got = TrapFrames("spin", wasm::TrapKind::kDeadlineExceeded, milliseconds(50));
+  EXPECT_EQ(got, (std::vector<std::string>{"spin_forever", "spin"})) << Join(got);
 }
 
 TEST(Backtrace, stack_exhaustion_shows_the_recursion_as_one_line) {
-  auto module = CompileOrDie("guests/backtrace.wasm");
-  ASSERT_NE(module, nullptr);
-  GuestRun r = RunExport(module, "deep");
-  ASSERT_TRUE(r.outcome.ok()) << r.outcome.status();
-  EXPECT_EQ(r.outcome->trap, wasm::TrapKind::kStackExhausted);
-  std::vector<std::string> got = Names(*r.outcome);
+  std::vector<std::string> got = TrapFrames("deep", wasm::TrapKind::kStackExhausted);
   // The innermost frames recorded (the capture keeps kMaxTrapAddresses): all of them recurse.
   ASSERT_GE(got.size(), 40u) << Join(got);
   for (const std::string& f : got) EXPECT_EQ(f, "recurse");
