@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cfenv>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <type_traits>
 #include <vector>
