@@ -5,6 +5,8 @@
 //   vector add   n = 2^20            (vector_add.cu)
 //   matmul       256 x 256 x 256     (matmul.cu, 16 x 16 tiles)
 //   reduction    n = 2^22, 256/block (block_reduce.cu)
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,8 +18,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <unistd.h>
 
 #include "device/cpu/cpu_device.h"
 #include "kernel_args.h"
@@ -125,17 +125,20 @@ int PolicyBench(int reps) {
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const unsigned n = 1 << 20;
   std::vector<float> a(n, 1.0f), b(n, 2.0f);
-  std::printf("%-10s %14s %14s %8s %s\n", "launches", "auto (default)", "interpreted", "ratio", "(median of reps, all cores)");
+  std::printf("%-10s %14s %14s %8s %s\n", "launches", "auto (default)", "interpreted", "ratio",
+              "(median of reps, all cores)");
   int unique = 0;
   for (int launches : {4, 8, 24, 64, 160, 400}) {
     std::vector<double> t_auto, t_off, ratios;
     for (int rep = 0; rep < reps; ++rep) {
       std::string ptx = base;
-      ptx.insert(body + 1, "\n .reg .b32 %uniq<2>;\n mov.u32 %uniq1, " + std::to_string(++unique + 1000 * getpid()) + ";\n");
+      ptx.insert(body + 1,
+                 "\n .reg .b32 %uniq<2>;\n mov.u32 %uniq1, " + std::to_string(++unique + 1000 * getpid()) + ";\n");
       double t[2] = {0, 0};
       for (int mode = 0; mode < 2; ++mode) {  // auto first, then off, alternating by rep
         const bool is_auto = (mode == 0) == (rep % 2 == 0);
-        auto dev = cpu::CreateCpuDevice({.threads = cores, .native = is_auto ? cpu::NativeMode::kAuto : cpu::NativeMode::kOff});
+        auto dev = cpu::CreateCpuDevice(
+            {.threads = cores, .native = is_auto ? cpu::NativeMode::kAuto : cpu::NativeMode::kOff});
         auto ctx = *dev->CreateContext();
         auto stream = *ctx->CreateStream();
         auto m = ctx->LoadModule(ptx);
@@ -160,7 +163,8 @@ int PolicyBench(int reps) {
         }
         t[is_auto ? 0 : 1] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         // Let a background compile end before anything else is timed.
-        for (int i = 0; is_auto && i < 2000 && !cpu::LastLaunchWasNative(*stream) && cpu::NativeCodeWhyNot(*k).empty(); ++i) {
+        for (int i = 0; is_auto && i < 2000 && !cpu::LastLaunchWasNative(*stream) && cpu::NativeCodeWhyNot(*k).empty();
+             ++i) {
           (void)stream->Launch(*k, c, params);
           (void)stream->Synchronize();
         }
@@ -260,7 +264,9 @@ int main(int argc, char** argv) {
     for (Runner* run : runners) {
       auto k = run->Load("matmul", "matmul_tiled");
       DevicePtr pa = run->Upload(a), pb = run->Upload(b), pc = run->Upload(c);
-      Paired t = TimePaired(native, [&] { run->Launch(*k, {n / 16, n / 16}, {16, 16}, Pack(k->signature(), pa, pb, pc, n)); });
+      Paired t = TimePaired(native, [&] {
+        run->Launch(*k, {n / 16, n / 16}, {16, 16}, Pack(k->signature(), pa, pb, pc, n));
+      });
       if (!record(run, r, t)) return 1;
     }
     rows.push_back(r);
@@ -309,7 +315,8 @@ int main(int argc, char** argv) {
     for (Runner* run : runners) {
       auto k = run->Load("warp_reduce", "warp_reduce_sum");
       DevicePtr pin = run->Upload(in), ptotal = run->Upload(total), pwarp = run->Upload(per_warp);
-      Paired t = TimePaired(native, [&] { run->Launch(*k, {n / 256}, {256}, Pack(k->signature(), pin, ptotal, pwarp, n)); });
+      Paired t =
+          TimePaired(native, [&] { run->Launch(*k, {n / 256}, {256}, Pack(k->signature(), pin, ptotal, pwarp, n)); });
       if (!record(run, r, t)) return 1;
     }
     rows.push_back(r);

@@ -115,8 +115,10 @@ int main(int argc, char** argv) {
   device::cpu::CpuDeviceOptions interp, native;
   interp.native = device::cpu::NativeMode::kOff;
   native.native = device::cpu::NativeMode::kAlways;
-  Tier tiers[] = {{"interpreted", device::cpu::CreateCpuDevice(interp)}, {"native", device::cpu::CreateCpuDevice(native)}};
-  std::printf("deadline %d ms, %d reps; ms past the deadline when the launch returned (median / max)\n", deadline_ms, reps);
+  Tier tiers[] = {{"interpreted", device::cpu::CreateCpuDevice(interp)},
+                  {"native", device::cpu::CreateCpuDevice(native)}};
+  std::printf("deadline %d ms, %d reps; ms past the deadline when the launch returned (median / max)\n", deadline_ms,
+              reps);
   std::printf("%-48s %18s %18s\n", "shape", tiers[0].name, tiers[1].name);
   bool within = true;
   for (const Shape& sh : shapes) {
@@ -152,7 +154,8 @@ int main(int argc, char** argv) {
         if (s.ok()) s = stream->Synchronize();
         double ms = std::chrono::duration<double, std::milli>(Clock::now() - *o.deadline).count();
         if (s.code() != StatusCode::kDeadlineExceeded) {
-          std::fprintf(stderr, "%s (%s): expected deadline_exceeded, got %s\n", sh.name, tiers[t].name, s.ToString().c_str());
+          std::fprintf(stderr, "%s (%s): expected deadline_exceeded, got %s\n", sh.name, tiers[t].name,
+                       s.ToString().c_str());
           return 1;
         }
         over[t].push_back(ms);

@@ -8,8 +8,8 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
   // 2: instantiate + destroy, vs the floor of reserving (and touching) and releasing guest
   // memory, which a fresh instance cannot avoid: its memory is unmapped completely on free.
   auto calls = Compile(engine, GPUWASM_BENCH_HOST_CALLS);  // instantiation touches no page
-  auto hello = Compile(engine, GPUWASM_BENCH_HELLO);        // wasi-libc data segments: it does
+  auto hello = Compile(engine, GPUWASM_BENCH_HELLO);       // wasi-libc data segments: it does
   host::HostEnv env({});
   const int kInst = 2000;
   auto instantiate = [&](const std::shared_ptr<const wasm::Module>& m) {

@@ -71,9 +71,10 @@ void StaticCounts() {
       ++files;
     }
   }
-  std::printf("static: %zu files (sm_90), %zu PTX instructions as given, %zu instrumented (+%.1f %%); "
-              "geomean per file x%.3f\n",
-              files, before, after, 100.0 * (after - before) / before, std::exp(log_sum / files));
+  std::printf(
+      "static: %zu files (sm_90), %zu PTX instructions as given, %zu instrumented (+%.1f %%); "
+      "geomean per file x%.3f\n",
+      files, before, after, 100.0 * (after - before) / before, std::exp(log_sum / files));
 }
 
 // bench::Pack, and for an instrumented kernel its hidden parameters: the whole address space as
@@ -124,7 +125,8 @@ Window* g_window = nullptr;
 
 template <class T>
 DevicePtr Upload(Context& c, Stream& s, const std::vector<T>& v) {
-  Result<DevicePtr> p = g_window != nullptr ? g_window->Allocate(v.size() * sizeof(T)) : c.Allocate(v.size() * sizeof(T));
+  Result<DevicePtr> p =
+      g_window != nullptr ? g_window->Allocate(v.size() * sizeof(T)) : c.Allocate(v.size() * sizeof(T));
   if (!p.ok()) {
     std::fprintf(stderr, "%s\n", p.status().ToString().c_str());
     std::exit(1);
@@ -191,7 +193,8 @@ int main(int argc, char** argv) {
   std::printf("%-22s %-12s %12s %12s %9s %9s %14s\n", "kernel", "tier", "insts given", "insts fenced", "ratio",
               "time x", "time spread");
   for (bool native : {true, false}) {
-    auto dev = cpu::CreateCpuDevice({.threads = 1, .native = native ? cpu::NativeMode::kAlways : cpu::NativeMode::kOff});
+    auto dev =
+        cpu::CreateCpuDevice({.threads = 1, .native = native ? cpu::NativeMode::kAlways : cpu::NativeMode::kOff});
     auto ctx = *dev->CreateContext();
     auto stream = *ctx->CreateStream();
     Fence control;

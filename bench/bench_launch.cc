@@ -167,7 +167,8 @@ int main(int argc, char** argv) {
     };
     int dev = 0;
     must(sym.cuDeviceGet(&dev, 0), "cuDeviceGet");
-    must(sym.cuCtxCreate_v4 != nullptr ? sym.cuCtxCreate_v4(&raw_ctx, nullptr, 0, dev) : sym.cuCtxCreate_v2(&raw_ctx, 0, dev),
+    must(sym.cuCtxCreate_v4 != nullptr ? sym.cuCtxCreate_v4(&raw_ctx, nullptr, 0, dev)
+                                       : sym.cuCtxCreate_v2(&raw_ctx, 0, dev),
          "cuCtxCreate");
     void* mod = nullptr;
     must(sym.cuModuleLoadDataEx(&mod, kPtx, 0, nullptr, nullptr), "cuModuleLoadDataEx");
@@ -220,7 +221,8 @@ int main(int argc, char** argv) {
   host::InstanceMetricsSnapshot s = env.metrics();
   std::printf("%-34s %10s %10s %8s %s\n", "metric", "guest", "direct", "ratio", "target");
   std::printf("%-34s %7.0f ns %7.0f ns %7.2fx <= 1.2x\n", "host CPU per launch (enqueue)", g, d, g / d);
-  double gmin = *std::min_element(tg.begin(), tg.end()) / n * 1e9, dmin = *std::min_element(td.begin(), td.end()) / n * 1e9;
+  double gmin = *std::min_element(tg.begin(), tg.end()) / n * 1e9,
+         dmin = *std::min_element(td.begin(), td.end()) / n * 1e9;
   std::printf("%-34s %7.0f ns %7.0f ns %7.2fx\n", "  fastest repetition of each", gmin, dmin, gmin / dmin);
   // The two loops of one repetition run back to back, so their ratio cancels drift between
   // repetitions (another process, frequency changes) that the ratio of medians does not.
@@ -233,7 +235,8 @@ int main(int argc, char** argv) {
                 g / w);
   }
   std::printf("device: %s\n", device->info().name.c_str());
-  std::printf("(%llu guest launches dispatched, %llu rejections)\n", static_cast<unsigned long long>(s.kernels_launched),
+  std::printf("(%llu guest launches dispatched, %llu rejections)\n",
+              static_cast<unsigned long long>(s.kernels_launched),
               static_cast<unsigned long long>(s.back_pressure_rejections));
   return 0;
 }

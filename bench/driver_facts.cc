@@ -42,32 +42,32 @@ using Id = T;
 
 // The driver entry points the facts use (cuda.h's versioned names).
 struct Api {
-#define FACT_SYMBOLS(X)                                                                     \
-  X(cuDeviceGet, CUresult (*)(int*, int))                                                   \
-  X(cuDeviceGetAttribute, CUresult (*)(int*, int, int))                                     \
-  X(cuCtxCreate_v4, CUresult (*)(void**, void*, unsigned, int))                             \
-  X(cuCtxCreate_v2, CUresult (*)(void**, unsigned, int))                                    \
-  X(cuCtxDestroy_v2, CUresult (*)(void*))                                                   \
-  X(cuCtxSetCurrent, CUresult (*)(void*))                                                   \
-  X(cuModuleLoadDataEx, CUresult (*)(void**, const void*, unsigned, int*, void**))          \
-  X(cuModuleGetFunction, CUresult (*)(void**, void*, const char*))                          \
-  X(cuStreamCreate, CUresult (*)(void**, unsigned))                                         \
-  X(cuStreamSynchronize, CUresult (*)(void*))                                               \
-  X(cuStreamQuery, CUresult (*)(void*))                                                     \
-  X(cuMemAlloc_v2, CUresult (*)(uint64_t*, size_t))                                         \
-  X(cuMemFree_v2, CUresult (*)(uint64_t))                                                   \
-  X(cuMemGetInfo_v2, CUresult (*)(size_t*, size_t*))                                        \
-  X(cuMemPoolCreate, CUresult (*)(void**, const void*))                                     \
-  X(cuMemPoolDestroy, CUresult (*)(void*))                                                  \
-  X(cuMemPoolTrimTo, CUresult (*)(void*, size_t))                                           \
-  X(cuMemAllocFromPoolAsync, CUresult (*)(uint64_t*, size_t, void*, void*))                 \
-  X(cuMemFreeAsync, CUresult (*)(uint64_t, void*))                                          \
-  X(cuMemHostAlloc, CUresult (*)(void**, size_t, unsigned))                                 \
-  X(cuMemsetD8Async, CUresult (*)(uint64_t, unsigned char, size_t, void*))                  \
-  X(cuMemcpyHtoDAsync_v2, CUresult (*)(uint64_t, const void*, size_t, void*))               \
-  X(cuMemcpyDtoHAsync_v2, CUresult (*)(void*, uint64_t, size_t, void*))                     \
-  X(cuLaunchKernel, CUresult (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned,   \
-                                 unsigned, unsigned, void*, void**, void**))
+#define FACT_SYMBOLS(X)                                                            \
+  X(cuDeviceGet, CUresult (*)(int*, int))                                          \
+  X(cuDeviceGetAttribute, CUresult (*)(int*, int, int))                            \
+  X(cuCtxCreate_v4, CUresult (*)(void**, void*, unsigned, int))                    \
+  X(cuCtxCreate_v2, CUresult (*)(void**, unsigned, int))                           \
+  X(cuCtxDestroy_v2, CUresult (*)(void*))                                          \
+  X(cuCtxSetCurrent, CUresult (*)(void*))                                          \
+  X(cuModuleLoadDataEx, CUresult (*)(void**, const void*, unsigned, int*, void**)) \
+  X(cuModuleGetFunction, CUresult (*)(void**, void*, const char*))                 \
+  X(cuStreamCreate, CUresult (*)(void**, unsigned))                                \
+  X(cuStreamSynchronize, CUresult (*)(void*))                                      \
+  X(cuStreamQuery, CUresult (*)(void*))                                            \
+  X(cuMemAlloc_v2, CUresult (*)(uint64_t*, size_t))                                \
+  X(cuMemFree_v2, CUresult (*)(uint64_t))                                          \
+  X(cuMemGetInfo_v2, CUresult (*)(size_t*, size_t*))                               \
+  X(cuMemPoolCreate, CUresult (*)(void**, const void*))                            \
+  X(cuMemPoolDestroy, CUresult (*)(void*))                                         \
+  X(cuMemPoolTrimTo, CUresult (*)(void*, size_t))                                  \
+  X(cuMemAllocFromPoolAsync, CUresult (*)(uint64_t*, size_t, void*, void*))        \
+  X(cuMemFreeAsync, CUresult (*)(uint64_t, void*))                                 \
+  X(cuMemHostAlloc, CUresult (*)(void**, size_t, unsigned))                        \
+  X(cuMemsetD8Async, CUresult (*)(uint64_t, unsigned char, size_t, void*))         \
+  X(cuMemcpyHtoDAsync_v2, CUresult (*)(uint64_t, const void*, size_t, void*))      \
+  X(cuMemcpyDtoHAsync_v2, CUresult (*)(void*, uint64_t, size_t, void*))            \
+  X(cuLaunchKernel,                                                                \
+    CUresult (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**, void**))
 #define FACT_FIELD(name, type) Id<type> name = nullptr;
   FACT_SYMBOLS(FACT_FIELD)
 #undef FACT_FIELD
@@ -140,10 +140,10 @@ CUresult Say(CUresult r, const std::string& what) {
   std::_Exit(3);
 }
 
-#define MUST(call)                       \
-  do {                                   \
-    CUresult r_ = (call);                \
-    if (r_ != 0) Die(#call, r_);         \
+#define MUST(call)               \
+  do {                           \
+    CUresult r_ = (call);        \
+    if (r_ != 0) Die(#call, r_); \
   } while (0)
 
 struct Ctx {
@@ -152,8 +152,8 @@ struct Ctx {
   void *store = nullptr, *spin = nullptr, *delay = nullptr;
   void* stream = nullptr;
   Ctx() {
-    CUresult r = api.cuCtxCreate_v4 != nullptr ? api.cuCtxCreate_v4(&ctx, nullptr, 0, dev)
-                                               : api.cuCtxCreate_v2(&ctx, 0, dev);
+    CUresult r =
+        api.cuCtxCreate_v4 != nullptr ? api.cuCtxCreate_v4(&ctx, nullptr, 0, dev) : api.cuCtxCreate_v2(&ctx, 0, dev);
     if (r != 0) Die("cuCtxCreate", r);
     MUST(api.cuModuleLoadDataEx(&mod, kPtx, 0, nullptr, nullptr));
     MUST(api.cuModuleGetFunction(&store, mod, "store"));
@@ -242,7 +242,7 @@ int Isolation(bool pooled) {
   unsigned got = 0;
   CUresult rb = Say(b.Read(ptr, &got), "ctx B reads its buffer back");
   std::string verdict = r == 0 && rb == 0 && got == 42 ? "NOT ISOLATED: A's kernel wrote B's memory"
-                        : r != 0 && rb != 0           ? "A faulted (" + Name(r) + ") and the fault poisoned B too"
+                        : r != 0 && rb != 0            ? "A faulted (" + Name(r) + ") and the fault poisoned B too"
                         : r != 0                       ? "isolated: A faulted (" + Name(r) + "), B intact"
                                                        : "isolated: no fault, B reads " + std::to_string(got);
   std::printf("isolation-%s: %s\n", pooled ? "pool" : "plain", verdict.c_str());
@@ -266,13 +266,14 @@ int FaultIso() {
   CUresult next = Say(b.Store(pb, 5), "ctx B: a new launch after A's fault");
   Say(api.cuCtxDestroy_v2(a.ctx), "cuCtxDestroy(A)");
   void* c = nullptr;
-  CUresult made = Say(api.cuCtxCreate_v4 != nullptr ? api.cuCtxCreate_v4(&c, nullptr, 0, dev) : api.cuCtxCreate_v2(&c, 0, dev),
-                      "a new context C after A's destroy");
+  CUresult made =
+      Say(api.cuCtxCreate_v4 != nullptr ? api.cuCtxCreate_v4(&c, nullptr, 0, dev) : api.cuCtxCreate_v2(&c, 0, dev),
+          "a new context C after A's destroy");
   std::string verdict = fa == 0 ? "the store to 0x10 did not fault"
                         : running == 0 && next == 0 && made == 0
                             ? "the fault stayed in ctx A"
-                            : "the fault is process-wide (B's kernel: " + Name(running) + ", B's next launch: " + Name(next) +
-                                  ", new context: " + Name(made) + ")";
+                            : "the fault is process-wide (B's kernel: " + Name(running) +
+                                  ", B's next launch: " + Name(next) + ", new context: " + Name(made) + ")";
   std::printf("faultiso: %s\n", verdict.c_str());
   return 0;
 }
@@ -290,7 +291,8 @@ int Destroy() {
   uint64_t p = 0;
   other.Use();
   MUST(api.cuMemAlloc_v2(&p, 4));
-  bool runs = Within(5.0, "another context's launch + synchronize meanwhile", [&] { Say(other.Store(p, 7), "other ctx store"); });
+  bool runs = Within(5.0, "another context's launch + synchronize meanwhile",
+                     [&] { Say(other.Store(p, 7), "other ctx store"); });
   std::printf("destroy: cuCtxDestroy %s; another context %s\n", returned ? "returns" : "BLOCKS behind the kernel",
               runs ? "runs meanwhile" : "STALLS");
   std::fflush(stdout);
@@ -342,9 +344,10 @@ int Footprint() {
   double t = Since(t0);
   first.Use();
   size_t f1 = FreeBytes();
-  std::printf("footprint: a context (+ pool, stream, module, 8 MiB pinned staging) takes %.1f MiB of device memory "
-              "and %.1f ms to make\n",
-              Mib((static_cast<double>(f0) - static_cast<double>(f1)) / 8), t / 8 * 1000);
+  std::printf(
+      "footprint: a context (+ pool, stream, module, 8 MiB pinned staging) takes %.1f MiB of device memory "
+      "and %.1f ms to make\n",
+      Mib((static_cast<double>(f0) - static_cast<double>(f1)) / 8), t / 8 * 1000);
   return 0;
 }
 
@@ -374,7 +377,8 @@ int Leak(size_t bytes) {
     }
     size_t f1 = FreeBytes();
     double kept = Mib(static_cast<double>(f0) - static_cast<double>(f1));
-    std::printf("  %s: %.0f MiB still held after the context was destroyed\n", fault ? "faulted context" : "context", kept);
+    std::printf("  %s: %.0f MiB still held after the context was destroyed\n", fault ? "faulted context" : "context",
+                kept);
     verdict += std::string(fault ? "; faulted context: " : "context: ") +
                (kept > Mib(static_cast<double>(bytes)) / 2 ? "pool memory NOT given back" : "given back");
   }
@@ -394,7 +398,8 @@ int Trim(size_t bytes) {
     MUST(api.cuStreamSynchronize(c.stream));
     keep.Use();
     size_t reserved = FreeBytes();
-    std::printf("  freed but reserved by the pool: %.0f MiB\n", Mib(static_cast<double>(f0) - static_cast<double>(reserved)));
+    std::printf("  freed but reserved by the pool: %.0f MiB\n",
+                Mib(static_cast<double>(f0) - static_cast<double>(reserved)));
     c.Use();
     Say(api.cuMemPoolTrimTo(pool, 0), "cuMemPoolTrimTo(0)");
     Say(api.cuMemPoolDestroy(pool), "cuMemPoolDestroy");
@@ -423,10 +428,12 @@ int Load(double seconds) {
 
 int main(int argc, char** argv) {
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0) {
-    std::printf("usage: gpuwasm-driver-facts FACT [ARG]\n"
-                "  isolation-pool | isolation-plain | faultiso | destroy | htod | footprint | leak [MiB] | trim [MiB] |\n"
-                "  load SECONDS\n"
-                "Measures one fact of the CUDA driver per process (see bench/driver_facts.cc); the last line is the verdict.\n");
+    std::printf(
+        "usage: gpuwasm-driver-facts FACT [ARG]\n"
+        "  isolation-pool | isolation-plain | faultiso | destroy | htod | footprint | leak [MiB] | trim [MiB] |\n"
+        "  load SECONDS\n"
+        "Measures one fact of the CUDA driver per process (see bench/driver_facts.cc); the last line is the "
+        "verdict.\n");
     return argc < 2 ? 2 : 0;
   }
   auto loaded = CudaDriver::Load();

@@ -16,20 +16,20 @@ extern "C" {
 #endif
 
 #define WCU_OK 0
-#define WCU_ERR_NOT_PERMITTED (-1)   /* GPU capability is off for this tenant */
-#define WCU_ERR_BAD_POINTER (-2)     /* a (pointer, length) is outside linear memory */
-#define WCU_ERR_BAD_HANDLE (-3)      /* unknown, freed or foreign handle */
-#define WCU_ERR_BAD_PTX (-4)         /* PTX failed to parse/validate/compile */
-#define WCU_ERR_NOT_FOUND (-5)       /* no such kernel in the module */
-#define WCU_ERR_BAD_ARGS (-6)        /* arguments do not match the kernel's parameters */
-#define WCU_ERR_BAD_DIMENSIONS (-7)  /* grid/block/shared memory outside the device's limits */
-#define WCU_ERR_QUOTA (-8)           /* a per-instance or per-tenant limit would be exceeded */
-#define WCU_ERR_BUSY (-9)            /* back-pressure: no launch slot before the wait limit */
-#define WCU_ERR_DEADLINE (-10)       /* the invocation's deadline has passed */
-#define WCU_ERR_DEVICE (-11)         /* the device faulted; the instance's GPU state is lost */
-#define WCU_ERR_OUT_OF_RANGE (-12)   /* offset/length outside a device buffer */
-#define WCU_ERR_UNSUPPORTED (-13)    /* valid, but this device cannot do it */
-#define WCU_ERR_INTERNAL (-14)       /* a host bug */
+#define WCU_ERR_NOT_PERMITTED (-1)  /* GPU capability is off for this tenant */
+#define WCU_ERR_BAD_POINTER (-2)    /* a (pointer, length) is outside linear memory */
+#define WCU_ERR_BAD_HANDLE (-3)     /* unknown, freed or foreign handle */
+#define WCU_ERR_BAD_PTX (-4)        /* PTX failed to parse/validate/compile */
+#define WCU_ERR_NOT_FOUND (-5)      /* no such kernel in the module */
+#define WCU_ERR_BAD_ARGS (-6)       /* arguments do not match the kernel's parameters */
+#define WCU_ERR_BAD_DIMENSIONS (-7) /* grid/block/shared memory outside the device's limits */
+#define WCU_ERR_QUOTA (-8)          /* a per-instance or per-tenant limit would be exceeded */
+#define WCU_ERR_BUSY (-9)           /* back-pressure: no launch slot before the wait limit */
+#define WCU_ERR_DEADLINE (-10)      /* the invocation's deadline has passed */
+#define WCU_ERR_DEVICE (-11)        /* the device faulted; the instance's GPU state is lost */
+#define WCU_ERR_OUT_OF_RANGE (-12)  /* offset/length outside a device buffer */
+#define WCU_ERR_UNSUPPORTED (-13)   /* valid, but this device cannot do it */
+#define WCU_ERR_INTERNAL (-14)      /* a host bug */
 
 /* Kernel argument record: one per .param of the kernel, in order. */
 typedef struct wcu_arg {
@@ -41,10 +41,11 @@ typedef struct wcu_arg {
 
 #define WCU_ARG_B8 1u
 #define WCU_ARG_B16 2u
-#define WCU_ARG_B32 3u     /* int, unsigned, float */
-#define WCU_ARG_B64 4u     /* long long, double */
-#define WCU_ARG_BUFFER 5u  /* device address of a buffer plus a byte offset */
-#define WCU_ARG_BYTES 6u   /* a parameter of any size (a struct passed by value): `handle` bytes at guest address `value` */
+#define WCU_ARG_B32 3u    /* int, unsigned, float */
+#define WCU_ARG_B64 4u    /* long long, double */
+#define WCU_ARG_BUFFER 5u /* device address of a buffer plus a byte offset */
+#define WCU_ARG_BYTES \
+  6u /* a parameter of any size (a struct passed by value): `handle` bytes at guest address `value` */
 
 /* Filled by wcu_device_info (little-endian, 120 bytes). */
 typedef struct wcu_device_info_t {
@@ -71,7 +72,8 @@ int32_t wcu_mem_alloc(int64_t size) WCU_IMPORT(mem_alloc);
 int32_t wcu_mem_free(int32_t buffer) WCU_IMPORT(mem_free);
 int32_t wcu_memcpy_htod(int32_t buffer, int64_t dst_offset, const void* src, int32_t len) WCU_IMPORT(memcpy_htod);
 int32_t wcu_memcpy_dtoh(void* dst, int32_t buffer, int64_t src_offset, int32_t len) WCU_IMPORT(memcpy_dtoh);
-int32_t wcu_memcpy_dtod(int32_t dst, int64_t dst_offset, int32_t src, int64_t src_offset, int64_t len) WCU_IMPORT(memcpy_dtod);
+int32_t wcu_memcpy_dtod(int32_t dst, int64_t dst_offset, int32_t src, int64_t src_offset, int64_t len)
+    WCU_IMPORT(memcpy_dtod);
 int32_t wcu_memset_d8(int32_t buffer, int64_t offset, int32_t value, int64_t len) WCU_IMPORT(memset_d8);
 int32_t wcu_launch(int32_t kernel, int32_t gx, int32_t gy, int32_t gz, int32_t bx, int32_t by, int32_t bz,
                    int32_t shared_bytes, const wcu_arg* args, int32_t args_count) WCU_IMPORT(launch);
@@ -99,7 +101,10 @@ static inline wcu_arg wcu_arg_u32(uint32_t v) {
 }
 static inline wcu_arg wcu_arg_i32(int32_t v) { return wcu_arg_u32((uint32_t)v); }
 static inline wcu_arg wcu_arg_f32(float v) {
-  union { float f; uint32_t u; } x;
+  union {
+    float f;
+    uint32_t u;
+  } x;
   x.f = v;
   return wcu_arg_u32(x.u);
 }
@@ -108,7 +113,10 @@ static inline wcu_arg wcu_arg_u64(uint64_t v) {
   return a;
 }
 static inline wcu_arg wcu_arg_f64(double v) {
-  union { double d; uint64_t u; } x;
+  union {
+    double d;
+    uint64_t u;
+  } x;
   x.d = v;
   return wcu_arg_u64(x.u);
 }

@@ -182,7 +182,10 @@ struct Arg {
     const P v{a};  // braces: a narrowing conversion does not compile
     uint64_t bits = 0;
     std::memcpy(&bits, &v, sizeof v);
-    const uint32_t kind = sizeof(P) == 1 ? WCU_ARG_B8 : sizeof(P) == 2 ? WCU_ARG_B16 : sizeof(P) == 4 ? WCU_ARG_B32 : WCU_ARG_B64;
+    const uint32_t kind = sizeof(P) == 1   ? WCU_ARG_B8
+                          : sizeof(P) == 2 ? WCU_ARG_B16
+                          : sizeof(P) == 4 ? WCU_ARG_B32
+                                           : WCU_ARG_B64;
     return wcu_arg{kind, 0, bits};
   }
 };

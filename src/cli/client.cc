@@ -1,21 +1,21 @@
 // Client commands against a running `gpuwasm serve`: deploy, invoke, ls, rm, top.
 // The server is --server, else $GPUWASM_SERVER, else http://127.0.0.1:8080; the token is --token,
 // else $GPUWASM_TOKEN.
+#include "server/client.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "common/duration.h"
-#include "server/client.h"
 
 namespace gpuwasm::cli {
 namespace {
@@ -34,7 +34,8 @@ void AddClientFlags(CLI::App* cmd, ClientFlags* f) {
 
 Result<std::unique_ptr<server::HttpClient>> Connect(const ClientFlags& f) {
   std::string url = f.server;
-  if (url.empty()) url = std::getenv("GPUWASM_SERVER") != nullptr ? std::getenv("GPUWASM_SERVER") : "http://127.0.0.1:8080";
+  if (url.empty())
+    url = std::getenv("GPUWASM_SERVER") != nullptr ? std::getenv("GPUWASM_SERVER") : "http://127.0.0.1:8080";
   std::string token = f.token;
   if (token.empty() && std::getenv("GPUWASM_TOKEN") != nullptr) token = std::getenv("GPUWASM_TOKEN");
   return server::HttpClient::Connect(url, token);
@@ -78,7 +79,8 @@ int Deploy(const DeployFlags& f) {
   if (!bytes.ok()) return Fail("deploy", bytes.status().message(), 66);
   auto c = Connect(f.client);
   if (!c.ok()) return Fail("deploy", c.status().message(), kExitUsage);
-  std::string target = "/v1/functions?name=" + UrlEncode(f.name) + (f.entry.empty() ? "" : "&entry=" + UrlEncode(f.entry));
+  std::string target =
+      "/v1/functions?name=" + UrlEncode(f.name) + (f.entry.empty() ? "" : "&entry=" + UrlEncode(f.entry));
   auto res = (*c)->Send(http::verb::post, target, std::move(*bytes), {{"Content-Type", "application/wasm"}});
   if (!res.ok()) return Fail("deploy", res.status().message(), kExitUnavailable);
   if (res->result_int() != 202) return Fail("deploy", server::ErrorText(*res), ExitForHttp(res->result_int()));
@@ -155,7 +157,8 @@ int Invoke(const InvokeFlags& f) {
     return it == res->end() ? std::string() : std::string(it->value().data(), it->value().size());
   };
   if (!header("X-Gpuwasm-Trap").empty()) std::fprintf(stderr, "trap: %s\n", header("X-Gpuwasm-Trap").c_str());
-  if (!header("X-Gpuwasm-Error").empty()) std::fprintf(stderr, "gpuwasm invoke: %s\n", header("X-Gpuwasm-Error").c_str());
+  if (!header("X-Gpuwasm-Error").empty())
+    std::fprintf(stderr, "gpuwasm invoke: %s\n", header("X-Gpuwasm-Error").c_str());
   return std::atoi(header("X-Gpuwasm-Exit-Status").c_str());
 }
 
@@ -235,7 +238,8 @@ int Top(const TopFlags& f) {
                     static_cast<unsigned long long>(i.value("id", 0ull)), i.value("function", "").c_str(),
                     i["function_id"].is_string() ? i["function_id"].get<std::string>().c_str() : "-",
                     i.value("elapsed_ms", 0) / 1e3, static_cast<unsigned long long>(m.value("kernels_launched", 0ull)),
-                    i.value("gpu_time_ms", 0.0), static_cast<unsigned long long>(m.value("device_bytes_allocated", 0ull)),
+                    i.value("gpu_time_ms", 0.0),
+                    static_cast<unsigned long long>(m.value("device_bytes_allocated", 0ull)),
                     static_cast<unsigned long long>(m.value("bytes_pinned", 0ull)),
                     static_cast<unsigned long long>(m.value("yield_count", 0ull)));
       out << line;
@@ -262,7 +266,8 @@ int Top(const TopFlags& f) {
 
 void RegisterClient(CLI::App& app) {
   auto d = std::make_shared<DeployFlags>();
-  CLI::App* deploy = app.add_subcommand("deploy", "Deploy a .wasm to a server as the next version of a function, and wait until it compiled");
+  CLI::App* deploy = app.add_subcommand(
+      "deploy", "Deploy a .wasm to a server as the next version of a function, and wait until it compiled");
   deploy->add_option("file", d->file, "The guest .wasm")->required();
   deploy->add_option("--name,-n", d->name, "Function name")->required();
   deploy->add_option("--entry,-e", d->entry, "Export to call (default: _start, else run)");
@@ -272,12 +277,15 @@ void RegisterClient(CLI::App& app) {
 
   auto i = std::make_shared<InvokeFlags>();
   CLI::App* invoke = app.add_subcommand(
-      "invoke", "Invoke a deployed function (by name: its newest ready version; or by id); print its stdout and output, "
-                "exit with its exit status (124 deadline, 134 trap)");
+      "invoke",
+      "Invoke a deployed function (by name: its newest ready version; or by id); print its stdout and output, "
+      "exit with its exit status (124 deadline, 134 trap)");
   invoke->add_option("function", i->function, "Function name or id")->required();
   invoke->add_option("--input,-i", i->input, "File whose bytes are the request body ('-': stdin)");
-  invoke->add_option("--timeout,-t", i->timeout, "Deadline (e.g. 500ms, 5s; a bare number is seconds; capped by the tenant's max_deadline)");
-  invoke->add_flag("--json", i->json, "Print the whole result as JSON (status, exit status, metrics, output, stdout, stderr)");
+  invoke->add_option("--timeout,-t", i->timeout,
+                     "Deadline (e.g. 500ms, 5s; a bare number is seconds; capped by the tenant's max_deadline)");
+  invoke->add_flag("--json", i->json,
+                   "Print the whole result as JSON (status, exit status, metrics, output, stdout, stderr)");
   invoke->add_option("--env", i->env, "An environment variable of the guest, KEY=value (repeatable)");
   invoke->add_option("args", i->args, "Arguments passed to the guest (after --)");
   AddClientFlags(invoke, &i->client);
@@ -296,7 +304,8 @@ void RegisterClient(CLI::App& app) {
   rm->callback([r] { SetExitCode(Remove(*r)); });
 
   auto t = std::make_shared<TopFlags>();
-  CLI::App* top = app.add_subcommand("top", "Live view of a server: running instances with their metrics, and GPU metrics");
+  CLI::App* top =
+      app.add_subcommand("top", "Live view of a server: running instances with their metrics, and GPU metrics");
   top->add_option("--interval", t->interval, "Refresh interval")->capture_default_str();
   top->add_flag("--once", t->once, "Print one snapshot and exit");
   AddClientFlags(top, &t->client);

@@ -40,8 +40,7 @@ int Compile(const CompileFlags& f) {
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!module.ok()) {
     std::fprintf(stderr, "gpuwasm compile: %s\n", module.status().ToString().c_str());
-    return module.status().code() == StatusCode::kInvalidArgument ||
-                   module.status().code() == StatusCode::kUnsupported
+    return module.status().code() == StatusCode::kInvalidArgument || module.status().code() == StatusCode::kUnsupported
                ? 65
                : 70;
   }
@@ -57,9 +56,9 @@ int Compile(const CompileFlags& f) {
 
 void RegisterCompile(CLI::App& app) {
   auto flags = std::make_shared<CompileFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "compile", "Validate a guest module and compile it ahead of time into the module cache "
-                 "(a second compile of the same bytes is a cache hit)");
+  CLI::App* cmd = app.add_subcommand("compile",
+                                     "Validate a guest module and compile it ahead of time into the module cache "
+                                     "(a second compile of the same bytes is a cache hit)");
   cmd->add_option("wasm", flags->wasm, "The guest .wasm file")->required();
   cmd->add_flag("--check", flags->check_only, "Only validate (features, imports, exports); compile nothing");
   AddEngineFlags(cmd, &flags->engine);

@@ -1,10 +1,11 @@
 // `gpuwasm config check FILE`: validate a configuration before rolling it out (to every node of
 // a cluster, say) and print what it sets, without starting anything or connecting anywhere.
+#include "runtime/config.h"
+
 #include <cstdio>
 #include <cstdlib>
 
 #include "cli/commands.h"
-#include "runtime/config.h"
 #include "store/local_store.h"
 #include "store/postgres_store.h"
 
@@ -27,8 +28,9 @@ int Check(const std::string& path) {
     from = "$GPUWASM_DATABASE_URL";
   }
   if (database.empty()) {
-    std::printf("metadata: SQLite in the store directory (one node; serve --database or $GPUWASM_DATABASE_URL "
-                "would choose PostgreSQL)\n");
+    std::printf(
+        "metadata: SQLite in the store directory (one node; serve --database or $GPUWASM_DATABASE_URL "
+        "would choose PostgreSQL)\n");
   } else {
     std::printf("metadata: PostgreSQL %s (from %s; shared by the nodes)\n", store::RedactConninfo(database).c_str(),
                 from.c_str());
@@ -36,7 +38,7 @@ int Check(const std::string& path) {
   std::printf("device: %s\nlisten: %s\n", c->device.c_str(), c->server.listen.c_str());
   std::printf("shutdown grace: %lld ms\n", static_cast<long long>(c->shutdown_grace.count()));
   std::printf("isolation: %s\n", c->isolation ? std::string(runtime::IsolationName(*c->isolation)).c_str()
-                                               : "the command's default (serve: process, run: none)");
+                                              : "the command's default (serve: process, run: none)");
   std::printf("tenants: %zu\n", c->tenants.size());
   for (const runtime::TenantConfig& t : c->tenants) {
     std::printf("  %s: %zu token(s), gpu %s, device_bytes %llu, concurrent_invocations %u, max_deadline %lld ms",

@@ -31,8 +31,7 @@ std::string FindOnPath(const std::string& name) {
     if (dir.empty()) dir = ".";
     std::string candidate = dir + "/" + name;
     struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        ::access(candidate.c_str(), X_OK) == 0) {
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
       return candidate;
     }
     start = end + 1;
@@ -53,20 +52,20 @@ int RunDoctor() {
   checks.push_back({"C compiler (cc) for guest AOT compile", !cc.empty(), true,
                     cc.empty() ? "not on PATH: install gcc (scripts/install-deps.sh)" : cc});
   std::string w2c = FindOnPath("wasm2c");
-  checks.push_back({"wasm2c (Debian wabt)", !w2c.empty(), true,
-                    w2c.empty() ? "not on PATH: install wabt" : w2c});
+  checks.push_back({"wasm2c (Debian wabt)", !w2c.empty(), true, w2c.empty() ? "not on PATH: install wabt" : w2c});
   // The CUDA driver: loads, initializes, is new enough, and sees a device (the same probe
   // `--device auto` will use). $GPUWASM_CUDA_LIBRARY picks another library.
   auto driver = device::cuda::CudaDriver::Load();
-  Result<device::cuda::GpuProbe> gpu = driver.ok() ? (*driver)->Probe() : Result<device::cuda::GpuProbe>(driver.status());
+  Result<device::cuda::GpuProbe> gpu =
+      driver.ok() ? (*driver)->Probe() : Result<device::cuda::GpuProbe>(driver.status());
   if (gpu.ok()) {
     std::string detail = "CUDA " + gpu->cuda_version() + ", " + std::to_string(gpu->device_count) +
                          " device(s), first: " + gpu->first_device_name;
     auto info = (*driver)->QueryDevice(0);
     if (info.ok()) {
       char limits[128];
-      std::snprintf(limits, sizeof limits, " (sm_%d%d, %u SMs, %.1f GiB)", info->compute_major,
-                    info->compute_minor, info->sm_count, static_cast<double>(info->total_memory) / (1 << 30));
+      std::snprintf(limits, sizeof limits, " (sm_%d%d, %u SMs, %.1f GiB)", info->compute_major, info->compute_minor,
+                    info->sm_count, static_cast<double>(info->total_memory) / (1 << 30));
       detail += limits;
     } else {
       detail += " (limits unknown: " + info.status().message() + ")";
@@ -77,8 +76,7 @@ int RunDoctor() {
   }
   auto lib = nvml::Nvml::Open();
   if (!lib.ok()) {
-    checks.push_back(
-        {"NVML (GPU telemetry)", false, false, lib.status().message() + ": no GPU telemetry"});
+    checks.push_back({"NVML (GPU telemetry)", false, false, lib.status().message() + ": no GPU telemetry"});
   } else {
     uint32_t n = (*lib)->device_count().value_or(0), gpm = 0;
     for (uint32_t i = 0; i < n; ++i) {
@@ -86,8 +84,8 @@ int RunDoctor() {
       if (d.ok() && d->gpm_supported()) ++gpm;
     }
     checks.push_back({"NVML (GPU telemetry)", true, false,
-                      "driver " + (*lib)->driver_version().value_or("?") + ", " +
-                          std::to_string(n) + " GPU(s), " + std::to_string(gpm) + " with GPM"});
+                      "driver " + (*lib)->driver_version().value_or("?") + ", " + std::to_string(n) + " GPU(s), " +
+                          std::to_string(gpm) + " with GPM"});
   }
 
   std::printf("%s\n", kVersionLine);
@@ -104,8 +102,8 @@ int RunDoctor() {
 }  // namespace
 
 void RegisterDoctor(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand(
-      "doctor", "Check that this machine can run gpuwasm (compiler, wasm2c, CUDA driver, NVML)");
+  CLI::App* cmd =
+      app.add_subcommand("doctor", "Check that this machine can run gpuwasm (compiler, wasm2c, CUDA driver, NVML)");
   cmd->callback([] { SetExitCode(RunDoctor()); });
 }
 

@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
   } catch (const nlohmann::json::exception& e) {
     // The client commands read the server's JSON answers: whatever answered (another service on
     // that address, a proxy's error page) gets a clear error, not an abort.
-    std::fprintf(stderr, "gpuwasm: the server's answer is not what this client expects (%s): is --server a gpuwasm server?\n",
+    std::fprintf(stderr,
+                 "gpuwasm: the server's answer is not what this client expects (%s): is --server a gpuwasm server?\n",
                  e.what());
     return gpuwasm::cli::kExitUnavailable;  // as for an unreachable server
   }

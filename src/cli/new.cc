@@ -79,7 +79,8 @@ int main(void) {
   if (r != 0) return fail("wcu_memcpy_dtoh", r);
   int wrong = 0;
   for (int i = 0; i < N; i++) wrong += c[i] != a[i] + b[i];
-  printf(")" + name + R"(: %d elements, %d wrong %s\n", N, wrong, wrong ? "FAILED" : "OK");
+  printf(")" +
+         name + R"(: %d elements, %d wrong %s\n", N, wrong, wrong ? "FAILED" : "OK");
   return wrong != 0;
 }
 )";
@@ -90,7 +91,8 @@ std::string Lists(const std::string& name) {
 # toolchain file, which also lets find_package(GpuwasmSdk) find the SDK:
 #   cmake -S . -B build -DCMAKE_TOOLCHAIN_FILE=<sdk>/cmake/wasm32-wasi.cmake
 cmake_minimum_required(VERSION 3.25)
-project()" + name + R"( C)
+project()" +
+         name + R"( C)
 find_package(GpuwasmSdk REQUIRED)
 
 # The kernel: nvcc makes its PTX when the CUDA toolkit is installed; without it, the PTX files next
@@ -98,27 +100,34 @@ find_package(GpuwasmSdk REQUIRED)
 gpuwasm_add_ptx(ptx CU kernels/vector_add.cu ARCHS sm_80)
 gpuwasm_embed_ptx(header PTX "${ptx}" NAME vector_add_ptx)
 
-add_executable()" + name + " " + name + R"(.c "${header}")
-target_include_directories()" + name + R"( PRIVATE "${CMAKE_CURRENT_BINARY_DIR}/embed")
+add_executable()" +
+         name + " " + name + R"(.c "${header}")
+target_include_directories()" +
+         name + R"( PRIVATE "${CMAKE_CURRENT_BINARY_DIR}/embed")
 )";
 }
 
 std::string Readme(const std::string& name, const std::string& sdk) {
   return "# " + name + R"(
 
-A gpuwasm guest: `)" + name + R"(.c` runs the kernel in `kernels/vector_add.cu` through `wasi_cuda`
+A gpuwasm guest: `)" +
+         name + R"(.c` runs the kernel in `kernels/vector_add.cu` through `wasi_cuda`
 (the guest guide of gpuwasm says everything a guest can do).
 
 Build and run (on the CPU device when there is no GPU):
 
 ```sh
-cmake -S . -B build -DCMAKE_TOOLCHAIN_FILE=)" + sdk + R"(/cmake/wasm32-wasi.cmake
+cmake -S . -B build -DCMAKE_TOOLCHAIN_FILE=)" +
+         sdk + R"(/cmake/wasm32-wasi.cmake
 cmake --build build
-gpuwasm run build/)" + name + R"(.wasm
+gpuwasm run build/)" +
+         name + R"(.wasm
 ```
 
-Deploy it to a gpuwasm server: `gpuwasm deploy build/)" + name + R"(.wasm --name )" + name + R"(`, then
-`gpuwasm invoke )" + name + R"(`.
+Deploy it to a gpuwasm server: `gpuwasm deploy build/)" +
+         name + R"(.wasm --name )" + name + R"(`, then
+`gpuwasm invoke )" +
+         name + R"(`.
 )";
 }
 
@@ -134,7 +143,8 @@ int New(const NewFlags& f) {
     std::fprintf(stderr, "gpuwasm new: %s\n", why.c_str());
     return code;
   };
-  bool identifier = !f.name.empty() && f.name.size() <= 64 && (std::isalpha(static_cast<unsigned char>(f.name[0])) != 0);
+  bool identifier =
+      !f.name.empty() && f.name.size() <= 64 && (std::isalpha(static_cast<unsigned char>(f.name[0])) != 0);
   for (char ch : f.name) identifier = identifier && (std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_');
   if (!identifier) {
     return fail("'" + f.name + "' is not a project name: letters, digits and _, starting with a letter, at most 64",
@@ -151,7 +161,8 @@ int New(const NewFlags& f) {
       {dir / "CMakeLists.txt", Lists(f.name)},
       {dir / (f.name + ".c"), Guest(f.name)},
       {dir / "README.md", Readme(f.name, shown_sdk)},
-      {dir / "kernels" / "vector_add.cu", std::string(reinterpret_cast<const char*>(new_template_cu), new_template_cu_len)},
+      {dir / "kernels" / "vector_add.cu",
+       std::string(reinterpret_cast<const char*>(new_template_cu), new_template_cu_len)},
       {dir / "kernels" / "vector_add.sm_80.ptx",
        std::string(reinterpret_cast<const char*>(new_template_sm_80), new_template_sm_80_len)},
       {dir / "kernels" / "vector_add.sm_90.ptx",
@@ -160,12 +171,15 @@ int New(const NewFlags& f) {
   for (const auto& [path, text] : files) {
     if (Status s = Write(path, text); !s.ok()) return fail(s.message(), kExitUsage);
   }
-  std::printf("made %s: %s.c, kernels/vector_add.cu, CMakeLists.txt, README.md\n", dir.string().c_str(), f.name.c_str());
-  std::printf("build and run it:\n  cmake -S %s -B %s/build -DCMAKE_TOOLCHAIN_FILE=%s/cmake/wasm32-wasi.cmake\n"
-              "  cmake --build %s/build\n  gpuwasm run %s/build/%s.wasm\n",
-              dir.string().c_str(), dir.string().c_str(), shown_sdk.c_str(), dir.string().c_str(), dir.string().c_str(),
+  std::printf("made %s: %s.c, kernels/vector_add.cu, CMakeLists.txt, README.md\n", dir.string().c_str(),
               f.name.c_str());
-  if (sdk.empty()) std::fprintf(stderr, "gpuwasm new: no SDK found next to this gpuwasm: install it (cmake --install)\n");
+  std::printf(
+      "build and run it:\n  cmake -S %s -B %s/build -DCMAKE_TOOLCHAIN_FILE=%s/cmake/wasm32-wasi.cmake\n"
+      "  cmake --build %s/build\n  gpuwasm run %s/build/%s.wasm\n",
+      dir.string().c_str(), dir.string().c_str(), shown_sdk.c_str(), dir.string().c_str(), dir.string().c_str(),
+      f.name.c_str());
+  if (sdk.empty())
+    std::fprintf(stderr, "gpuwasm new: no SDK found next to this gpuwasm: install it (cmake --install)\n");
   return 0;
 }
 
@@ -174,8 +188,9 @@ int New(const NewFlags& f) {
 void RegisterNew(CLI::App& app) {
   auto flags = std::make_shared<NewFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "new", "Write a guest project of your own (a C guest, its CUDA kernel and PTX, CMakeLists.txt, README) that builds "
-             "with the installed SDK and runs with `gpuwasm run`");
+      "new",
+      "Write a guest project of your own (a C guest, its CUDA kernel and PTX, CMakeLists.txt, README) that builds "
+      "with the installed SDK and runs with `gpuwasm run`");
   cmd->add_option("name", flags->name, "Project name (letters, digits, _)")->required();
   cmd->add_option("--dir", flags->dir, "Where to write it (default: ./NAME; must not exist or be empty)");
   cmd->callback([flags] { SetExitCode(New(*flags)); });

@@ -2,21 +2,20 @@
 // guest's stdout (and output), exit with the guest's status.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "common/duration.h"
 #include "runtime/runtime.h"
 
-#include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
-
 namespace gpuwasm::cli {
 namespace {
 
-constexpr int kExitDeadline = 124;   // like timeout(1); the others are in commands.h
+constexpr int kExitDeadline = 124;  // like timeout(1); the others are in commands.h
 
 struct RunFlags {
   EngineFlags engine;
@@ -28,11 +27,11 @@ struct RunFlags {
   std::vector<std::string> args;
   std::vector<std::string> env;  // KEY=value
   std::string device = "auto";
-  std::string report;       // "" or "json"
-  std::string report_file;  // "" = stderr
+  std::string report;         // "" or "json"
+  std::string report_file;    // "" = stderr
   uint32_t max_inflight = 0;  // 0: the tenant's inflight_launches
-  std::string config;  // "" = the default single-tenant configuration
-  std::string tenant;  // "" = the configuration's first tenant
+  std::string config;         // "" = the default single-tenant configuration
+  std::string tenant;         // "" = the configuration's first tenant
   bool no_gpu = false;
   std::string isolation;  // "" = the configuration's, else none
 };
@@ -59,9 +58,9 @@ int Run(const RunFlags& f) {
   if (!bytes.ok()) return fail(bytes.status());
   runtime::InvokeRequest request;
   if (!f.input.empty()) {
-    Result<std::string> in = f.input == "-" ? Result<std::string>(std::string(
-                                                   std::istreambuf_iterator<char>(std::cin), {}))
-                                            : ReadWholeFile(f.input);
+    Result<std::string> in = f.input == "-"
+                                 ? Result<std::string>(std::string(std::istreambuf_iterator<char>(std::cin), {}))
+                                 : ReadWholeFile(f.input);
     if (!in.ok()) return fail(in.status());
     request.input = std::move(*in);
   }
@@ -118,8 +117,9 @@ int Run(const RunFlags& f) {
       std::fflush(to);
     };
   }
-  auto result = (*rt)->InvokeModule(tenant_name, std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()),
-                                    std::filesystem::path(f.wasm).filename().string(), std::move(request));
+  auto result =
+      (*rt)->InvokeModule(tenant_name, std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()),
+                          std::filesystem::path(f.wasm).filename().string(), std::move(request));
   if (!result.ok()) return fail(result.status());
   const runtime::InvokeResult& r = *result;
   if (!live) std::fwrite(r.stdout_text.data(), 1, r.stdout_text.size(), stdout);
@@ -129,9 +129,7 @@ int Run(const RunFlags& f) {
   int code = r.exit_status;
   switch (r.status) {
     case runtime::InvocationStatus::kTrap:
-    case runtime::InvocationStatus::kDeadline:
-      std::fprintf(stderr, "trap: %s\n", r.trap.c_str());
-      break;
+    case runtime::InvocationStatus::kDeadline: std::fprintf(stderr, "trap: %s\n", r.trap.c_str()); break;
     case runtime::InvocationStatus::kError:
       std::fprintf(stderr, "gpuwasm run: %s\n", r.error.c_str());
       code = kExitSoftware;
@@ -140,7 +138,8 @@ int Run(const RunFlags& f) {
   }
   if (f.report == "json") {
     nlohmann::json report = r;
-    report["device_note"] = (*rt)->device_note().empty() ? nlohmann::json(nullptr) : nlohmann::json((*rt)->device_note());
+    report["device_note"] =
+        (*rt)->device_note().empty() ? nlohmann::json(nullptr) : nlohmann::json((*rt)->device_note());
     std::string text = report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (f.report_file.empty()) {
       std::fwrite(text.data(), 1, text.size(), stderr);
@@ -157,14 +156,17 @@ int Run(const RunFlags& f) {
 
 void RegisterRun(CLI::App& app) {
   auto flags = std::make_shared<RunFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "run", "Run a guest module once, without deploying it: compile (or reuse the cached build), "
-             "instantiate under the tenant's limits, call its entry point, print its stdout and exit "
-             "with its status. A trap prints 'trap: <kind>' and exits 134 (124 for a deadline); an "
-             "invalid module exits 65.");
+  CLI::App* cmd =
+      app.add_subcommand("run",
+                         "Run a guest module once, without deploying it: compile (or reuse the cached build), "
+                         "instantiate under the tenant's limits, call its entry point, print its stdout and exit "
+                         "with its status. A trap prints 'trap: <kind>' and exits 134 (124 for a deadline); an "
+                         "invalid module exits 65.");
   cmd->add_option("wasm", flags->wasm, "The guest .wasm file")->required();
   cmd->add_option("--input,-i", flags->input, "File whose bytes are the guest's stdin and input ('-': stdin)");
-  cmd->add_option("--timeout,-t", flags->timeout, "Deadline of the run (e.g. 500ms, 5s, 2m; a bare number is seconds; at least 1ms)")->capture_default_str();
+  cmd->add_option("--timeout,-t", flags->timeout,
+                  "Deadline of the run (e.g. 500ms, 5s, 2m; a bare number is seconds; at least 1ms)")
+      ->capture_default_str();
   cmd->add_option("--entry,-e", flags->entry, "Export to call: () -> () or () -> i32 (default: _start, else run)");
   cmd->add_option("--max-memory-pages", flags->max_memory_pages,
                   "Cap on the guest's linear memory, in 64 KiB pages (default: the tenant's max_memory, 1 GiB)");
@@ -172,18 +174,22 @@ void RegisterRun(CLI::App& app) {
   cmd->add_option("--env", flags->env, "An environment variable of the guest, KEY=value (repeatable)");
   cmd->add_option("--device,-d", flags->device, "Device for wasi_cuda: auto (CUDA if usable, else CPU), cpu, cuda:N")
       ->capture_default_str();
-  cmd->add_option("--report", flags->report, "Print a report of the run: json (exit status, wall time, device and why auto chose it, final metrics)")
+  cmd->add_option(
+         "--report", flags->report,
+         "Print a report of the run: json (exit status, wall time, device and why auto chose it, final metrics)")
       ->check(CLI::IsMember({"json"}));
   cmd->add_option("--report-file", flags->report_file, "Write the report here instead of stderr");
-  cmd->add_option("--max-inflight", flags->max_inflight,
-                  "Launches the guest may have in flight before back-pressure (default: the tenant's inflight_launches, 64)");
+  cmd->add_option(
+      "--max-inflight", flags->max_inflight,
+      "Launches the guest may have in flight before back-pressure (default: the tenant's inflight_launches, 64)");
   cmd->add_option("--config,-c", flags->config,
                   "Configuration file (TOML): run as one of its tenants, under its quotas (docs/operator-guide.md)");
   cmd->add_option("--tenant", flags->tenant, "Tenant of the configuration to run as (default: its first)");
   cmd->add_flag("--no-gpu", flags->no_gpu, "Deny GPU access: every wasi_cuda call returns WCU_ERR_NOT_PERMITTED");
-  cmd->add_option("--isolation", flags->isolation,
-                  "Where the instance runs: none (in this process, the default) or process (in a tenant worker process, "
-                  "as gpuwasm serve runs every invocation)")
+  cmd->add_option(
+         "--isolation", flags->isolation,
+         "Where the instance runs: none (in this process, the default) or process (in a tenant worker process, "
+         "as gpuwasm serve runs every invocation)")
       ->check(CLI::IsMember({"none", "process"}));
   AddEngineFlags(cmd, &flags->engine);
   cmd->callback([flags] {

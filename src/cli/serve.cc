@@ -111,21 +111,27 @@ int Serve(const ServeFlags& f) {
 void RegisterServe(CLI::App& app) {
   auto flags = std::make_shared<ServeFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "serve", "Run a gpuwasm node: the HTTP API (deploy, invoke, list, delete functions; running instances), "
-               "/metrics for Prometheus, /healthz and /readyz. SIGINT/SIGTERM stop it gracefully.");
-  cmd->add_option("--config,-c", flags->config, "Configuration file (TOML; docs/operator-guide.md). Default: one open tenant");
-  cmd->add_option("--listen,-l", flags->listen, "Address to listen on, host:port (default: [server].listen, 127.0.0.1:8080)");
-  cmd->add_option("--store", flags->store, "Function store directory (default: [runtime].store, else ~/.local/share/gpuwasm)");
+      "serve",
+      "Run a gpuwasm node: the HTTP API (deploy, invoke, list, delete functions; running instances), "
+      "/metrics for Prometheus, /healthz and /readyz. SIGINT/SIGTERM stop it gracefully.");
+  cmd->add_option("--config,-c", flags->config,
+                  "Configuration file (TOML; docs/operator-guide.md). Default: one open tenant");
+  cmd->add_option("--listen,-l", flags->listen,
+                  "Address to listen on, host:port (default: [server].listen, 127.0.0.1:8080)");
+  cmd->add_option("--store", flags->store,
+                  "Function store directory (default: [runtime].store, else ~/.local/share/gpuwasm)");
   cmd->add_option("--database", flags->database,
                   "PostgreSQL connection string shared by every node (postgresql://user@host/db); the store "
                   "directory then holds only blobs and compiled modules and may be a shared volume "
                   "(default: [runtime].database, else SQLite in the store directory)")
       ->envname("GPUWASM_DATABASE_URL");
   cmd->add_option("--device,-d", flags->device, "auto, cpu or cuda:N (default: [runtime].device, auto)");
-  cmd->add_option("--gpm-interval", flags->gpm_interval, "NVML GPM sampling interval for /metrics")->capture_default_str();
+  cmd->add_option("--gpm-interval", flags->gpm_interval, "NVML GPM sampling interval for /metrics")
+      ->capture_default_str();
   cmd->add_flag("--no-gpm", flags->no_gpm, "Do not sample GPU metrics");
   AddEngineFlags(cmd, &flags->engine);
-  cmd->get_option("--cache-dir")->description("Where compiled modules are cached (default: the store's artifacts/ directory)");
+  cmd->get_option("--cache-dir")
+      ->description("Where compiled modules are cached (default: the store's artifacts/ directory)");
   cmd->callback([flags] { SetExitCode(Serve(*flags)); });
 }
 

@@ -1,7 +1,8 @@
+#include "cli/version.h"
+
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "cli/version.h"
 
 namespace gpuwasm::cli {
 namespace {

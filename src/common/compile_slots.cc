@@ -70,7 +70,7 @@ Result<std::unique_ptr<CompileSlot>> AcquireCompileSlot(std::chrono::steady_cloc
       if (s.busy < s.count) break;
       if (std::chrono::steady_clock::now() >= give_up) {
         return Status::Unavailable("no compile slot became free in time (" + std::to_string(s.count) +
-                                         " compiles run at once on this node)");
+                                   " compiles run at once on this node)");
       }
       s.cv.wait_for(lock, std::chrono::milliseconds(50));
     }
@@ -96,7 +96,7 @@ Result<std::unique_ptr<CompileSlot>> AcquireCompileSlot(std::chrono::steady_cloc
     if (cancel != nullptr && cancel->load()) return Status::Cancelled("the compile was cancelled");
     if (std::chrono::steady_clock::now() >= give_up) {
       return Status::Unavailable("no compile slot became free in time (" + std::to_string(count) +
-                                       " compiles run at once on this node)");
+                                 " compiles run at once on this node)");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

@@ -29,9 +29,9 @@ class CompileSlot {
 
  private:
   friend Result<std::unique_ptr<CompileSlot>> AcquireCompileSlot(std::chrono::steady_clock::time_point,
-                                                                  const std::atomic<bool>*);
+                                                                 const std::atomic<bool>*);
   CompileSlot() = default;
-  int fd_ = -1;          // the held lock file, or -1 for a slot of this process's own count
+  int fd_ = -1;  // the held lock file, or -1 for a slot of this process's own count
   bool counted_ = false;
 };
 

@@ -1,8 +1,7 @@
 #include "common/names.h"
 
-#include <cstdio>
-
 #include <algorithm>
+#include <cstdio>
 
 namespace gpuwasm {
 

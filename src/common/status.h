@@ -81,7 +81,7 @@ std::ostream& operator<<(std::ostream& os, const Status& s);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design, like std::expected
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design, like std::expected
   Result(Status status) : v_(std::move(status)) {  // NOLINT
     assert(!std::get<Status>(v_).ok() && "Result built from an OK status");
     if (std::get<Status>(v_).ok()) v_ = Status::Internal("Result built from an OK status");
@@ -112,9 +112,9 @@ class [[nodiscard]] Result {
 }  // namespace gpuwasm
 
 // Returns early from the enclosing function when `expr` (a Status) is not OK.
-#define GPUWASM_RETURN_IF_ERROR(expr)                \
-  do {                                               \
-    ::gpuwasm::Status gpuwasm_status_ = (expr);      \
+#define GPUWASM_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::gpuwasm::Status gpuwasm_status_ = (expr);        \
     if (!gpuwasm_status_.ok()) return gpuwasm_status_; \
   } while (0)
 
@@ -122,8 +122,7 @@ class [[nodiscard]] Result {
 #define GPUWASM_CONCAT(a, b) GPUWASM_CONCAT_INNER(a, b)
 
 // `GPUWASM_ASSIGN_OR_RETURN(auto x, MakeX());` binds the value or returns the error.
-#define GPUWASM_ASSIGN_OR_RETURN(decl, expr)                                   \
-  auto GPUWASM_CONCAT(gpuwasm_result_, __LINE__) = (expr);                     \
-  if (!GPUWASM_CONCAT(gpuwasm_result_, __LINE__).ok())                         \
-    return GPUWASM_CONCAT(gpuwasm_result_, __LINE__).status();                 \
+#define GPUWASM_ASSIGN_OR_RETURN(decl, expr)                                                                      \
+  auto GPUWASM_CONCAT(gpuwasm_result_, __LINE__) = (expr);                                                        \
+  if (!GPUWASM_CONCAT(gpuwasm_result_, __LINE__).ok()) return GPUWASM_CONCAT(gpuwasm_result_, __LINE__).status(); \
   decl = std::move(GPUWASM_CONCAT(gpuwasm_result_, __LINE__)).value()

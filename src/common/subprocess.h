@@ -16,22 +16,22 @@
 namespace gpuwasm {
 
 struct ProcessLimits {
-  uint64_t cpu_seconds = 60;                      // RLIMIT_CPU
-  uint64_t address_space_bytes = 4ull << 30;      // RLIMIT_AS; 0: none
-  std::chrono::milliseconds wall{120'000};        // killed (SIGKILL to the group) after this
-  uint64_t max_output_bytes = 64 << 10;           // stdout+stderr kept (the tail is dropped)
-  const std::atomic<bool>* cancel = nullptr;      // when it turns true, the child is killed
-  int nice = 0;                                   // the child's niceness (19: only CPU others leave)
+  uint64_t cpu_seconds = 60;                  // RLIMIT_CPU
+  uint64_t address_space_bytes = 4ull << 30;  // RLIMIT_AS; 0: none
+  std::chrono::milliseconds wall{120'000};    // killed (SIGKILL to the group) after this
+  uint64_t max_output_bytes = 64 << 10;       // stdout+stderr kept (the tail is dropped)
+  const std::atomic<bool>* cancel = nullptr;  // when it turns true, the child is killed
+  int nice = 0;                               // the child's niceness (19: only CPU others leave)
 };
 
 struct ProcessResult {
-  int exit_code = -1;       // valid when !signaled
+  int exit_code = -1;  // valid when !signaled
   bool signaled = false;
   int signal = 0;
-  bool timed_out = false;   // killed by the wall-clock limit
-  bool cpu_limit = false;   // killed by RLIMIT_CPU (SIGXCPU / SIGKILL after it)
-  bool cancelled = false;   // killed because limits.cancel turned true
-  std::string output;       // merged stdout and stderr, truncated to max_output_bytes
+  bool timed_out = false;  // killed by the wall-clock limit
+  bool cpu_limit = false;  // killed by RLIMIT_CPU (SIGXCPU / SIGKILL after it)
+  bool cancelled = false;  // killed because limits.cancel turned true
+  std::string output;      // merged stdout and stderr, truncated to max_output_bytes
   // CPU time (user + system) of the child and of the descendants it waited for (cc's cc1, as, ld).
   std::chrono::nanoseconds cpu_time{0};
 };

@@ -23,8 +23,8 @@ Status CheckLaunchConfig(const DeviceInfo& info, const KernelSignature& kernel, 
                                    std::to_string(info.max_threads_per_block));
   }
   if (kernel.max_threads != 0 && threads > kernel.max_threads) {
-    return Status::InvalidArgument("block of " + std::to_string(threads) + " threads exceeds the kernel's .maxntid of " +
-                                   std::to_string(kernel.max_threads));
+    return Status::InvalidArgument("block of " + std::to_string(threads) +
+                                   " threads exceeds the kernel's .maxntid of " + std::to_string(kernel.max_threads));
   }
   uint64_t shared = uint64_t{kernel.static_shared_bytes} + c.shared_bytes;
   if (shared > info.max_shared_per_block) {
@@ -33,7 +33,8 @@ Status CheckLaunchConfig(const DeviceInfo& info, const KernelSignature& kernel, 
                                    std::to_string(c.shared_bytes) + " dynamic) exceeds the device limit of " +
                                    std::to_string(info.max_shared_per_block));
   }
-  return Status::Internal("launch configuration refused without a reason (LaunchConfigFits and CheckLaunchConfig disagree)");
+  return Status::Internal(
+      "launch configuration refused without a reason (LaunchConfigFits and CheckLaunchConfig disagree)");
 }
 
 }  // namespace gpuwasm::device

@@ -68,9 +68,9 @@ struct KernelParam {
 struct KernelSignature {
   std::string name;
   std::vector<KernelParam> params;
-  uint64_t param_bytes = 0;        // size of the packed parameter buffer
+  uint64_t param_bytes = 0;  // size of the packed parameter buffer
   uint32_t static_shared_bytes = 0;
-  uint32_t max_threads = 0;        // from .maxntid (0: none)
+  uint32_t max_threads = 0;  // from .maxntid (0: none)
 };
 
 class Kernel {

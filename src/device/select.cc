@@ -26,10 +26,14 @@ Result<std::shared_ptr<Device>> OpenCpu() {
   cpu::CpuDeviceOptions o;
   if (const char* v = std::getenv("GPUWASM_CPU_NATIVE"); v != nullptr && *v != '\0') {
     const std::string_view mode(v);
-    if (mode == "off") o.native = cpu::NativeMode::kOff;
-    else if (mode == "auto") o.native = cpu::NativeMode::kAuto;
-    else if (mode == "always") o.native = cpu::NativeMode::kAlways;
-    else return Status::InvalidArgument("GPUWASM_CPU_NATIVE is '" + std::string(mode) + "': use off, auto or always");
+    if (mode == "off")
+      o.native = cpu::NativeMode::kOff;
+    else if (mode == "auto")
+      o.native = cpu::NativeMode::kAuto;
+    else if (mode == "always")
+      o.native = cpu::NativeMode::kAlways;
+    else
+      return Status::InvalidArgument("GPUWASM_CPU_NATIVE is '" + std::string(mode) + "': use off, auto or always");
   }
   return cpu::CreateCpuDevice(o);
 }
@@ -51,8 +55,8 @@ Result<std::shared_ptr<Device>> OpenDevice(std::string_view spec, std::string* w
     if (gpu.ok()) {
       auto dev = cuda::CreateCudaDevice(gpu->first, 0, co);
       if (dev.ok()) return dev;
-      why = "a GPU is usable (" + Describe(gpu->second) + ") but the CUDA device did not start: " +
-            dev.status().message() + ": using the CPU device";
+      why = "a GPU is usable (" + Describe(gpu->second) +
+            ") but the CUDA device did not start: " + dev.status().message() + ": using the CPU device";
     } else {
       why = gpu.status().message() + ": using the CPU device";
     }
@@ -65,7 +69,8 @@ Result<std::shared_ptr<Device>> OpenDevice(std::string_view spec, std::string* w
     int ordinal = -1;
     auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), ordinal);
     if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || ordinal < 0) {
-      return Status::InvalidArgument("unknown device '" + std::string(spec) + "': N in cuda:N is a device ordinal (0, 1, ...)");
+      return Status::InvalidArgument("unknown device '" + std::string(spec) +
+                                     "': N in cuda:N is a device ordinal (0, 1, ...)");
     }
     std::string name(spec);
     auto gpu = LoadGpu();

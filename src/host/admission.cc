@@ -34,8 +34,8 @@ LaunchAdmission::Outcome LaunchAdmission::Acquire(std::optional<Clock::time_poin
 
 LaunchAdmission::Outcome LaunchAdmission::AcquireTokenSlow(std::optional<Clock::time_point> deadline,
                                                            PermitToken* token, std::atomic<uint32_t>* tripped) {
-  const bool passed = tripped != nullptr ? tripped->load(std::memory_order_relaxed) != 0
-                                         : deadline && Clock::now() >= *deadline;
+  const bool passed =
+      tripped != nullptr ? tripped->load(std::memory_order_relaxed) != 0 : deadline && Clock::now() >= *deadline;
   if (passed) {  // the deadline had already passed
     rejections_.fetch_add(1, std::memory_order_relaxed);
     return Outcome::kDeadline;

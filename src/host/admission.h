@@ -82,9 +82,11 @@ class LaunchAdmission : public std::enable_shared_from_this<LaunchAdmission> {
  private:
   friend class LaunchPermit;
   friend struct PermitToken;
-  LaunchAdmission(uint32_t max_inflight, std::chrono::milliseconds wait_limit) : max_(max_inflight), wait_(wait_limit) {}
+  LaunchAdmission(uint32_t max_inflight, std::chrono::milliseconds wait_limit)
+      : max_(max_inflight), wait_(wait_limit) {}
   void ReleaseSlot();
-  Outcome AcquireTokenSlow(std::optional<Clock::time_point> deadline, PermitToken* token, std::atomic<uint32_t>* tripped);
+  Outcome AcquireTokenSlow(std::optional<Clock::time_point> deadline, PermitToken* token,
+                           std::atomic<uint32_t>* tripped);
 
   // Takes a slot if one is free. `fresh`: read the release count again first (a waiter, which
   // must see every release); otherwise the acquirers' cached copy serves until it says "full".

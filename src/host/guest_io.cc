@@ -33,4 +33,3 @@ bool GuestIo::AppendOutput(const uint8_t* p, uint64_t n) {
 }
 
 }  // namespace gpuwasm::host
-

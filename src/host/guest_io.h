@@ -25,12 +25,12 @@
 namespace gpuwasm::host {
 
 struct GuestIoOptions {
-  std::string input;                    // request body: stdin and gpuwasm.input_read
-  std::vector<std::string> args;        // argv, argv[0] first
-  std::vector<std::string> env;         // "KEY=value"
+  std::string input;              // request body: stdin and gpuwasm.input_read
+  std::vector<std::string> args;  // argv, argv[0] first
+  std::vector<std::string> env;   // "KEY=value"
   uint64_t max_stdout = 1 << 20;
   uint64_t max_stderr = 1 << 20;
-  uint64_t max_output = 16 << 20;       // gpuwasm.output_write total
+  uint64_t max_output = 16 << 20;  // gpuwasm.output_write total
   // Called with what the guest writes to stdout (fd 1) or stderr (fd 2), within the caps, as it
   // writes it (on the instance's thread): `gpuwasm run` streams it live.
   std::function<void(int fd, std::string_view bytes)> on_write;

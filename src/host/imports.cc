@@ -21,38 +21,38 @@ namespace gpuwasm::host {
 // and that has no preopened directory: EBADF for any other descriptor (so wasi-libc finds no
 // preopens and fopen fails with ENOENT-like errors), and for stdio the errno the call gives on a
 // character device. X(name, wasm parameters, errno on open stdio, C parameters: the first named a0).
-#define GPUWASM_WASI_REFUSED(X)                                                                         \
-  X(fd_advise, "iIIi", kSpipe, (uint32_t a0, uint64_t, uint64_t, uint32_t))                              \
-  X(fd_allocate, "iII", kNotsup, (uint32_t a0, uint64_t, uint64_t))                                      \
-  X(fd_datasync, "i", kInval, (uint32_t a0))                                                             \
-  X(fd_fdstat_set_flags, "ii", kNotsup, (uint32_t a0, uint32_t))                                         \
-  X(fd_fdstat_set_rights, "iII", kNotcapable, (uint32_t a0, uint64_t, uint64_t))                         \
-  X(fd_filestat_get, "ii", kNotsup, (uint32_t a0, uint32_t))                                             \
-  X(fd_filestat_set_size, "iI", kInval, (uint32_t a0, uint64_t))                                         \
-  X(fd_filestat_set_times, "iIIi", kNotsup, (uint32_t a0, uint64_t, uint64_t, uint32_t))                 \
-  X(fd_pread, "iiiIi", kSpipe, (uint32_t a0, uint32_t, uint32_t, uint64_t, uint32_t))                    \
-  X(fd_prestat_get, "ii", kBadf, (uint32_t a0, uint32_t))                                                \
-  X(fd_prestat_dir_name, "iii", kBadf, (uint32_t a0, uint32_t, uint32_t))                                \
-  X(fd_pwrite, "iiiIi", kSpipe, (uint32_t a0, uint32_t, uint32_t, uint64_t, uint32_t))                   \
-  X(fd_readdir, "iiiIi", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint64_t, uint32_t))                 \
-  X(fd_renumber, "ii", kNotsup, (uint32_t a0, uint32_t))                                                 \
-  X(fd_sync, "i", kInval, (uint32_t a0))                                                                 \
-  X(fd_tell, "ii", kSpipe, (uint32_t a0, uint32_t))                                                      \
-  X(path_create_directory, "iii", kNotdir, (uint32_t a0, uint32_t, uint32_t))                            \
-  X(path_filestat_get, "iiiii", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t))          \
-  X(path_filestat_set_times, "iiiiIIi", kNotdir,                                                        \
-    (uint32_t a0, uint32_t, uint32_t, uint32_t, uint64_t, uint64_t, uint32_t))                          \
+#define GPUWASM_WASI_REFUSED(X)                                                                               \
+  X(fd_advise, "iIIi", kSpipe, (uint32_t a0, uint64_t, uint64_t, uint32_t))                                   \
+  X(fd_allocate, "iII", kNotsup, (uint32_t a0, uint64_t, uint64_t))                                           \
+  X(fd_datasync, "i", kInval, (uint32_t a0))                                                                  \
+  X(fd_fdstat_set_flags, "ii", kNotsup, (uint32_t a0, uint32_t))                                              \
+  X(fd_fdstat_set_rights, "iII", kNotcapable, (uint32_t a0, uint64_t, uint64_t))                              \
+  X(fd_filestat_get, "ii", kNotsup, (uint32_t a0, uint32_t))                                                  \
+  X(fd_filestat_set_size, "iI", kInval, (uint32_t a0, uint64_t))                                              \
+  X(fd_filestat_set_times, "iIIi", kNotsup, (uint32_t a0, uint64_t, uint64_t, uint32_t))                      \
+  X(fd_pread, "iiiIi", kSpipe, (uint32_t a0, uint32_t, uint32_t, uint64_t, uint32_t))                         \
+  X(fd_prestat_get, "ii", kBadf, (uint32_t a0, uint32_t))                                                     \
+  X(fd_prestat_dir_name, "iii", kBadf, (uint32_t a0, uint32_t, uint32_t))                                     \
+  X(fd_pwrite, "iiiIi", kSpipe, (uint32_t a0, uint32_t, uint32_t, uint64_t, uint32_t))                        \
+  X(fd_readdir, "iiiIi", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint64_t, uint32_t))                      \
+  X(fd_renumber, "ii", kNotsup, (uint32_t a0, uint32_t))                                                      \
+  X(fd_sync, "i", kInval, (uint32_t a0))                                                                      \
+  X(fd_tell, "ii", kSpipe, (uint32_t a0, uint32_t))                                                           \
+  X(path_create_directory, "iii", kNotdir, (uint32_t a0, uint32_t, uint32_t))                                 \
+  X(path_filestat_get, "iiiii", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t))               \
+  X(path_filestat_set_times, "iiiiIIi", kNotdir,                                                              \
+    (uint32_t a0, uint32_t, uint32_t, uint32_t, uint64_t, uint64_t, uint32_t))                                \
   X(path_link, "iiiiiii", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t)) \
-  X(path_open, "iiiiiIIii", kNotdir,                                                                    \
-    (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint64_t, uint64_t, uint32_t, uint32_t))      \
-  X(path_readlink, "iiiiii", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t))   \
-  X(path_remove_directory, "iii", kNotdir, (uint32_t a0, uint32_t, uint32_t))                            \
-  X(path_rename, "iiiiii", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t))     \
-  X(path_symlink, "iiiii", kNotdir, (uint32_t, uint32_t, uint32_t a0, uint32_t, uint32_t))            \
-  X(path_unlink_file, "iii", kNotdir, (uint32_t a0, uint32_t, uint32_t))                                 \
-  X(sock_accept, "iii", kNotsock, (uint32_t a0, uint32_t, uint32_t))                                     \
-  X(sock_recv, "iiiiii", kNotsock, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t))      \
-  X(sock_send, "iiiii", kNotsock, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t))                 \
+  X(path_open, "iiiiiIIii", kNotdir,                                                                          \
+    (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint64_t, uint64_t, uint32_t, uint32_t))            \
+  X(path_readlink, "iiiiii", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t))        \
+  X(path_remove_directory, "iii", kNotdir, (uint32_t a0, uint32_t, uint32_t))                                 \
+  X(path_rename, "iiiiii", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t))          \
+  X(path_symlink, "iiiii", kNotdir, (uint32_t, uint32_t, uint32_t a0, uint32_t, uint32_t))                    \
+  X(path_unlink_file, "iii", kNotdir, (uint32_t a0, uint32_t, uint32_t))                                      \
+  X(sock_accept, "iii", kNotsock, (uint32_t a0, uint32_t, uint32_t))                                          \
+  X(sock_recv, "iiiiii", kNotsock, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t))           \
+  X(sock_send, "iiiii", kNotsock, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t))                      \
   X(sock_shutdown, "ii", kNotsock, (uint32_t a0, uint32_t))
 
 std::vector<wasm::ImportSpec> GuestImports() {
@@ -60,7 +60,7 @@ std::vector<wasm::ImportSpec> GuestImports() {
   return {
       GPUWASM_WASI_REFUSED(GPUWASM_REFUSED_SPEC)
 #undef GPUWASM_REFUSED_SPEC
-      {"wasi_snapshot_preview1", "clock_res_get", "ii", "i"},
+          {"wasi_snapshot_preview1", "clock_res_get", "ii", "i"},
       {"wasi_snapshot_preview1", "poll_oneoff", "iiii", "i"},
       {"wasi_snapshot_preview1", "proc_raise", "i", "i"},
       {"wasi_snapshot_preview1", "sched_yield", "", "i"},
@@ -126,7 +126,8 @@ bool Store32(GuestIo& io, uint32_t ptr, uint32_t v) {
 uint32_t SizesGet(GuestIo& io, const std::vector<std::string>& v, uint32_t count_ptr, uint32_t size_ptr) {
   uint64_t total = 0;
   for (const std::string& s : v) total += s.size() + 1;
-  if (!Store32(io, count_ptr, static_cast<uint32_t>(v.size())) || !Store32(io, size_ptr, static_cast<uint32_t>(total))) {
+  if (!Store32(io, count_ptr, static_cast<uint32_t>(v.size())) ||
+      !Store32(io, size_ptr, static_cast<uint32_t>(total))) {
     return kFault;
   }
   return kSuccess;
@@ -163,7 +164,10 @@ uint32_t Z_wasi_snapshot_preview1Z_fd_write(void* env, uint32_t fd, uint32_t iov
     std::memcpy(&len, vec + 8 * i + 4, 4);
     const uint8_t* p = io.GuestPtr(buf, len);
     if (p == nullptr) return kFault;
-    if (fd == 1) io.AppendStdout(p, len); else io.AppendStderr(p, len);
+    if (fd == 1)
+      io.AppendStdout(p, len);
+    else
+      io.AppendStderr(p, len);
     total += len;
   }
   return Store32(io, nwritten_ptr, static_cast<uint32_t>(total)) ? kSuccess : kFault;
@@ -268,10 +272,10 @@ void Z_wasi_snapshot_preview1Z_proc_exit(void*, uint32_t code) {
 }
 
 // The refused calls: EBADF unless `a0` is open stdio, then their errno on a character device.
-#define GPUWASM_REFUSED_DEFINE(name, params, err, args)                                  \
-  uint32_t Z_wasi_snapshot_preview1Z_##name(void* env, GPUWASM_UNPAREN args) {           \
-    const GuestIo& io = Io(env);                                                         \
-    return a0 <= 2 && !io.stdio_closed[a0] ? err : kBadf;                                \
+#define GPUWASM_REFUSED_DEFINE(name, params, err, args)                        \
+  uint32_t Z_wasi_snapshot_preview1Z_##name(void* env, GPUWASM_UNPAREN args) { \
+    const GuestIo& io = Io(env);                                               \
+    return a0 <= 2 && !io.stdio_closed[a0] ? err : kBadf;                      \
   }
 #define GPUWASM_UNPAREN(...) __VA_ARGS__
 GPUWASM_WASI_REFUSED(GPUWASM_REFUSED_DEFINE)
@@ -295,9 +299,7 @@ uint32_t Z_wasi_snapshot_preview1Z_proc_raise(void*, uint32_t) { return kNosys; 
 
 uint32_t Z_wasi_snapshot_preview1Z_sched_yield(void*) { return kSuccess; }
 
-uint32_t Z_gpuwasmZ_input_len(void* env) {
-  return static_cast<uint32_t>(Io(env).options().input.size());
-}
+uint32_t Z_gpuwasmZ_input_len(void* env) { return static_cast<uint32_t>(Io(env).options().input.size()); }
 
 uint32_t Z_gpuwasmZ_input_read(void* env, uint32_t dst, uint32_t len, uint32_t offset) {
   GuestIo& io = Io(env);
@@ -336,7 +338,8 @@ uint32_t Ret(int32_t v) { return static_cast<uint32_t>(v); }
 // Resolves a guest (ptr, len) or records WCU_ERR_BAD_POINTER.
 inline uint8_t* Guest(void* env, uint32_t ptr, uint64_t len, const char* what, int32_t* err) {
   uint8_t* p = static_cast<HostEnv*>(env)->io.GuestPtr(ptr, len);
-  if (p == nullptr) [[unlikely]] *err = BadPointer(env, ptr, len, what);
+  if (p == nullptr) [[unlikely]]
+    *err = BadPointer(env, ptr, len, what);
   return p;
 }
 
@@ -398,7 +401,8 @@ uint32_t Z_wasi_cudaZ_memcpy_dtoh(void* env, uint32_t dst, uint32_t buf, uint64_
   return p ? Ret(Cuda(env)->MemcpyDtoH({p, len}, static_cast<int32_t>(buf), static_cast<int64_t>(off))) : Ret(err);
 }
 
-uint32_t Z_wasi_cudaZ_memcpy_dtod(void* env, uint32_t dst, uint64_t dst_off, uint32_t src, uint64_t src_off, uint64_t len) {
+uint32_t Z_wasi_cudaZ_memcpy_dtod(void* env, uint32_t dst, uint64_t dst_off, uint32_t src, uint64_t src_off,
+                                  uint64_t len) {
   GPUWASM_NEED_CUDA(env);
   return Ret(Cuda(env)->MemcpyDtoD(static_cast<int32_t>(dst), static_cast<int64_t>(dst_off), static_cast<int32_t>(src),
                                    static_cast<int64_t>(src_off), static_cast<int64_t>(len)));

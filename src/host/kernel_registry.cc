@@ -178,9 +178,9 @@ std::string KernelRegistry::SourceLine(std::string_view kernel, uint32_t ptx_lin
         files[std::string(word(1))] = std::string(name.substr(std::min(name.rfind('/') + 1, name.size())));
       } else if (text.find(".entry") != std::string_view::npos) {
         const size_t at = text.find(kernel);
-        in_kernel = at != std::string_view::npos && at + kernel.size() <= text.size() &&
-                    (at + kernel.size() == text.size() || text[at + kernel.size()] == '(' ||
-                     text[at + kernel.size()] == ' ');
+        in_kernel =
+            at != std::string_view::npos && at + kernel.size() <= text.size() &&
+            (at + kernel.size() == text.size() || text[at + kernel.size()] == '(' || text[at + kernel.size()] == ' ');
         loc.clear();
       } else if (in_kernel && text.rfind(".loc", 0) == 0) {
         auto file = files.find(std::string(word(1)));

@@ -48,7 +48,7 @@ WasiCudaContext::~WasiCudaContext() {
   if (abort_timer_ != 0) wasm::Watchdog::Get().Disarm(abort_timer_);
   if (window_) AbortWord(*window_)->store(1);  // instrumented kernels still running stop at their next check
   if (stream_) {
-    stream_->Cancel();        // stop queued and running work of this instance
+    stream_->Cancel();  // stop queued and running work of this instance
     (void)stream_->Synchronize();
   }
   buffers_.ForEach([&](int32_t, Buffer& b) { Release(b); });
@@ -189,7 +189,8 @@ int32_t WasiCudaContext::ModuleLoad(std::span<const uint8_t> ptx) {
     return Fail(WCU_ERR_QUOTA, "module quota of " + std::to_string(options_.max_modules) + " reached");
   }
   if (registry_.retained_bytes() + ptx.size() > options_.max_ptx_bytes) {
-    return Fail(WCU_ERR_QUOTA, "retaining " + std::to_string(ptx.size()) + " more PTX bytes would exceed the quota of " +
+    return Fail(WCU_ERR_QUOTA, "retaining " + std::to_string(ptx.size()) +
+                                   " more PTX bytes would exceed the quota of " +
                                    std::to_string(options_.max_ptx_bytes));
   }
   auto h = registry_.LoadModule(std::string(reinterpret_cast<const char*>(ptx.data()), ptx.size()));
@@ -199,14 +200,16 @@ int32_t WasiCudaContext::ModuleLoad(std::span<const uint8_t> ptx) {
 
 int32_t WasiCudaContext::ModuleUnload(int32_t module) {
   if (int32_t e = CheckUsable(); e != WCU_OK) return e;
-  if (!registry_.UnloadModule(module)) return Fail(WCU_ERR_BAD_HANDLE, "module_unload: bad module handle " + std::to_string(module));
+  if (!registry_.UnloadModule(module))
+    return Fail(WCU_ERR_BAD_HANDLE, "module_unload: bad module handle " + std::to_string(module));
   fits_kernel_ = 0;
   return WCU_OK;
 }
 
 int32_t WasiCudaContext::FunctionGet(int32_t module, std::string_view name) {
   if (int32_t e = CheckUsable(); e != WCU_OK) return e;
-  if (!registry_.HasModule(module)) return Fail(WCU_ERR_BAD_HANDLE, "function_get: bad module handle " + std::to_string(module));
+  if (!registry_.HasModule(module))
+    return Fail(WCU_ERR_BAD_HANDLE, "function_get: bad module handle " + std::to_string(module));
   auto h = registry_.GetKernel(module, name);
   if (!h.ok()) return FromStatus(h.status(), WCU_ERR_INTERNAL);
   return *h;
@@ -221,8 +224,8 @@ int32_t WasiCudaContext::MemAlloc(int64_t size) {
   uint64_t used = device_bytes_.load(std::memory_order_relaxed);
   if (static_cast<uint64_t>(size) > options_.max_device_bytes - std::min(used, options_.max_device_bytes)) {
     return Fail(WCU_ERR_QUOTA, "allocating " + std::to_string(size) + " bytes would exceed the instance's quota of " +
-                                   std::to_string(options_.max_device_bytes) + " device bytes (" + std::to_string(used) +
-                                   " in use)");
+                                   std::to_string(options_.max_device_bytes) + " device bytes (" +
+                                   std::to_string(used) + " in use)");
   }
   uint64_t generation = 0;
   device::Window* window = nullptr;
@@ -306,7 +309,8 @@ int32_t WasiCudaContext::MemsetD8(int32_t buffer, int64_t offset, int32_t value,
   if (bytes == 0) return WCU_OK;
   auto s = GetStream();
   if (!s.ok()) return FromStatus(s.status(), WCU_ERR_INTERNAL);
-  Status st = (*s)->Memset(b->ptr + static_cast<uint64_t>(offset), static_cast<uint8_t>(value), static_cast<uint64_t>(bytes));
+  Status st =
+      (*s)->Memset(b->ptr + static_cast<uint64_t>(offset), static_cast<uint8_t>(value), static_cast<uint64_t>(bytes));
   return st.ok() ? WCU_OK : FromStatus(st, WCU_ERR_INTERNAL);
 }
 
@@ -316,7 +320,8 @@ static_assert(std::has_unique_object_representations_v<device::LaunchConfig>, "l
 // and every message is built in a cold path only once something is wrong.
 int32_t WasiCudaContext::Launch(int32_t kernel, const uint32_t grid[3], const uint32_t block[3], uint32_t shared_bytes,
                                 std::span<const uint8_t> args, uint32_t count, const GuestIo* guest) {
-  if (args.size() < uint64_t{count} * kWcuArgSize) return Fail(WCU_ERR_BAD_ARGS, "launch: fewer argument bytes than records");
+  if (args.size() < uint64_t{count} * kWcuArgSize)
+    return Fail(WCU_ERR_BAD_ARGS, "launch: fewer argument bytes than records");
   return LaunchInline(kernel, grid, block, shared_bytes, args.data(), count, guest);
 }
 
@@ -328,9 +333,11 @@ int32_t WasiCudaContext::FailGuestRange(uint32_t ptr, uint64_t len, const char* 
 inline int32_t WasiCudaContext::LaunchInline(int32_t kernel, const uint32_t grid[3], const uint32_t block[3],
                                              uint32_t shared_bytes, const uint8_t* args, uint32_t count,
                                              const GuestIo* guest) {
-  if (!options_.gpu_enabled || device_lost_) [[unlikely]] return CheckUsable();
+  if (!options_.gpu_enabled || device_lost_) [[unlikely]]
+    return CheckUsable();
   const KernelRegistry::GuestKernel* k = registry_.FindKernel(kernel);
-  if (k == nullptr) [[unlikely]] return Fail(WCU_ERR_BAD_HANDLE, "launch: bad kernel handle " + std::to_string(kernel));
+  if (k == nullptr) [[unlikely]]
+    return Fail(WCU_ERR_BAD_HANDLE, "launch: bad kernel handle " + std::to_string(kernel));
   const device::KernelSignature& sig = *k->sig;
   device::LaunchConfig config;
   config.grid = {grid[0], grid[1], grid[2]};
@@ -373,14 +380,16 @@ inline int32_t WasiCudaContext::LaunchInline(int32_t kernel, const uint32_t grid
     std::memcpy(&value, record + 8, 8);
     if (kind == WCU_ARG_BUFFER) {
       const Buffer* b = slot->size == 8 ? buffers_.Get(static_cast<int32_t>(handle)) : nullptr;
-      if (b == nullptr || value > b->size) [[unlikely]] return FailArgument(sig, i, kind, handle, value);
+      if (b == nullptr || value > b->size) [[unlikely]]
+        return FailArgument(sig, i, kind, handle, value);
       value += b->ptr;
     } else if (kind == WCU_ARG_BYTES) {  // raw bytes from guest memory, exactly the parameter's size
       if (handle != slot->size || guest == nullptr || value > UINT32_MAX) [[unlikely]] {
         return FailArgument(sig, i, kind, handle, value, guest != nullptr);
       }
       const uint8_t* bytes = guest->GuestPtr(static_cast<uint32_t>(value), handle);
-      if (bytes == nullptr) [[unlikely]] return FailGuestRange(static_cast<uint32_t>(value), handle, "launch argument bytes");
+      if (bytes == nullptr) [[unlikely]]
+        return FailGuestRange(static_cast<uint32_t>(value), handle, "launch argument bytes");
       std::memcpy(params.data() + slot->offset, bytes, handle);
       continue;
     } else if (kind != slot->scalar_kind) [[unlikely]] {
@@ -403,8 +412,8 @@ inline int32_t WasiCudaContext::LaunchInline(int32_t kernel, const uint32_t grid
   PermitToken token;
   switch (admission_->AcquireToken(options_.deadline, &token, &deadline_tripped_)) {
     case LaunchAdmission::Outcome::kBusy:
-      return Fail(WCU_ERR_BUSY, "launch of '" + sig.name + "': no launch slot (" + std::to_string(admission_->max_inflight()) +
-                                    " in flight) within the wait limit");
+      return Fail(WCU_ERR_BUSY, "launch of '" + sig.name + "': no launch slot (" +
+                                    std::to_string(admission_->max_inflight()) + " in flight) within the wait limit");
     case LaunchAdmission::Outcome::kDeadline:
       return Fail(WCU_ERR_DEADLINE, "launch of '" + sig.name + "': the invocation's deadline has passed");
     case LaunchAdmission::Outcome::kAdmitted: break;
@@ -420,7 +429,8 @@ inline int32_t WasiCudaContext::LaunchInline(int32_t kernel, const uint32_t grid
   // context stops its stream before the admission goes away.
   // Two words of capture: std::function keeps them inline, the launch path allocates nothing.
   lo.on_complete = [token, this](const Status& s) {
-    if (s.code() == StatusCode::kDeviceFault) [[unlikely]] CountKernelFault();
+    if (s.code() == StatusCode::kDeviceFault) [[unlikely]]
+      CountKernelFault();
     token.Release();
   };
   Status s = stream->Launch(*k->kernel, config, std::move(params), std::move(lo));
@@ -447,7 +457,8 @@ int32_t WasiCudaContext::FailArgument(const device::KernelSignature& sig, uint32
   if (kind == WCU_ARG_BUFFER) {
     if (p.size != 8) return Fail(WCU_ERR_BAD_ARGS, where + ": a BUFFER needs a 64-bit pointer parameter");
     const Buffer* b = buffers_.Get(static_cast<int32_t>(handle));
-    if (b == nullptr) return Fail(WCU_ERR_BAD_HANDLE, where + ": bad buffer handle " + std::to_string(static_cast<int32_t>(handle)));
+    if (b == nullptr)
+      return Fail(WCU_ERR_BAD_HANDLE, where + ": bad buffer handle " + std::to_string(static_cast<int32_t>(handle)));
     return Fail(WCU_ERR_OUT_OF_RANGE, where + ": offset " + std::to_string(value) + " is past the end of the buffer (" +
                                           std::to_string(b->size) + " bytes)");
   }
@@ -460,12 +471,12 @@ int32_t WasiCudaContext::FailArgument(const device::KernelSignature& sig, uint32
   const uint64_t size = ScalarArgBytes(kind);
   if (size == 0) return Fail(WCU_ERR_BAD_ARGS, where + ": unknown argument kind " + std::to_string(kind));
   // A 64-bit integer parameter given a smaller value is most often a pointer given a handle.
-  const bool pointer_like = p.size == 8 && size < 8 && (p.type == ptx::Type::kU64 || p.type == ptx::Type::kB64 ||
-                                                         p.type == ptx::Type::kS64);
-  return Fail(WCU_ERR_BAD_ARGS, where + ": got a " + std::to_string(size) + "-byte value, the parameter is " +
-                                    std::to_string(p.size) + " bytes" +
-                                    (pointer_like ? " (a pointer parameter takes a buffer: wcu_arg_buffer(buffer, offset))"
-                                                  : ""));
+  const bool pointer_like =
+      p.size == 8 && size < 8 && (p.type == ptx::Type::kU64 || p.type == ptx::Type::kB64 || p.type == ptx::Type::kS64);
+  return Fail(WCU_ERR_BAD_ARGS,
+              where + ": got a " + std::to_string(size) + "-byte value, the parameter is " + std::to_string(p.size) +
+                  " bytes" +
+                  (pointer_like ? " (a pointer parameter takes a buffer: wcu_arg_buffer(buffer, offset))" : ""));
 }
 
 // A fault an instrumented kernel recorded ends its launch with DeviceFault, and every later one on
@@ -523,8 +534,10 @@ extern "C" uint32_t Z_wasi_cudaZ_launch(void* env, uint32_t kernel, uint32_t gx,
   using namespace gpuwasm::host;
   HostEnv* e = static_cast<HostEnv*>(env);
   WasiCudaContext* cuda = e->cuda.get();
-  if (cuda == nullptr) [[unlikely]] return static_cast<uint32_t>(WCU_ERR_NOT_PERMITTED);
-  if (count > kMaxLaunchArgs) [[unlikely]] return static_cast<uint32_t>(TooManyArgs(cuda, count));
+  if (cuda == nullptr) [[unlikely]]
+    return static_cast<uint32_t>(WCU_ERR_NOT_PERMITTED);
+  if (count > kMaxLaunchArgs) [[unlikely]]
+    return static_cast<uint32_t>(TooManyArgs(cuda, count));
   const uint8_t* records = e->io.GuestPtr(args, uint64_t{count} * kWcuArgSize);
   if (records == nullptr) [[unlikely]] {
     return static_cast<uint32_t>(cuda->FailGuestRange(args, uint64_t{count} * kWcuArgSize, "launch arguments"));

@@ -58,7 +58,11 @@ enum WcuError : int32_t {
 
 // Argument record kinds (struct wcu_arg { u32 kind; u32 handle; u64 value; }).
 enum WcuArgKind : uint32_t {
-  WCU_ARG_B8 = 1, WCU_ARG_B16 = 2, WCU_ARG_B32 = 3, WCU_ARG_B64 = 4, WCU_ARG_BUFFER = 5,
+  WCU_ARG_B8 = 1,
+  WCU_ARG_B16 = 2,
+  WCU_ARG_B32 = 3,
+  WCU_ARG_B64 = 4,
+  WCU_ARG_BUFFER = 5,
   WCU_ARG_BYTES = 6,  // `handle` bytes at guest address `value` (a struct passed by value)
 };
 
@@ -78,13 +82,13 @@ inline constexpr uint32_t kMaxLaunchArgs = 4096;  // argument records one launch
 inline constexpr size_t kDeviceInfoSize = 120;
 
 struct WasiCudaOptions {
-  bool gpu_enabled = true;                  // off: every call is WCU_ERR_NOT_PERMITTED
+  bool gpu_enabled = true;  // off: every call is WCU_ERR_NOT_PERMITTED
   uint32_t max_buffers = 4096;
   uint64_t max_device_bytes = 1ull << 30;
   uint32_t max_modules = 64;
-  uint64_t max_ptx_bytes = 16ull << 20;     // retained PTX of live modules
+  uint64_t max_ptx_bytes = 16ull << 20;  // retained PTX of live modules
   uint32_t max_inflight_launches = 64;
-  std::chrono::milliseconds admission_wait{1000};  // longest wait for a launch slot
+  std::chrono::milliseconds admission_wait{1000};                 // longest wait for a launch slot
   std::optional<std::chrono::steady_clock::time_point> deadline;  // the invocation's
 };
 

@@ -14,28 +14,28 @@ template <class T>
 using Id = T;  // lets a function-pointer type be spelled "type name"
 
 struct NvmlSymbols {
-#define GPUWASM_NVML_SYMBOLS(X)                                                                 \
-  X(nvmlInit_v2, nvmlReturn_t (*)())                                                            \
-  X(nvmlShutdown, nvmlReturn_t (*)())                                                           \
-  X(nvmlErrorString, const char* (*)(nvmlReturn_t))                                             \
-  X(nvmlSystemGetDriverVersion, nvmlReturn_t (*)(char*, unsigned int))                         \
-  X(nvmlDeviceGetCount_v2, nvmlReturn_t (*)(unsigned int*))                                    \
-  X(nvmlDeviceGetHandleByIndex_v2, nvmlReturn_t (*)(unsigned int, nvmlDevice_t*))              \
-  X(nvmlDeviceGetHandleByUUID, nvmlReturn_t (*)(const char*, nvmlDevice_t*))                   \
-  X(nvmlDeviceGetName, nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int))                    \
-  X(nvmlDeviceGetUUID, nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int))                    \
-  X(nvmlDeviceGetArchitecture, nvmlReturn_t (*)(nvmlDevice_t, unsigned int*))                  \
-  X(nvmlDeviceGetMemoryInfo, nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*))                    \
-  X(nvmlDeviceGetUtilizationRates, nvmlReturn_t (*)(nvmlDevice_t, nvmlUtilization_t*))         \
-  X(nvmlDeviceGetMigMode, nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*))        \
-  X(nvmlDeviceGetMaxMigDeviceCount, nvmlReturn_t (*)(nvmlDevice_t, unsigned int*))             \
+#define GPUWASM_NVML_SYMBOLS(X)                                                                       \
+  X(nvmlInit_v2, nvmlReturn_t (*)())                                                                  \
+  X(nvmlShutdown, nvmlReturn_t (*)())                                                                 \
+  X(nvmlErrorString, const char* (*)(nvmlReturn_t))                                                   \
+  X(nvmlSystemGetDriverVersion, nvmlReturn_t (*)(char*, unsigned int))                                \
+  X(nvmlDeviceGetCount_v2, nvmlReturn_t (*)(unsigned int*))                                           \
+  X(nvmlDeviceGetHandleByIndex_v2, nvmlReturn_t (*)(unsigned int, nvmlDevice_t*))                     \
+  X(nvmlDeviceGetHandleByUUID, nvmlReturn_t (*)(const char*, nvmlDevice_t*))                          \
+  X(nvmlDeviceGetName, nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int))                           \
+  X(nvmlDeviceGetUUID, nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int))                           \
+  X(nvmlDeviceGetArchitecture, nvmlReturn_t (*)(nvmlDevice_t, unsigned int*))                         \
+  X(nvmlDeviceGetMemoryInfo, nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*))                           \
+  X(nvmlDeviceGetUtilizationRates, nvmlReturn_t (*)(nvmlDevice_t, nvmlUtilization_t*))                \
+  X(nvmlDeviceGetMigMode, nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*))               \
+  X(nvmlDeviceGetMaxMigDeviceCount, nvmlReturn_t (*)(nvmlDevice_t, unsigned int*))                    \
   X(nvmlDeviceGetMigDeviceHandleByIndex, nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlDevice_t*)) \
-  X(nvmlDeviceGetGpuInstanceId, nvmlReturn_t (*)(nvmlDevice_t, unsigned int*))                 \
-  X(nvmlGpmQueryDeviceSupport, nvmlReturn_t (*)(nvmlDevice_t, nvmlGpmSupport_t*))              \
-  X(nvmlGpmSampleAlloc, nvmlReturn_t (*)(nvmlGpmSample_t*))                                    \
-  X(nvmlGpmSampleFree, nvmlReturn_t (*)(nvmlGpmSample_t))                                      \
-  X(nvmlGpmSampleGet, nvmlReturn_t (*)(nvmlDevice_t, nvmlGpmSample_t))                         \
-  X(nvmlGpmMigSampleGet, nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlGpmSample_t))        \
+  X(nvmlDeviceGetGpuInstanceId, nvmlReturn_t (*)(nvmlDevice_t, unsigned int*))                        \
+  X(nvmlGpmQueryDeviceSupport, nvmlReturn_t (*)(nvmlDevice_t, nvmlGpmSupport_t*))                     \
+  X(nvmlGpmSampleAlloc, nvmlReturn_t (*)(nvmlGpmSample_t*))                                           \
+  X(nvmlGpmSampleFree, nvmlReturn_t (*)(nvmlGpmSample_t))                                             \
+  X(nvmlGpmSampleGet, nvmlReturn_t (*)(nvmlDevice_t, nvmlGpmSample_t))                                \
+  X(nvmlGpmMigSampleGet, nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlGpmSample_t))               \
   X(nvmlGpmMetricsGet, nvmlReturn_t (*)(nvmlGpmMetricsGet_t*))
 #define GPUWASM_FIELD(name, type) Id<type> name = nullptr;
   GPUWASM_NVML_SYMBOLS(GPUWASM_FIELD)
@@ -86,9 +86,8 @@ Status Missing(const char* symbol) {
   return Status::Unsupported(std::string(symbol) + " is not available in this NVML library");
 }
 
-#define NVML_CALL(nvml, fn, ...)                                           \
-  ((nvml).sym().fn == nullptr ? Missing(#fn)                               \
-                              : Nvml::Check((nvml).sym().fn(__VA_ARGS__), #fn))
+#define NVML_CALL(nvml, fn, ...) \
+  ((nvml).sym().fn == nullptr ? Missing(#fn) : Nvml::Check((nvml).sym().fn(__VA_ARGS__), #fn))
 
 std::string Lower(std::string_view s) {
   std::string r(s);
@@ -280,7 +279,9 @@ Result<GpmSample> GpmSample::Allocate(std::shared_ptr<Nvml> nvml) {
   return GpmSample(std::move(nvml), h);
 }
 
-GpmSample GpmSample::adopt(std::shared_ptr<Nvml> nvml, nvmlGpmSample_t handle) { return GpmSample(std::move(nvml), handle); }
+GpmSample GpmSample::adopt(std::shared_ptr<Nvml> nvml, nvmlGpmSample_t handle) {
+  return GpmSample(std::move(nvml), handle);
+}
 
 GpmSample::GpmSample(GpmSample&& o) noexcept
     : nvml_(std::move(o.nvml_)), handle_(std::exchange(o.handle_, nullptr)), taken_at_(o.taken_at_) {}
@@ -358,7 +359,8 @@ Result<std::vector<GpmMetricResult>> GpmMetricsGet(const Nvml& nvml, const GpmSa
       r.status = Nvml::Check(m.nvmlReturn, "GPM metric");
     } else {
       r.value = m.value;
-      if (std::isnan(r.value)) r.status = Status::Unavailable("GPM metric " + std::to_string(id) + " has no data (NaN)");
+      if (std::isnan(r.value))
+        r.status = Status::Unavailable("GPM metric " + std::to_string(id) + " has no data (NaN)");
     }
     const GpmMetricInfo* info = FindGpmMetric(id);
     r.short_name = m.metricInfo.shortName != nullptr ? m.metricInfo.shortName : (info ? info->name : "");

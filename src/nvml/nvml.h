@@ -37,8 +37,8 @@ enum class GpmMetricId : uint32_t {
 
 struct GpmMetricInfo {
   uint32_t id;
-  const char* name;   // "SM_UTIL"
-  const char* unit;   // "%", "MiB/s", "bytes", "cycles" or ""
+  const char* name;  // "SM_UTIL"
+  const char* unit;  // "%", "MiB/s", "bytes", "cycles" or ""
   const char* first_header;
 };
 const std::vector<GpmMetricInfo>& AllGpmMetrics();  // the 302 ids, ascending

@@ -155,7 +155,8 @@ class Instrumenter {
     }
     for (const Variable& v : m_.globals) {
       const bool reachable = v.space == Space::kGlobal || v.space == Space::kConst;
-      if (reachable && !v.is_extern && taken.count(v.name) != 0) pointed_to_.push_back(static_cast<size_t>(&v - m_.globals.data()));
+      if (reachable && !v.is_extern && taken.count(v.name) != 0)
+        pointed_to_.push_back(static_cast<size_t>(&v - m_.globals.data()));
     }
   }
 
@@ -260,7 +261,8 @@ class Instrumenter {
              const std::string& space) {
     if (addr.reg < 0 && !addr.symbol.empty()) {  // [var+off]: inside one of the module's variables?
       const Variable* v = m_.FindGlobal(addr.symbol);
-      const bool fits_space = v != nullptr && (v->space == Space::kGlobal || (space == "generic" && v->space == Space::kConst));
+      const bool fits_space =
+          v != nullptr && (v->space == Space::kGlobal || (space == "generic" && v->space == Space::kConst));
       if (fits_space && !v->is_extern && addr.offset >= 0 && static_cast<uint64_t>(addr.offset) <= v->size() &&
           bytes <= v->size() - static_cast<uint64_t>(addr.offset)) {
         return;  // statically in bounds
@@ -413,7 +415,9 @@ class Instrumenter {
     for (size_t i = 0; i < f.body.size() && !too_large_; ++i) {
       const Statement& s = f.body[i];
       first_of[i] = static_cast<uint32_t>(body.size());
-      pos_ = s.kind == Statement::Kind::kInstruction ? s.inst.pos : s.kind == Statement::Kind::kLabel ? s.inst.pos : s.var.pos;
+      pos_ = s.kind == Statement::Kind::kInstruction ? s.inst.pos
+             : s.kind == Statement::Kind::kLabel     ? s.inst.pos
+                                                     : s.var.pos;
       scope_ = s.scope;
       if (i == 0) Prologue(&body, f);
       if (s.kind != Statement::Kind::kInstruction) {
@@ -491,7 +495,8 @@ class Instrumenter {
     const int first = new_regs_.front();
     std::vector<ScopeEvent> decls = {
         {ScopeEvent::Kind::kRegisters, 0, first, static_cast<uint32_t>(wide_end - static_cast<size_t>(first)), false},
-        {ScopeEvent::Kind::kRegisters, 0, static_cast<int>(wide_end), static_cast<uint32_t>(narrow_end - wide_end), false},
+        {ScopeEvent::Kind::kRegisters, 0, static_cast<int>(wide_end), static_cast<uint32_t>(narrow_end - wide_end),
+         false},
         {ScopeEvent::Kind::kRegisters, 0, static_cast<int>(narrow_end), 1, false}};
     f.layout.insert(f.layout.begin(), decls.begin(), decls.end());
     f.body = std::move(body);
@@ -536,15 +541,14 @@ class Instrumenter {
 
 }  // namespace
 
-Result<Module> Instrument(const Module& m, const InstrumentOptions& options) {
-  return Instrumenter(m, options).Run();
-}
+Result<Module> Instrument(const Module& m, const InstrumentOptions& options) { return Instrumenter(m, options).Run(); }
 
 std::string DescribeControlFault(const ControlBlock& block, const std::string& kernel) {
   std::string where = "kernel '" + kernel + "' (PTX line " + std::to_string(block.line) + "): ";
   if (block.fault == kTrapFault) return where + "trap instruction executed";
   return where + "global " + ((block.access >> 16) & 1 ? "store" : "load") + " of " +
-         std::to_string(block.access & 0xffff) + " bytes at " + Hex(block.address) + " is outside the instance's buffers";
+         std::to_string(block.access & 0xffff) + " bytes at " + Hex(block.address) +
+         " is outside the instance's buffers";
 }
 
 Status ControlBlockStatus(const void* control, const std::string& kernel) {
@@ -558,7 +562,8 @@ Status ControlBlockStatus(const void* control, const std::string& kernel) {
   b.fault = word(1);
   if (b.fault == kNoFault) {
     if (b.abort == 0) return Status::Ok();
-    return Status::DeadlineExceeded("kernel '" + kernel + "' was stopped by its abort word (the invocation's deadline)");
+    return Status::DeadlineExceeded("kernel '" + kernel +
+                                    "' was stopped by its abort word (the invocation's deadline)");
   }
   b.line = word(2);
   b.access = word(3);

@@ -9,10 +9,25 @@ namespace gpuwasm::ptx {
 
 unsigned TypeSize(Type t) {
   switch (t) {
-    case Type::kB8: case Type::kU8: case Type::kS8: case Type::kPred: return 1;
-    case Type::kB16: case Type::kU16: case Type::kS16: case Type::kF16: case Type::kBF16: return 2;
-    case Type::kB32: case Type::kU32: case Type::kS32: case Type::kF32: case Type::kF16x2: case Type::kBF16x2: return 4;
-    case Type::kB64: case Type::kU64: case Type::kS64: case Type::kF64: return 8;
+    case Type::kB8:
+    case Type::kU8:
+    case Type::kS8:
+    case Type::kPred: return 1;
+    case Type::kB16:
+    case Type::kU16:
+    case Type::kS16:
+    case Type::kF16:
+    case Type::kBF16: return 2;
+    case Type::kB32:
+    case Type::kU32:
+    case Type::kS32:
+    case Type::kF32:
+    case Type::kF16x2:
+    case Type::kBF16x2: return 4;
+    case Type::kB64:
+    case Type::kU64:
+    case Type::kS64:
+    case Type::kF64: return 8;
     case Type::kB128: return 16;
     case Type::kNone: return 0;
   }
@@ -51,11 +66,11 @@ struct TypeEntry {
   Type type;
 };
 constexpr TypeEntry kTypes[] = {
-    {".b8", Type::kB8},     {".b16", Type::kB16},   {".b32", Type::kB32},       {".b64", Type::kB64},
-    {".u8", Type::kU8},     {".u16", Type::kU16},   {".u32", Type::kU32},       {".u64", Type::kU64},
-    {".s8", Type::kS8},     {".s16", Type::kS16},   {".s32", Type::kS32},       {".s64", Type::kS64},
-    {".f16", Type::kF16},   {".f16x2", Type::kF16x2}, {".bf16", Type::kBF16},   {".bf16x2", Type::kBF16x2},
-    {".f32", Type::kF32},   {".f64", Type::kF64},   {".pred", Type::kPred},     {".b128", Type::kB128},
+    {".b8", Type::kB8},   {".b16", Type::kB16},     {".b32", Type::kB32},   {".b64", Type::kB64},
+    {".u8", Type::kU8},   {".u16", Type::kU16},     {".u32", Type::kU32},   {".u64", Type::kU64},
+    {".s8", Type::kS8},   {".s16", Type::kS16},     {".s32", Type::kS32},   {".s64", Type::kS64},
+    {".f16", Type::kF16}, {".f16x2", Type::kF16x2}, {".bf16", Type::kBF16}, {".bf16x2", Type::kBF16x2},
+    {".f32", Type::kF32}, {".f64", Type::kF64},     {".pred", Type::kPred}, {".b128", Type::kB128},
 };
 }  // namespace
 
@@ -104,8 +119,12 @@ struct Token {
   Position pos;
 };
 
-bool IdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%' || c == '.'; }
-bool IdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%' || c == '.'; }
+bool IdentStart(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%' || c == '.';
+}
+bool IdentChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%' || c == '.';
+}
 
 class Lexer {
  public:
@@ -194,7 +213,8 @@ class Lexer {
 
   Status Number(Token* t) {
     size_t b = i_;
-    if (s_[i_] == '0' && i_ + 1 < s_.size() && (s_[i_ + 1] == 'f' || s_[i_ + 1] == 'F' || s_[i_ + 1] == 'd' || s_[i_ + 1] == 'D')) {
+    if (s_[i_] == '0' && i_ + 1 < s_.size() &&
+        (s_[i_ + 1] == 'f' || s_[i_ + 1] == 'F' || s_[i_ + 1] == 'd' || s_[i_ + 1] == 'D')) {
       bool dbl = s_[i_ + 1] == 'd' || s_[i_ + 1] == 'D';
       size_t digits = dbl ? 16 : 8;
       i_ += 2;
@@ -379,8 +399,8 @@ class Parser {
     v.pos = tok_.pos;
     v.is_extern = is_extern;
     const std::string space = tok_.text;
-    v.space = space == ".global"  ? Space::kGlobal
-              : space == ".const" ? Space::kConst
+    v.space = space == ".global"   ? Space::kGlobal
+              : space == ".const"  ? Space::kConst
               : space == ".shared" ? Space::kShared
               : space == ".local"  ? Space::kLocal
                                    : Space::kParam;
@@ -450,8 +470,10 @@ class Parser {
         GPUWASM_ASSIGN_OR_RETURN(uint64_t b, value());
         push(b);
         if (v->init.size() > limits_.max_variable_bytes) return Error("initializer too large");
-        if (IsPunct(',')) GPUWASM_RETURN_IF_ERROR(Advance());
-        else if (!IsPunct('}')) return Error("expected ',' or '}' in initializer");
+        if (IsPunct(','))
+          GPUWASM_RETURN_IF_ERROR(Advance());
+        else if (!IsPunct('}'))
+          return Error("expected ',' or '}' in initializer");
       }
       GPUWASM_RETURN_IF_ERROR(Advance());
     } else {
@@ -459,7 +481,8 @@ class Parser {
       push(b);
     }
     if (v->is_array && v->count == 0) v->count = v->init.size() / es;
-    if (v->init.size() > v->size()) return ErrorAt(v->pos, "initializer of '" + v->name + "' is larger than the variable");
+    if (v->init.size() > v->size())
+      return ErrorAt(v->pos, "initializer of '" + v->name + "' is larger than the variable");
     return Status::Ok();
   }
 
@@ -474,7 +497,8 @@ class Parser {
         GPUWASM_ASSIGN_OR_RETURN(uint64_t a, ExpectInt());
         if (a == 0 || a > 256 || (a & (a - 1)) != 0) return Error(".align must be a power of two up to 256");
         p.align = static_cast<uint32_t>(a);
-      } else if (IsIdent(".ptr") || IsIdent(".global") || IsIdent(".shared") || IsIdent(".const") || IsIdent(".local")) {
+      } else if (IsIdent(".ptr") || IsIdent(".global") || IsIdent(".shared") || IsIdent(".const") ||
+                 IsIdent(".local")) {
         GPUWASM_RETURN_IF_ERROR(Advance());
       } else {
         break;
@@ -518,8 +542,10 @@ class Parser {
     while (!IsPunct(')')) {
       GPUWASM_ASSIGN_OR_RETURN(Param p, ParamDecl(&offset));
       out->push_back(std::move(p));
-      if (IsPunct(',')) GPUWASM_RETURN_IF_ERROR(Advance());
-      else if (!IsPunct(')')) return Error("expected ',' or ')' in parameter list");
+      if (IsPunct(','))
+        GPUWASM_RETURN_IF_ERROR(Advance());
+      else if (!IsPunct(')'))
+        return Error("expected ',' or ')' in parameter list");
     }
     if (bytes != nullptr) *bytes = offset;
     return Advance();
@@ -745,8 +771,10 @@ class Parser {
         return Error("too many operands for " + op + " (at most " + std::to_string(limits_.max_operands) + ")");
       }
       in->operands.push_back(std::move(o));
-      if (IsPunct(',')) GPUWASM_RETURN_IF_ERROR(Advance());
-      else if (!IsPunct(';')) return Error("expected ',' or ';' after an operand of " + op + ", found '" + tok_.text + "'");
+      if (IsPunct(','))
+        GPUWASM_RETURN_IF_ERROR(Advance());
+      else if (!IsPunct(';'))
+        return Error("expected ',' or ';' after an operand of " + op + ", found '" + tok_.text + "'");
     }
     return Advance();
   }
@@ -782,14 +810,41 @@ class Parser {
     if (name[0] == '%') {
       // The special registers of the PTX ISA (section "Special Registers"); %pm<n>, %envreg<n>
       // and %reserved_smem_offset_<n> by prefix.
-      static const char* kSpecials[] = {
-          "%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid", "%gridid",
-          "%clock", "%clock_hi", "%clock64", "%lanemask_eq", "%lanemask_le", "%lanemask_lt", "%lanemask_ge",
-          "%lanemask_gt", "%dynamic_smem_size", "%total_smem_size", "%aggr_smem_size", "%globaltimer",
-          "%globaltimer_lo", "%globaltimer_hi", "%is_explicit_cluster", "%clusterid", "%nclusterid",
-          "%cluster_ctaid", "%cluster_nctaid", "%cluster_ctarank", "%cluster_nctarank",
-          "%reserved_smem_offset_begin", "%reserved_smem_offset_end", "%reserved_smem_offset_cap",
-          "%current_graph_exec"};
+      static const char* kSpecials[] = {"%tid",
+                                        "%ntid",
+                                        "%ctaid",
+                                        "%nctaid",
+                                        "%laneid",
+                                        "%warpid",
+                                        "%nwarpid",
+                                        "%smid",
+                                        "%nsmid",
+                                        "%gridid",
+                                        "%clock",
+                                        "%clock_hi",
+                                        "%clock64",
+                                        "%lanemask_eq",
+                                        "%lanemask_le",
+                                        "%lanemask_lt",
+                                        "%lanemask_ge",
+                                        "%lanemask_gt",
+                                        "%dynamic_smem_size",
+                                        "%total_smem_size",
+                                        "%aggr_smem_size",
+                                        "%globaltimer",
+                                        "%globaltimer_lo",
+                                        "%globaltimer_hi",
+                                        "%is_explicit_cluster",
+                                        "%clusterid",
+                                        "%nclusterid",
+                                        "%cluster_ctaid",
+                                        "%cluster_nctaid",
+                                        "%cluster_ctarank",
+                                        "%cluster_nctarank",
+                                        "%reserved_smem_offset_begin",
+                                        "%reserved_smem_offset_end",
+                                        "%reserved_smem_offset_cap",
+                                        "%current_graph_exec"};
       std::string base = name.substr(0, name.find('.'));
       auto numbered = [&](std::string_view prefix, int limit) {
         if (base.size() <= prefix.size() || base.compare(0, prefix.size(), prefix) != 0) return false;
@@ -840,9 +895,12 @@ class Parser {
       if (tok_.kind == Token::kIdent) {
         Operand base;
         GPUWASM_RETURN_IF_ERROR(NameOperand(tok_.text, tok_.pos, &base));
-        if (base.kind == Operand::Kind::kRegister) o->reg = base.reg;
-        else if (base.kind == Operand::Kind::kSymbol) o->symbol = base.symbol;
-        else return Error("unsupported address base '" + tok_.text + "'");
+        if (base.kind == Operand::Kind::kRegister)
+          o->reg = base.reg;
+        else if (base.kind == Operand::Kind::kSymbol)
+          o->symbol = base.symbol;
+        else
+          return Error("unsupported address base '" + tok_.text + "'");
         GPUWASM_RETURN_IF_ERROR(Advance());
         if (IsPunct('+') || IsPunct('-')) {
           bool neg = IsPunct('-');
@@ -875,8 +933,10 @@ class Parser {
         GPUWASM_RETURN_IF_ERROR(ParseOperand(&e, 1));
         o->elements.push_back(std::move(e));
         if (o->elements.size() > 64) return Error("operand list too long");
-        if (IsPunct(',')) GPUWASM_RETURN_IF_ERROR(Advance());
-        else if (!IsPunct(close)) return Error(std::string("expected ',' or '") + close + "' in operand list");
+        if (IsPunct(','))
+          GPUWASM_RETURN_IF_ERROR(Advance());
+        else if (!IsPunct(close))
+          return Error(std::string("expected ',' or '") + close + "' in operand list");
       }
       return Advance();
     }

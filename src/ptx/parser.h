@@ -12,11 +12,11 @@
 namespace gpuwasm::ptx {
 
 struct ParseLimits {
-  size_t max_bytes = 16 << 20;          // PTX text
-  size_t max_statements = 1 << 19;      // all functions together
-  size_t max_operands = 32;             // of one instruction (a vector operand counts its elements)
-  size_t max_statement_bytes = 64 << 10;  // text of one instruction, from its guard to its ';' 
-  uint64_t max_registers = 1 << 18;     // declared registers (all functions; nvcc's biggest use thousands)
+  size_t max_bytes = 16 << 20;            // PTX text
+  size_t max_statements = 1 << 19;        // all functions together
+  size_t max_operands = 32;               // of one instruction (a vector operand counts its elements)
+  size_t max_statement_bytes = 64 << 10;  // text of one instruction, from its guard to its ';'
+  uint64_t max_registers = 1 << 18;       // declared registers (all functions; nvcc's biggest use thousands)
   uint64_t max_variable_bytes = 256 << 20;
   int max_scope_depth = 64;
 };

@@ -14,7 +14,8 @@ const char* SpaceName(Space s) {
     case Space::kLocal: return ".local";
     case Space::kConst: return ".const";
     case Space::kParam: return ".param";
-    case Space::kGeneric: case Space::kNone: break;
+    case Space::kGeneric:
+    case Space::kNone: break;
   }
   return "";
 }
@@ -78,7 +79,9 @@ class Printer {
         uint64_t bits = 0;
         for (unsigned b = 0; b < es; ++b) bits |= uint64_t{v.init[k + b]} << (8 * b);
         if (k != 0) out_ += ", ";
-        out_ += v.type == Type::kF32 ? Hex("0f", 8, bits) : v.type == Type::kF64 ? Hex("0d", 16, bits) : std::to_string(bits);
+        out_ += v.type == Type::kF32   ? Hex("0f", 8, bits)
+                : v.type == Type::kF64 ? Hex("0d", 16, bits)
+                                       : std::to_string(bits);
       }
       if (v.is_array) out_ += "}";
     }
@@ -201,7 +204,8 @@ class Printer {
   }
 
   void Instruction(const ptx::Instruction& in) {
-    if (in.guard >= 0) out_ += std::string(in.guard_negated ? "@!" : "@") + m_.registers[static_cast<size_t>(in.guard)].name + " ";
+    if (in.guard >= 0)
+      out_ += std::string(in.guard_negated ? "@!" : "@") + m_.registers[static_cast<size_t>(in.guard)].name + " ";
     out_ += in.text();
     // A call's argument lists are parenthesised; every other list is a vector in braces.
     const bool call = in.opcode == "call";
@@ -227,13 +231,18 @@ class Printer {
         return;
       case K::kAddress: {
         out_ += "[";
-        if (o.reg >= 0) out_ += m_.registers[static_cast<size_t>(o.reg)].name;
-        else out_ += o.symbol;
+        if (o.reg >= 0)
+          out_ += m_.registers[static_cast<size_t>(o.reg)].name;
+        else
+          out_ += o.symbol;
         const bool base = o.reg >= 0 || !o.symbol.empty();
         const uint64_t off = static_cast<uint64_t>(o.offset);
-        if (!base) out_ += Integer(off);
-        else if (o.offset < 0) out_ += "+-" + std::to_string(0 - off);  // nvcc's form; ptxas refuses "-4"
-        else if (o.offset > 0) out_ += "+" + std::to_string(off);
+        if (!base)
+          out_ += Integer(off);
+        else if (o.offset < 0)
+          out_ += "+-" + std::to_string(0 - off);  // nvcc's form; ptxas refuses "-4"
+        else if (o.offset > 0)
+          out_ += "+" + std::to_string(off);
         out_ += "]";
         return;
       }
@@ -245,12 +254,10 @@ class Printer {
         }
         out_ += parens ? ")" : "}";
         return;
-      case K::kSymbol: case K::kLabel: case K::kSpecial:
-        out_ += o.symbol;
-        return;
-      case K::kSink:
-        out_ += "_";
-        return;
+      case K::kSymbol:
+      case K::kLabel:
+      case K::kSpecial: out_ += o.symbol; return;
+      case K::kSink: out_ += "_"; return;
     }
   }
 
@@ -305,9 +312,10 @@ class Differ {
     return true;
   }
   static bool Same(const Operand& x, const Operand& y) {
-    if (x.kind != y.kind || x.reg != y.reg || x.symbol != y.symbol || x.offset != y.offset || x.imm_bits != y.imm_bits ||
-        x.imm_float != y.imm_float || x.imm_double != y.imm_double || x.negate != y.negate || x.minus != y.minus ||
-        x.select != y.select || x.reg2 != y.reg2 || x.elements.size() != y.elements.size()) {
+    if (x.kind != y.kind || x.reg != y.reg || x.symbol != y.symbol || x.offset != y.offset ||
+        x.imm_bits != y.imm_bits || x.imm_float != y.imm_float || x.imm_double != y.imm_double ||
+        x.negate != y.negate || x.minus != y.minus || x.select != y.select || x.reg2 != y.reg2 ||
+        x.elements.size() != y.elements.size()) {
       return false;
     }
     for (size_t k = 0; k < x.elements.size(); ++k) {
@@ -328,7 +336,8 @@ class Differ {
     if (x.name != y.name || x.is_entry != y.is_entry || x.visible != y.visible || x.has_body != y.has_body) {
       return "declaration differs";
     }
-    if (!Same(x.params, y.params) || !Same(x.returns, y.returns) || x.param_bytes != y.param_bytes) return "parameters differ";
+    if (!Same(x.params, y.params) || !Same(x.returns, y.returns) || x.param_bytes != y.param_bytes)
+      return "parameters differ";
     for (int k = 0; k < 3; ++k) {
       if (x.maxntid[k] != y.maxntid[k]) return ".maxntid differs";
     }

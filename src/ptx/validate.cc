@@ -7,19 +7,144 @@
 namespace gpuwasm::ptx {
 namespace {
 
-const std::unordered_set<std::string> kOpcodes = {
-    "abs", "activemask", "add", "addc", "and", "atom", "bar", "barrier", "bfe", "bfi", "bfind", "bra", "brev",
-    "brkpt", "call", "clz", "cnot", "copysign", "cos", "cvt", "cvta", "div", "dp2a", "dp4a", "ex2", "exit",
-    "fence", "fma", "fns", "isspacep", "ld", "ldu", "lg2", "lop3", "mad", "mad24", "madc", "match", "max",
-    "membar", "min", "mov", "mul", "mul24", "nanosleep", "neg", "not", "or", "pmevent", "popc", "prefetch",
-    "prefetchu", "prmt", "rcp", "red", "redux", "rem", "ret", "rsqrt", "sad", "selp", "set", "setp", "shf",
-    "shfl", "shl", "shr", "sin", "slct", "sqrt", "st", "sub", "subc", "suld", "sured", "sust", "suq", "tanh",
-    "testp", "tex", "tld4", "trap", "txq", "vote", "xor", "mma", "wmma", "ldmatrix", "stmatrix", "cp",
-    "mbarrier", "elect", "griddepcontrol", "alloca", "stacksave", "stackrestore", "getctarank", "setmaxnreg",
-    "multimem", "createpolicy", "discard", "applypriority", "istypep", "red.async", "st.async", "cvt.pack",
-    "wgmma", "tensormap", "clusterlaunchcontrol", "vabsdiff", "vadd", "vsub", "vmad", "vmax", "vmin", "vset",
-    "vshl", "vshr", "vabsdiff2", "vadd2", "vsub2", "vavrg2", "vmax2", "vmin2", "vset2", "vabsdiff4", "vadd4",
-    "vsub4", "vavrg4", "vmax4", "vmin4", "vset4", "szext", "bmsk", "brx", "mapa", "movmatrix", "tcgen05"};
+const std::unordered_set<std::string> kOpcodes = {"abs",
+                                                  "activemask",
+                                                  "add",
+                                                  "addc",
+                                                  "and",
+                                                  "atom",
+                                                  "bar",
+                                                  "barrier",
+                                                  "bfe",
+                                                  "bfi",
+                                                  "bfind",
+                                                  "bra",
+                                                  "brev",
+                                                  "brkpt",
+                                                  "call",
+                                                  "clz",
+                                                  "cnot",
+                                                  "copysign",
+                                                  "cos",
+                                                  "cvt",
+                                                  "cvta",
+                                                  "div",
+                                                  "dp2a",
+                                                  "dp4a",
+                                                  "ex2",
+                                                  "exit",
+                                                  "fence",
+                                                  "fma",
+                                                  "fns",
+                                                  "isspacep",
+                                                  "ld",
+                                                  "ldu",
+                                                  "lg2",
+                                                  "lop3",
+                                                  "mad",
+                                                  "mad24",
+                                                  "madc",
+                                                  "match",
+                                                  "max",
+                                                  "membar",
+                                                  "min",
+                                                  "mov",
+                                                  "mul",
+                                                  "mul24",
+                                                  "nanosleep",
+                                                  "neg",
+                                                  "not",
+                                                  "or",
+                                                  "pmevent",
+                                                  "popc",
+                                                  "prefetch",
+                                                  "prefetchu",
+                                                  "prmt",
+                                                  "rcp",
+                                                  "red",
+                                                  "redux",
+                                                  "rem",
+                                                  "ret",
+                                                  "rsqrt",
+                                                  "sad",
+                                                  "selp",
+                                                  "set",
+                                                  "setp",
+                                                  "shf",
+                                                  "shfl",
+                                                  "shl",
+                                                  "shr",
+                                                  "sin",
+                                                  "slct",
+                                                  "sqrt",
+                                                  "st",
+                                                  "sub",
+                                                  "subc",
+                                                  "suld",
+                                                  "sured",
+                                                  "sust",
+                                                  "suq",
+                                                  "tanh",
+                                                  "testp",
+                                                  "tex",
+                                                  "tld4",
+                                                  "trap",
+                                                  "txq",
+                                                  "vote",
+                                                  "xor",
+                                                  "mma",
+                                                  "wmma",
+                                                  "ldmatrix",
+                                                  "stmatrix",
+                                                  "cp",
+                                                  "mbarrier",
+                                                  "elect",
+                                                  "griddepcontrol",
+                                                  "alloca",
+                                                  "stacksave",
+                                                  "stackrestore",
+                                                  "getctarank",
+                                                  "setmaxnreg",
+                                                  "multimem",
+                                                  "createpolicy",
+                                                  "discard",
+                                                  "applypriority",
+                                                  "istypep",
+                                                  "red.async",
+                                                  "st.async",
+                                                  "cvt.pack",
+                                                  "wgmma",
+                                                  "tensormap",
+                                                  "clusterlaunchcontrol",
+                                                  "vabsdiff",
+                                                  "vadd",
+                                                  "vsub",
+                                                  "vmad",
+                                                  "vmax",
+                                                  "vmin",
+                                                  "vset",
+                                                  "vshl",
+                                                  "vshr",
+                                                  "vabsdiff2",
+                                                  "vadd2",
+                                                  "vsub2",
+                                                  "vavrg2",
+                                                  "vmax2",
+                                                  "vmin2",
+                                                  "vset2",
+                                                  "vabsdiff4",
+                                                  "vadd4",
+                                                  "vsub4",
+                                                  "vavrg4",
+                                                  "vmax4",
+                                                  "vmin4",
+                                                  "vset4",
+                                                  "szext",
+                                                  "bmsk",
+                                                  "brx",
+                                                  "mapa",
+                                                  "movmatrix",
+                                                  "tcgen05"};
 
 Status ErrorAt(Position p, const std::string& m) {
   return Status::InvalidArgument("line " + std::to_string(p.line) + ", column " + std::to_string(p.col) + ": " + m);
@@ -146,7 +271,8 @@ class Validator {
         if (o.kind == Operand::Kind::kSymbol) callee = &o;
       }
       if (callee == nullptr) return ErrorAt(in.pos, "call without a target function");
-      if (m_.FindFunction(callee->symbol) == nullptr) return ErrorAt(callee->pos, "undefined function " + callee->symbol);
+      if (m_.FindFunction(callee->symbol) == nullptr)
+        return ErrorAt(callee->pos, "undefined function " + callee->symbol);
       for (const Operand& o : ops) {
         if (&o != callee) GPUWASM_RETURN_IF_ERROR(CheckSymbols(f, in, o));
       }
@@ -162,10 +288,11 @@ class Validator {
       return Status::Ok();
     };
     static const std::unordered_set<std::string> kSameType = {
-        "add", "sub", "min", "max", "neg", "abs", "and", "or", "xor", "not", "cnot", "div", "rem", "fma",
-        "copysign", "sqrt", "rcp", "rsqrt", "sin", "cos", "ex2", "lg2", "tanh", "brev"};
+        "add", "sub", "min",      "max",  "neg", "abs",   "and", "or",  "xor", "not", "cnot", "div",
+        "rem", "fma", "copysign", "sqrt", "rcp", "rsqrt", "sin", "cos", "ex2", "lg2", "tanh", "brev"};
     if (kSameType.count(op) != 0 || ((op == "mul" || op == "mad") && !HasModifier(in, "wide"))) {
-      if (T == Type::kPred && (op == "and" || op == "or" || op == "xor" || op == "not")) return check_all(0, Type::kPred);
+      if (T == Type::kPred && (op == "and" || op == "or" || op == "xor" || op == "not"))
+        return check_all(0, Type::kPred);
       return check_all(0, T);
     }
     if (op == "mul" || op == "mad") {  // .wide
@@ -226,7 +353,8 @@ class Validator {
       const Operand& addr = op == "st" ? ops[0] : ops[1];
       const Operand& val = op == "st" ? ops[1] : ops[0];
       if (addr.kind != Operand::Kind::kAddress) return ErrorAt(addr.pos, in.text() + " needs an address operand [...]");
-      if (addr.reg >= 0 && RegType(addr.reg) == Type::kPred) return ErrorAt(addr.pos, "a predicate cannot be an address");
+      if (addr.reg >= 0 && RegType(addr.reg) == Type::kPred)
+        return ErrorAt(addr.pos, "a predicate cannot be an address");
       // Relaxed typing: integer loads extend into, and stores truncate from, wider registers.
       bool wider = !IsFloat(T) || TypeSize(T) < 4;
       if (val.kind == Operand::Kind::kVector) {
@@ -237,7 +365,8 @@ class Validator {
       }
       return CheckWidth(in, val, op == "st" ? 1 : 0, T, wider);
     }
-    if (op == "mov" && ops.size() == 2 && ops[1].kind == Operand::Kind::kRegister && ops[0].kind == Operand::Kind::kRegister) {
+    if (op == "mov" && ops.size() == 2 && ops[1].kind == Operand::Kind::kRegister &&
+        ops[0].kind == Operand::Kind::kRegister) {
       GPUWASM_RETURN_IF_ERROR(CheckWidth(in, ops[0], 0, T));
       return CheckWidth(in, ops[1], 1, T);
     }

@@ -6,10 +6,9 @@
 #include <sstream>
 #include <thread>
 
-#include "runtime/toml.h"
-
 #include "common/duration.h"
 #include "common/sha256.h"
+#include "runtime/toml.h"
 
 namespace gpuwasm::runtime {
 namespace {

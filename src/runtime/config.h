@@ -26,9 +26,9 @@ struct TenantConfig {
   // Every module its guests load is instrumented (fence and deadline passes, docs/adr/0009); off
   // only for a tenant trusted not to attack the others' memory (its kernels then run as written).
   bool instrument_ptx = true;
-  uint64_t device_bytes = 1ull << 30;     // live device memory of all its instances together
-  uint32_t concurrent_invocations = 16;   // running + queued; beyond: "overloaded"
-  uint32_t inflight_launches = 64;        // per instance, before back-pressure
+  uint64_t device_bytes = 1ull << 30;    // live device memory of all its instances together
+  uint32_t concurrent_invocations = 16;  // running + queued; beyond: "overloaded"
+  uint32_t inflight_launches = 64;       // per instance, before back-pressure
   std::chrono::milliseconds max_deadline{60'000};
   uint64_t max_module_size = 64ull << 20;
   uint64_t max_input_size = 16ull << 20;
@@ -38,8 +38,8 @@ struct TenantConfig {
   // module bytes together; a deploy beyond either is refused (403) until old versions are deleted.
   uint32_t max_versions = 1000;
   uint64_t max_stored_bytes = 4ull << 30;
-  double rate_limit = 0;                   // requests per second per token (server); 0 = unlimited
-  uint32_t rate_burst = 0;                 // requests allowed at once above the rate; 0 = rate_limit, at least 1
+  double rate_limit = 0;    // requests per second per token (server); 0 = unlimited
+  uint32_t rate_burst = 0;  // requests allowed at once above the rate; 0 = rate_limit, at least 1
   // The tenant's worker process (isolation = "process"): its memory (resident bytes; beyond it the
   // worker is ended and its invocations fail with worker_lost), CPU seconds over its life (then it
   // is replaced between invocations; 0 = no limit) and open files.
@@ -70,13 +70,13 @@ struct ServerConfig {
 };
 
 struct RuntimeConfig {
-  std::filesystem::path store_dir;        // "" = store::DefaultStoreDir()
+  std::filesystem::path store_dir;  // "" = store::DefaultStoreDir()
   // "" = SQLite in store_dir (one node); else a PostgreSQL connection string shared by every node,
   // with store_dir holding blobs and artifacts (a shared volume, or one directory per node).
   std::string database;
-  std::string device = "auto";            // auto, cpu, cuda:N
-  uint32_t workers = 0;                   // instances running at once; 0 = DefaultWorkers()
-  uint32_t compile_workers = 0;           // deploy compiles at once; 0 = max(1, cores / 2)
+  std::string device = "auto";   // auto, cpu, cuda:N
+  uint32_t workers = 0;          // instances running at once; 0 = DefaultWorkers()
+  uint32_t compile_workers = 0;  // deploy compiles at once; 0 = max(1, cores / 2)
   std::chrono::milliseconds default_deadline{30'000};
   std::chrono::milliseconds shutdown_grace{10'000};
   // Compiled functions kept loaded (mapped code) for the next invocation; beyond it the least
@@ -93,7 +93,7 @@ struct RuntimeConfig {
   // A kernel still running this long after its deadline (or cancellation) cannot be stopped on a
   // GPU: its context is abandoned and its worker replaced.
   std::chrono::milliseconds runaway_grace{1000};
-  ServerConfig server;                    // for `gpuwasm serve`
+  ServerConfig server;  // for `gpuwasm serve`
   std::vector<TenantConfig> tenants;
 
   const TenantConfig* FindTenant(std::string_view name) const;

@@ -32,7 +32,9 @@ class TenantDevice {
   // `instrument`: the tenant's modules are instrumented (TenantConfig::instrument_ptx) where the
   // device can give instances windows.
   TenantDevice(std::shared_ptr<device::Device> device, uint64_t max_bytes, bool instrument)
-      : device_(std::move(device)), max_bytes_(max_bytes), instrument_(instrument && device_->info().instance_windows) {}
+      : device_(std::move(device)),
+        max_bytes_(max_bytes),
+        instrument_(instrument && device_->info().instance_windows) {}
   // The context and its module cache, made on first use.
   Result<std::shared_ptr<host::ModuleCache>> Modules();
   struct Usage {

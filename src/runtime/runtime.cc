@@ -41,7 +41,8 @@ struct Runtime::Counters {
   }
   Totals Read() const {
     Totals t;
-    for (size_t i = 0; i < kInvocationStatusCount; ++i) t.invocations[i] = invocations[i].load(std::memory_order_relaxed);
+    for (size_t i = 0; i < kInvocationStatusCount; ++i)
+      t.invocations[i] = invocations[i].load(std::memory_order_relaxed);
     t.rejected = rejected.load(std::memory_order_relaxed);
     t.deploys_refused = deploys_refused.load(std::memory_order_relaxed);
     t.duration_seconds = static_cast<double>(duration_us.load(std::memory_order_relaxed)) / 1e6;
@@ -58,7 +59,7 @@ struct Runtime::Counters {
 struct Runtime::TenantState {
   TenantConfig config;
   Counters counters;
-  std::atomic<uint32_t> admitted{0};  // running + queued, against concurrent_invocations
+  std::atomic<uint32_t> admitted{0};     // running + queued, against concurrent_invocations
   std::unique_ptr<TenantDevice> device;  // the tenant's device context (in this process: isolation none)
 };
 
@@ -142,8 +143,8 @@ std::string Bytes(uint64_t n) { return std::to_string(n) + " bytes"; }
 
 Status CheckModuleSize(const TenantConfig& t, uint64_t size) {
   if (size <= t.max_module_size) return Status::Ok();
-  return Status::ResourceExhausted("module of " + Bytes(size) + " exceeds tenant '" + t.name + "''s max_module_size of " +
-                                   Bytes(t.max_module_size));
+  return Status::ResourceExhausted("module of " + Bytes(size) + " exceeds tenant '" + t.name +
+                                   "''s max_module_size of " + Bytes(t.max_module_size));
 }
 
 }  // namespace
@@ -183,8 +184,8 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(RuntimeConfig config, RuntimeOp
   ws.heartbeat_timeout = c.worker_heartbeat_timeout;
   // One bound on the compilers of the node: this process's (deploys) and its workers' (native
   // code of kernels), shared through lock files next to the artifacts (compile_slots.h).
-  uint32_t compilers = c.compile_workers != 0 ? c.compile_workers
-                                              : std::max(1u, std::thread::hardware_concurrency() / 2);
+  uint32_t compilers =
+      c.compile_workers != 0 ? c.compile_workers : std::max(1u, std::thread::hardware_concurrency() / 2);
   ws.compile_slots_dir = eo.cache_dir / "compile-slots";
   ws.compile_slots = compilers;
   GPUWASM_RETURN_IF_ERROR(SetCompileSlots(ws.compile_slots_dir, compilers));
@@ -226,9 +227,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(RuntimeConfig config, RuntimeOp
 
 Runtime::Runtime(RuntimeConfig config) : config_(std::move(config)) {}
 
-Runtime::~Runtime() {
-  Shutdown(std::chrono::milliseconds(0));
-}
+Runtime::~Runtime() { Shutdown(std::chrono::milliseconds(0)); }
 
 Result<Runtime::TenantState*> Runtime::Tenant(std::string_view name) const {
   auto it = tenants_.find(name);
@@ -242,8 +241,9 @@ Result<store::FunctionRecord> Runtime::Deploy(std::string_view tenant, std::stri
   if (!accepting_) return Status::Unavailable("gpuwasm is shutting down");
   GPUWASM_ASSIGN_OR_RETURN(TenantState * t, Tenant(tenant));
   if (!ValidFunctionName(name)) {
-    return Status::InvalidArgument("function name '" + std::string(name) +
-                                   "' must be 1-128 characters of A-Z, a-z, 0-9, '-', '_' and '.', not starting with fn_");
+    return Status::InvalidArgument(
+        "function name '" + std::string(name) +
+        "' must be 1-128 characters of A-Z, a-z, 0-9, '-', '_' and '.', not starting with fn_");
   }
   if (entry.size() > 256) return Status::InvalidArgument("entry point name is longer than 256 bytes");
   GPUWASM_RETURN_IF_ERROR(CheckModuleSize(t->config, wasm.size()));
@@ -396,7 +396,8 @@ Result<store::FunctionRecord> Runtime::GetFunction(std::string_view tenant, std:
     }
     return rec;
   }
-  GPUWASM_ASSIGN_OR_RETURN(std::vector<store::FunctionRecord> versions, store_->metadata().Versions(tenant, id_or_name));
+  GPUWASM_ASSIGN_OR_RETURN(std::vector<store::FunctionRecord> versions,
+                           store_->metadata().Versions(tenant, id_or_name));
   if (versions.empty()) return Status::NotFound("no function named '" + std::string(id_or_name) + "'");
   return versions.front();
 }
@@ -520,8 +521,8 @@ Result<InvokeResult> Runtime::Invoke(std::string_view tenant, std::string_view i
   return Run(*t, *StateOf(rec, rec.name), std::move(module), std::move(entry), std::move(request));
 }
 
-Result<InvokeResult> Runtime::InvokeModule(std::string_view tenant, std::span<const uint8_t> wasm, std::string_view name,
-                                           InvokeRequest request) {
+Result<InvokeResult> Runtime::InvokeModule(std::string_view tenant, std::span<const uint8_t> wasm,
+                                           std::string_view name, InvokeRequest request) {
   if (!accepting_) return Status::Unavailable("gpuwasm is shutting down");
   GPUWASM_ASSIGN_OR_RETURN(TenantState * t, Tenant(tenant));
   GPUWASM_RETURN_IF_ERROR(CheckModuleSize(t->config, wasm.size()));
@@ -548,8 +549,8 @@ Result<InvokeResult> Runtime::Run(TenantState& t, FunctionState& f, std::shared_
     t.admitted.fetch_sub(1);
     t.counters.rejected.fetch_add(1, std::memory_order_relaxed);
     f.counters.rejected.fetch_add(1, std::memory_order_relaxed);
-    return Status::Unavailable("tenant '" + t.config.name + "' is overloaded: " +
-                               std::to_string(t.config.concurrent_invocations) +
+    return Status::Unavailable("tenant '" + t.config.name +
+                               "' is overloaded: " + std::to_string(t.config.concurrent_invocations) +
                                " invocations are running or queued, its concurrent_invocations limit");
   }
   admitted_.fetch_add(1);
@@ -789,4 +790,3 @@ void Runtime::Shutdown(std::chrono::milliseconds grace) {
 }
 
 }  // namespace gpuwasm::runtime
-

@@ -25,16 +25,15 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "device/device.h"
 #include "host/metrics.h"
@@ -49,7 +48,7 @@ namespace gpuwasm::runtime {
 // Lifetime counters and current gauges of a tenant or a function.
 struct Totals {
   uint64_t invocations[kInvocationStatusCount] = {};
-  uint64_t rejected = 0;  // refused by admission (overloaded)
+  uint64_t rejected = 0;         // refused by admission (overloaded)
   uint64_t deploys_refused = 0;  // deploys over max_versions or max_stored_bytes (tenants only)
   double duration_seconds = 0;
   uint64_t kernels_launched = 0;
@@ -105,13 +104,13 @@ struct WorkerStats {
 struct RuntimeStats {
   std::vector<TenantStats> tenants;
   std::vector<FunctionStats> functions;  // functions invoked since start
-  uint64_t module_compiles = 0;     // modules compiled by this node (C compiler runs)
-  uint64_t module_cache_loads = 0;  // modules loaded from the artifact cache instead
-  uint64_t compiles_crashed = 0;    // found running at start-up (this host's gpuwasm died): failed
-  std::vector<WorkerStats> workers;  // live tenant workers
-  uint64_t workers_started = 0;      // lifetime: worker processes started
-  uint64_t workers_lost = 0;         // lifetime: ended by a fault, limit, crash or kill while running invocations
-  uint64_t workers_idle_stopped = 0; // lifetime: stopped for being idle (or to make room)
+  uint64_t module_compiles = 0;          // modules compiled by this node (C compiler runs)
+  uint64_t module_cache_loads = 0;       // modules loaded from the artifact cache instead
+  uint64_t compiles_crashed = 0;         // found running at start-up (this host's gpuwasm died): failed
+  std::vector<WorkerStats> workers;      // live tenant workers
+  uint64_t workers_started = 0;          // lifetime: worker processes started
+  uint64_t workers_lost = 0;             // lifetime: ended by a fault, limit, crash or kill while running invocations
+  uint64_t workers_idle_stopped = 0;     // lifetime: stopped for being idle (or to make room)
 };
 
 struct RuntimeOptions {
@@ -199,8 +198,8 @@ class Runtime {
   // ends in any way but a crash of this process. One found at start-up marks its compile failed.
   std::filesystem::path CompileMarker(const std::string& id) const;
   FunctionState* StateOf(const store::FunctionRecord& f, std::string_view name);
-  Result<InvokeResult> Run(TenantState& t, FunctionState& f, std::shared_ptr<const Compiled> module,
-                           std::string entry, InvokeRequest request);
+  Result<InvokeResult> Run(TenantState& t, FunctionState& f, std::shared_ptr<const Compiled> module, std::string entry,
+                           InvokeRequest request);
   // Its duration and deadline, folded into the totals.
   InvokeResult Finish(TenantState& t, FunctionState& f, InvokeResult r, std::chrono::milliseconds limit,
                       std::chrono::steady_clock::time_point started);

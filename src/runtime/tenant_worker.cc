@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <deque>
-#include <functional>
 #include <cstring>
+#include <deque>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <set>
 
@@ -343,8 +343,9 @@ void WorkerProcess::Read() {
     }
     if (m->type != MessageType::kResult) continue;
     InvokeResult r;
-    Result<uint64_t> decoded = m->blobs.size() == 4 ? worker::DecodeResult(m->blobs[0], &r)
-                                                    : Result<uint64_t>(Status::InvalidArgument("a result without its 4 parts"));
+    Result<uint64_t> decoded = m->blobs.size() == 4
+                                   ? worker::DecodeResult(m->blobs[0], &r)
+                                   : Result<uint64_t>(Status::InvalidArgument("a result without its 4 parts"));
     if (!decoded.ok()) {
       // The worker is broken (or not ours): which invocation it answered is unknown, so every one
       // it holds ends now as worker_lost rather than waiting for its deadline.
@@ -436,7 +437,8 @@ void WorkerProcess::Check(const WorkerSettings& s) {
   if (kill.empty()) {
     uint64_t rss = ResidentBytes(pid_);
     if (rss > tenant_.worker_memory) {
-      kill = "it exceeded its memory limit (worker_memory " + Mib(tenant_.worker_memory) + ", resident " + Mib(rss) + ")";
+      kill =
+          "it exceeded its memory limit (worker_memory " + Mib(tenant_.worker_memory) + ", resident " + Mib(rss) + ")";
     }
   }
   if (!kill.empty()) Kill(kill);
@@ -528,7 +530,8 @@ Result<std::shared_ptr<WorkerProcess>> TenantWorkers::Acquire(const TenantConfig
     for (auto& [name, t] : tenants_) {
       if (!t->current) continue;
       ++live;
-      if (t->current->running() == 0 && (lru == nullptr || t->current->last_used() < (*lru)->last_used())) lru = &t->current;
+      if (t->current->running() == 0 && (lru == nullptr || t->current->last_used() < (*lru)->last_used()))
+        lru = &t->current;
     }
     if (live >= settings_.max_workers) {
       if (lru == nullptr) {
@@ -544,7 +547,9 @@ Result<std::shared_ptr<WorkerProcess>> TenantWorkers::Acquire(const TenantConfig
     std::lock_guard<std::mutex> lock(mu_);
     if (!old->dead()) retiring_.push_back(std::move(old));  // finishes what it runs
   }
-  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<WorkerProcess> w, WorkerProcess::Start(tenant, settings_, &lost_, [this](const std::function<int()>& f) { return spawner_->Run(f); }));
+  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<WorkerProcess> w,
+                           WorkerProcess::Start(tenant, settings_, &lost_,
+                                                [this](const std::function<int()>& f) { return spawner_->Run(f); }));
   started_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_);
   slot->current = w;

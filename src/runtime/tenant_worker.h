@@ -41,9 +41,9 @@
 namespace gpuwasm::runtime {
 
 struct WorkerSettings {
-  std::string program;                   // a gpuwasm executable, run as `gpuwasm __worker`
-  std::string device = "auto";           // the device spec each worker opens
-  std::filesystem::path cache_dir;       // where the supervisor's artifacts are
+  std::string program;              // a gpuwasm executable, run as `gpuwasm __worker`
+  std::string device = "auto";      // the device spec each worker opens
+  std::filesystem::path cache_dir;  // where the supervisor's artifacts are
   std::chrono::milliseconds runaway_grace{1000};
   std::filesystem::path compile_slots_dir;  // the node's compile slots (compile_slots.h); "" = own
   uint32_t compile_slots = 1;

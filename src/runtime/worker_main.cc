@@ -13,11 +13,11 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <deque>
-#include <functional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <list>
 #include <map>
 #include <mutex>
@@ -66,7 +66,8 @@ Status DenyNetwork() {
   if (ctx == nullptr) return Status::IoError("seccomp_init failed");
   int rc = 0;
   for (int family : {AF_INET, AF_INET6, AF_PACKET}) {
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family)));
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
+                           SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family)));
   }
   if (rc == 0) rc = seccomp_load(ctx);
   seccomp_release(ctx);
@@ -106,8 +107,8 @@ class Worker : public std::enable_shared_from_this<Worker> {
     fatal_ = true;
     fatal_why_ = why;
     // The GPU is unusable (every call fails) unless a context was only abandoned: device_fault.
-    fatal_lost_ = why.find("only ending the process") == std::string::npos &&
-                  why.find("could not be freed") == std::string::npos;
+    fatal_lost_ =
+        why.find("only ending the process") == std::string::npos && why.find("could not be freed") == std::string::npos;
   }
 
   // The worker's threads: readers that run what they read (whichever is reading takes the next
@@ -247,8 +248,7 @@ class Worker : public std::enable_shared_from_this<Worker> {
           stopping_ = true;
           Wake();
           break;
-        default:
-          break;
+        default: break;
       }
     }
   }
@@ -272,8 +272,9 @@ class Worker : public std::enable_shared_from_this<Worker> {
   }
 
   void Run(Message m) {
-    Result<worker::RunHeader> decoded = m.blobs.empty() ? Result<worker::RunHeader>(Status::InvalidArgument("empty run"))
-                                                        : worker::DecodeRun(m.blobs[0]);
+    Result<worker::RunHeader> decoded = m.blobs.empty()
+                                            ? Result<worker::RunHeader>(Status::InvalidArgument("empty run"))
+                                            : worker::DecodeRun(m.blobs[0]);
     if (!decoded.ok()) return;  // nothing to answer to: the supervisor's socket is corrupt
     const worker::RunHeader& h = *decoded;
     const uint64_t id = h.id;
@@ -376,7 +377,8 @@ class Worker : public std::enable_shared_from_this<Worker> {
 int WorkerMain(int argc, char** argv) {
   // Dies with the supervisor; one that died before this line is noticed by the parent check.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (argc < 3 || std::to_string(::getppid()) != argv[2]) Die("not started by its supervisor (gpuwasm __worker is internal)");
+  if (argc < 3 || std::to_string(::getppid()) != argv[2])
+    Die("not started by its supervisor (gpuwasm __worker is internal)");
   ::close_range(worker::kSharedFd + 1, ~0U, 0);
   signal(SIGPIPE, SIG_IGN);
   // One malloc arena: a worker's threads take turns running instances, and with an arena per thread
@@ -425,4 +427,3 @@ int WorkerMain(int argc, char** argv) {
 }
 
 }  // namespace gpuwasm::runtime
-

@@ -48,7 +48,7 @@ class WorkerPool {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, Queue> queues_;
-  std::string last_key_;  // the key served last: the next pick starts after it
+  std::string last_key_;   // the key served last: the next pick starts after it
   uint32_t capacity_ = 0;  // tasks running at once: the threads' number
   uint32_t busy_ = 0;      // tasks running now, on the threads or inline
   bool stopping_ = false;

@@ -91,7 +91,8 @@ Result<Message> Receive(int fd, uint64_t max_bytes) {
   if (!sizes.empty()) std::memcpy(sizes.data(), meta.data() + head[2], sizes.size() * sizeof(uint64_t));
   uint64_t total = head[2];
   for (uint64_t n : sizes) {
-    if (n > max_bytes || total + n > max_bytes) return Status::InvalidArgument("message from the peer process too large");
+    if (n > max_bytes || total + n > max_bytes)
+      return Status::InvalidArgument("message from the peer process too large");
     total += n;
   }
   if (head[2] != 0) {
@@ -198,7 +199,8 @@ Result<RunHeader> DecodeRun(std::string_view bytes) {
     if (!r.Str(&e)) break;
     h.env.push_back(std::move(e));
   }
-  if (!r.ok() || h.args.size() != nargs || h.env.size() != nenv) return Status::InvalidArgument("malformed run message");
+  if (!r.ok() || h.args.size() != nargs || h.env.size() != nenv)
+    return Status::InvalidArgument("malformed run message");
   h.slot = static_cast<uint32_t>(slot);
   h.version = static_cast<int64_t>(version);
   h.deadline_ns = static_cast<int64_t>(deadline);
@@ -292,7 +294,8 @@ Result<std::unique_ptr<SharedMetrics>> SharedMetrics::Create(uint32_t slots) {
 
 Result<std::unique_ptr<SharedMetrics>> SharedMetrics::Map(int fd) {
   off_t end = ::lseek(fd, 0, SEEK_END);
-  if (end < static_cast<off_t>(sizeof(SharedHeader))) return Status::InvalidArgument("the shared metrics segment is too small");
+  if (end < static_cast<off_t>(sizeof(SharedHeader)))
+    return Status::InvalidArgument("the shared metrics segment is too small");
   void* base = ::mmap(nullptr, static_cast<size_t>(end), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) return Status::IoError(std::string("mmap: ") + std::strerror(errno));
   std::unique_ptr<SharedMetrics> m(new SharedMetrics());

@@ -215,7 +215,8 @@ Admission Api::Admit(const Request& req) {
     p = e + 2;
   }
   if (!method_ok) {
-    Admission r = reject(405, "method_not_allowed", method + " is not allowed on " + a.route + " (allowed: " + allowed + ")");
+    Admission r =
+        reject(405, "method_not_allowed", method + " is not allowed on " + a.route + " (allowed: " + allowed + ")");
     r.reject->set(http::field::allow, allowed);
     return r;
   }
@@ -247,7 +248,8 @@ Admission Api::Admit(const Request& req) {
   double retry = 0;
   if (!TakeRateToken(*tenant, rate_key, &retry)) {
     Admission r = reject(429, "rate_limited",
-                         "rate limit of " + telemetry::MetricRegistry::FormatSample(tenant->rate_limit) + " requests per second exceeded");
+                         "rate limit of " + telemetry::MetricRegistry::FormatSample(tenant->rate_limit) +
+                             " requests per second exceeded");
     r.reject->set(http::field::retry_after, std::to_string(static_cast<long>(std::ceil(std::max(retry, 0.001)))));
     r.reject->keep_alive(true);
     return r;
@@ -265,8 +267,9 @@ Admission Api::Admit(const Request& req) {
   if (length != req.end()) {
     uint64_t n = std::strtoull(std::string(Sv(length->value())).c_str(), nullptr, 10);
     if (n > a.body_limit) {
-      return reject(413, "payload_too_large", "request body of " + std::to_string(n) + " bytes exceeds " + limit_name +
-                                                  " of " + std::to_string(a.body_limit) + " bytes");
+      return reject(413, "payload_too_large",
+                    "request body of " + std::to_string(n) + " bytes exceeds " + limit_name + " of " +
+                        std::to_string(a.body_limit) + " bytes");
     }
   }
   return a;
@@ -382,7 +385,8 @@ Response Api::Invoke(const Request& req, const Admission& a) {
   }
   invocation_seconds_.Observe({{"tenant", a.tenant}}, std::chrono::duration<double>(r->duration).count());
   unsigned status = r->status == runtime::InvocationStatus::kDeadline ? 504
-                    : r->status == runtime::InvocationStatus::kError || r->status == runtime::InvocationStatus::kDeviceFault ||
+                    : r->status == runtime::InvocationStatus::kError ||
+                            r->status == runtime::InvocationStatus::kDeviceFault ||
                             r->status == runtime::InvocationStatus::kWorkerLost
                         ? 500
                         : 200;
@@ -391,8 +395,10 @@ Response Api::Invoke(const Request& req, const Admission& a) {
   res.set("X-Gpuwasm-Status", std::string(runtime::InvocationStatusName(r->status)));
   res.set("X-Gpuwasm-Exit-Status", std::to_string(r->exit_status));
   res.set("X-Gpuwasm-Function-Id", r->function_id);
-  res.set("X-Gpuwasm-Duration-Ms", telemetry::MetricRegistry::FormatSample(static_cast<double>(r->duration.count()) / 1e3));
-  res.set("X-Gpuwasm-Gpu-Time-Ms", telemetry::MetricRegistry::FormatSample(static_cast<double>(r->gpu_time.count()) / 1e6));
+  res.set("X-Gpuwasm-Duration-Ms",
+          telemetry::MetricRegistry::FormatSample(static_cast<double>(r->duration.count()) / 1e3));
+  res.set("X-Gpuwasm-Gpu-Time-Ms",
+          telemetry::MetricRegistry::FormatSample(static_cast<double>(r->gpu_time.count()) / 1e6));
   res.set("X-Gpuwasm-Metrics", json(r->metrics).dump());
   if (!r->trap.empty()) res.set("X-Gpuwasm-Trap", r->trap);
   if (!r->error.empty()) res.set("X-Gpuwasm-Error", r->error.substr(0, 1024));
@@ -453,8 +459,8 @@ std::string Api::RenderMetrics() const {
                  static_cast<double>(s.workers_idle_stopped));
     for (const runtime::WorkerStats& w : s.workers) {
       if (w.tenant.empty()) continue;
-      m.SetGauge("gpuwasm_worker_resident_bytes", "Resident memory of the tenant's worker process.", {{"tenant", w.tenant}},
-                 static_cast<double>(w.resident_bytes));
+      m.SetGauge("gpuwasm_worker_resident_bytes", "Resident memory of the tenant's worker process.",
+                 {{"tenant", w.tenant}}, static_cast<double>(w.resident_bytes));
     }
   }
   m.AddCounter("gpuwasm_compiles_crashed_total",
@@ -481,8 +487,8 @@ std::string Api::RenderMetrics() const {
     const runtime::Totals& x = t.totals;
     m.AddCounter("gpuwasm_invocations_rejected_total", "Invocations refused by admission (tenant overloaded).", l,
                  static_cast<double>(x.rejected));
-    m.AddCounter("gpuwasm_deploys_refused_total", "Deploys refused by the tenant's max_versions or max_stored_bytes.", l,
-                 static_cast<double>(x.deploys_refused));
+    m.AddCounter("gpuwasm_deploys_refused_total", "Deploys refused by the tenant's max_versions or max_stored_bytes.",
+                 l, static_cast<double>(x.deploys_refused));
     m.AddCounter("gpuwasm_kernels_launched_total", "Kernel launches that reached the dispatch path.", l,
                  static_cast<double>(x.kernels_launched));
     m.AddCounter("gpuwasm_back_pressure_rejections_total", "Launches refused by back-pressure (slot or deadline).", l,

@@ -9,14 +9,13 @@
 #pragma once
 
 #include <atomic>
+#include <boost/beast/http.hpp>
 #include <chrono>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <boost/beast/http.hpp>
 
 #include "runtime/runtime.h"
 #include "telemetry/histogram.h"
@@ -31,9 +30,9 @@ using Response = boost::beast::http::response<boost::beast::http::string_body>;
 struct Admission {
   std::optional<Response> reject;  // answer this instead of reading the body
   std::string tenant;
-  std::string route;               // route template, the label of HTTP metrics
+  std::string route;  // route template, the label of HTTP metrics
   uint64_t body_limit = 0;
-  std::vector<std::string> path;   // the target's path segments, decoded
+  std::vector<std::string> path;  // the target's path segments, decoded
   std::map<std::string, std::string> query;
 };
 

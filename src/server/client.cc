@@ -55,10 +55,12 @@ HttpClient::HttpClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HttpClient::~HttpClient() = default;
 
 Result<std::unique_ptr<HttpClient>> HttpClient::Connect(std::string_view url, std::string token,
-                                                         std::chrono::milliseconds timeout) {
+                                                        std::chrono::milliseconds timeout) {
   std::string_view rest = url;
-  if (rest.substr(0, 7) == "http://") rest.remove_prefix(7);
-  else if (rest.find("://") != std::string_view::npos) return Status::InvalidArgument("only http:// URLs are supported: " + std::string(url));
+  if (rest.substr(0, 7) == "http://")
+    rest.remove_prefix(7);
+  else if (rest.find("://") != std::string_view::npos)
+    return Status::InvalidArgument("only http:// URLs are supported: " + std::string(url));
   rest = rest.substr(0, rest.find('/'));
   size_t colon = rest.rfind(':');
   auto impl = std::make_unique<Impl>();

@@ -1,12 +1,11 @@
 #include "server/server.h"
 
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-
 #include <fcntl.h>
 #include <sys/resource.h>
 
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -131,8 +130,9 @@ class Session : public InFlight, public std::enable_shared_from_this<Session> {
     net::post(stream_.get_executor(), [self = shared_from_this()] {
       if (!self->handling_ || self->answered_) return;
       self->answered_ = true;
-      Response r = Api::Error(503, "unavailable", "gpuwasm is shutting down: the request could not finish within the grace",
-                              self->version_, false);
+      Response r =
+          Api::Error(503, "unavailable", "gpuwasm is shutting down: the request could not finish within the grace",
+                     self->version_, false);
       self->Send(std::move(r));
     });
   }
@@ -161,10 +161,10 @@ class Session : public InFlight, public std::enable_shared_from_this<Session> {
       counted_ = true;
       method_ = "?";
       admission_.route = "other";
-      return Send(Api::Error(413, "payload_too_large",
-                             "request body exceeds the node's max_body of " +
-                                 std::to_string(srv_->rt.config().server.max_body) + " bytes",
-                             11, false));
+      return Send(Api::Error(
+          413, "payload_too_large",
+          "request body exceeds the node's max_body of " + std::to_string(srv_->rt.config().server.max_body) + " bytes",
+          11, false));
     }
     if (ec) return Close();
     first_ = false;
@@ -299,9 +299,10 @@ class Session : public InFlight, public std::enable_shared_from_this<Session> {
 // A connection over a cap: answered 503 at once and closed, without reading its request.
 static void Refuse(tcp::socket socket, const std::string& why) {
   auto body = std::make_shared<std::string>("{\"code\":\"unavailable\",\"message\":\"" + why + "\"}\n");
-  auto text = std::make_shared<std::string>("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-                                            "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
-                                            std::to_string(body->size()) + "\r\n\r\n" + *body);
+  auto text = std::make_shared<std::string>(
+      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+      "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+      std::to_string(body->size()) + "\r\n\r\n" + *body);
   auto s = std::make_shared<tcp::socket>(std::move(socket));
   net::async_write(*s, net::buffer(*text), [s, text](beast::error_code, size_t) {
     beast::error_code ignored;
@@ -311,34 +312,34 @@ static void Refuse(tcp::socket socket, const std::string& why) {
 }
 
 void Server::Impl::Accept() {
-  acceptor.async_accept(net::make_strand(io), net::bind_executor(accept_strand, [this](beast::error_code ec,
-                                                                                       tcp::socket socket) {
-    if (stopping) return;
-    if (ec == net::error::no_descriptors || ec.value() == ENFILE || ec.value() == ENOBUFS || ec.value() == ENOMEM) {
-      // Out of descriptors (or memory): accepting again at once would spin. Wait a little.
-      api.CountRefusedConnection("descriptors");
-      backoff.expires_after(std::chrono::milliseconds(50));
-      backoff.async_wait(net::bind_executor(accept_strand, [this](beast::error_code) {
-        if (!stopping) Accept();
+  acceptor.async_accept(
+      net::make_strand(io), net::bind_executor(accept_strand, [this](beast::error_code ec, tcp::socket socket) {
+        if (stopping) return;
+        if (ec == net::error::no_descriptors || ec.value() == ENFILE || ec.value() == ENOBUFS || ec.value() == ENOMEM) {
+          // Out of descriptors (or memory): accepting again at once would spin. Wait a little.
+          api.CountRefusedConnection("descriptors");
+          backoff.expires_after(std::chrono::milliseconds(50));
+          backoff.async_wait(net::bind_executor(accept_strand, [this](beast::error_code) {
+            if (!stopping) Accept();
+          }));
+          return;
+        }
+        if (!ec) {
+          CloseOnExec(socket.native_handle());
+          beast::error_code ignored;
+          socket.set_option(tcp::no_delay(true), ignored);
+          auto remote = socket.remote_endpoint(ignored);
+          std::string client = ignored ? "?" : remote.address().to_string();
+          std::string why;
+          if (!Admit(client, &why)) {
+            api.CountRefusedConnection(why.find("this client") != std::string::npos ? "per_client" : "total");
+            Refuse(std::move(socket), why);
+          } else {
+            std::make_shared<Session>(std::move(socket), this, std::move(client))->Start();
+          }
+        }
+        Accept();
       }));
-      return;
-    }
-    if (!ec) {
-      CloseOnExec(socket.native_handle());
-      beast::error_code ignored;
-      socket.set_option(tcp::no_delay(true), ignored);
-      auto remote = socket.remote_endpoint(ignored);
-      std::string client = ignored ? "?" : remote.address().to_string();
-      std::string why;
-      if (!Admit(client, &why)) {
-        api.CountRefusedConnection(why.find("this client") != std::string::npos ? "per_client" : "total");
-        Refuse(std::move(socket), why);
-      } else {
-        std::make_shared<Session>(std::move(socket), this, std::move(client))->Start();
-      }
-    }
-    Accept();
-  }));
 }
 
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -36,7 +36,7 @@ namespace gpuwasm::store {
 struct RecoveryReport {
   size_t temporary_files_removed = 0;
   size_t orphan_blobs_removed = 0;
-  std::vector<std::string> failed_missing_blob;  // ids marked failed
+  std::vector<std::string> failed_missing_blob;   // ids marked failed
   std::vector<std::string> interrupted_compiles;  // ids still "compiling"
 };
 

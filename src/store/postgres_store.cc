@@ -92,7 +92,8 @@ Result<PGconn*> Connect(const std::string& conninfo) {
     return s;
   }
   // Notices (e.g. "relation already exists, skipping") are not errors: keep them off stderr.
-  PQsetNoticeProcessor(c, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      c, [](void*, const char*) {}, nullptr);
   return c;
 }
 
@@ -110,8 +111,8 @@ Result<PgResult> Exec(PGconn* c, const char* sql, const std::vector<std::string>
     }
     // Without parameters, the simple protocol: it takes several statements at once (the schema).
     PgResult r(values.empty() ? PQexec(c, sql)
-                              : PQexecParams(c, sql, static_cast<int>(values.size()), nullptr, values.data(),
-                                             nullptr, nullptr, 0));
+                              : PQexecParams(c, sql, static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+                                             nullptr, 0));
     ExecStatusType st = PQresultStatus(r.raw());
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
     if (attempt == 0 && PQstatus(c) != CONNECTION_OK) continue;  // dropped before the statement ran
@@ -221,9 +222,9 @@ class PostgresStore final : public Store {
   }
 
   Status SetStatus(std::string_view id, DeployStatus status, std::string_view error) override {
-    GPUWASM_ASSIGN_OR_RETURN(PgResult r, Run("UPDATE gpuwasm_functions SET status = $2, error = $3 WHERE id = $1",
-                                             {std::string(id), std::string(DeployStatusName(status)),
-                                              std::string(error)}));
+    GPUWASM_ASSIGN_OR_RETURN(PgResult r,
+                             Run("UPDATE gpuwasm_functions SET status = $2, error = $3 WHERE id = $1",
+                                 {std::string(id), std::string(DeployStatusName(status)), std::string(error)}));
     if (r.changed() == 0) return Status::NotFound("no function with id " + std::string(id));
     return Status::Ok();
   }
@@ -239,9 +240,8 @@ class PostgresStore final : public Store {
       GPUWASM_ASSIGN_OR_RETURN(PgResult r, Run(Select("ORDER BY tenant, name, version").c_str(), {}));
       return ReadAll(r);
     }
-    GPUWASM_ASSIGN_OR_RETURN(PgResult r,
-                             Run(Select("WHERE tenant = $1 ORDER BY tenant, name, version").c_str(),
-                                 {std::string(*tenant)}));
+    GPUWASM_ASSIGN_OR_RETURN(
+        PgResult r, Run(Select("WHERE tenant = $1 ORDER BY tenant, name, version").c_str(), {std::string(*tenant)}));
     return ReadAll(r);
   }
 
@@ -274,8 +274,9 @@ class PostgresStore final : public Store {
 
  private:
   static std::string Select(const char* rest) {
-    return std::string("SELECT id, tenant, name, version, sha256, size, entry, status, error, created_ms "
-                       "FROM gpuwasm_functions ") +
+    return std::string(
+               "SELECT id, tenant, name, version, sha256, size, entry, status, error, created_ms "
+               "FROM gpuwasm_functions ") +
            rest;
   }
 

@@ -1,13 +1,13 @@
 #include "store/sqlite_store.h"
 
-#include "common/unique_name.h"
-
 #include <sqlite3.h>
 
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <set>
+
+#include "common/unique_name.h"
 
 namespace gpuwasm::store {
 namespace {
@@ -219,8 +219,8 @@ class SqliteStore final : public Store {
 
   Result<std::vector<FunctionRecord>> ListFunctions(std::optional<std::string_view> tenant) override {
     std::lock_guard<std::mutex> lock(mu_);
-    std::string sql = std::string("SELECT ") + kColumns + " FROM functions" +
-                      (tenant ? " WHERE tenant = ?1" : "") + " ORDER BY tenant, name, version";
+    std::string sql = std::string("SELECT ") + kColumns + " FROM functions" + (tenant ? " WHERE tenant = ?1" : "") +
+                      " ORDER BY tenant, name, version";
     Statement st(db_, sql.c_str());
     GPUWASM_RETURN_IF_ERROR(st.prepared());
     if (tenant) st.Bind(1, *tenant);
@@ -299,8 +299,9 @@ class SqliteStore final : public Store {
     r.entry = f.entry;
     r.status = DeployStatus::kCompiling;
     r.created_ms = NowUnixMs();
-    Statement ins(db_, "INSERT INTO functions (id, tenant, name, version, sha256, size, entry, status, error, created_ms) "
-                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'compiling', '', ?8)");
+    Statement ins(db_,
+                  "INSERT INTO functions (id, tenant, name, version, sha256, size, entry, status, error, created_ms) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'compiling', '', ?8)");
     GPUWASM_RETURN_IF_ERROR(ins.prepared());
     ins.Bind(1, r.id).Bind(2, r.tenant).Bind(3, r.name).Bind(4, r.version).Bind(5, r.sha256);
     ins.Bind(6, static_cast<int64_t>(r.size)).Bind(7, r.entry).Bind(8, r.created_ms);
@@ -345,7 +346,8 @@ std::string NewFunctionId() {
 
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::filesystem::path& path) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc =
+      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close_v2(db);

@@ -35,7 +35,7 @@ struct FunctionRecord {
   uint64_t size = 0;   // module bytes
   std::string entry;   // export to call; "" = _start, else run
   DeployStatus status = DeployStatus::kCompiling;
-  std::string error;   // why compiling failed (status failed)
+  std::string error;       // why compiling failed (status failed)
   int64_t created_ms = 0;  // Unix time, milliseconds
 
   friend bool operator==(const FunctionRecord&, const FunctionRecord&) = default;

@@ -19,14 +19,21 @@ constexpr DcgmName kDcgm[] = {
     {2, "DCGM_FI_PROF_SM_ACTIVE", 0.01, "The ratio of cycles an SM has at least 1 warp assigned."},
     {3, "DCGM_FI_PROF_SM_OCCUPANCY", 0.01, "The ratio of number of warps resident on an SM."},
     {5, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0.01, "Ratio of cycles the tensor (HMMA) pipe is active."},
-    {10, "DCGM_FI_PROF_DRAM_ACTIVE", 0.01, "Ratio of cycles the device memory interface is active sending or receiving data."},
+    {10, "DCGM_FI_PROF_DRAM_ACTIVE", 0.01,
+     "Ratio of cycles the device memory interface is active sending or receiving data."},
     {11, "DCGM_FI_PROF_PIPE_FP64_ACTIVE", 0.01, "Ratio of cycles the fp64 pipes are active."},
     {12, "DCGM_FI_PROF_PIPE_FP32_ACTIVE", 0.01, "Ratio of cycles the fp32 pipes are active."},
     {13, "DCGM_FI_PROF_PIPE_FP16_ACTIVE", 0.01, "Ratio of cycles the fp16 pipes are active."},
-    {20, "DCGM_FI_PROF_PCIE_TX_BYTES", 1048576.0, "The rate of data transmitted over the PCIe bus - including both protocol headers and data payloads - in bytes per second."},
-    {21, "DCGM_FI_PROF_PCIE_RX_BYTES", 1048576.0, "The rate of data received over the PCIe bus - including both protocol headers and data payloads - in bytes per second."},
-    {60, "DCGM_FI_PROF_NVLINK_RX_BYTES", 1048576.0, "The rate of data received over NVLink, not including protocol headers, in bytes per second."},
-    {61, "DCGM_FI_PROF_NVLINK_TX_BYTES", 1048576.0, "The rate of data transmitted over NVLink, not including protocol headers, in bytes per second."},
+    {20, "DCGM_FI_PROF_PCIE_TX_BYTES", 1048576.0,
+     "The rate of data transmitted over the PCIe bus - including both protocol headers and data payloads - in bytes "
+     "per second."},
+    {21, "DCGM_FI_PROF_PCIE_RX_BYTES", 1048576.0,
+     "The rate of data received over the PCIe bus - including both protocol headers and data payloads - in bytes per "
+     "second."},
+    {60, "DCGM_FI_PROF_NVLINK_RX_BYTES", 1048576.0,
+     "The rate of data received over NVLink, not including protocol headers, in bytes per second."},
+    {61, "DCGM_FI_PROF_NVLINK_TX_BYTES", 1048576.0,
+     "The rate of data transmitted over NVLink, not including protocol headers, in bytes per second."},
 };
 
 const DcgmName* Dcgm(uint32_t id) {
@@ -44,9 +51,7 @@ std::string OurName(const nvml::GpmMetricInfo& m) {
 
 }  // namespace
 
-std::vector<uint32_t> GpmMonitorOptions::DefaultGpmMetrics() {
-  return {1, 2, 3, 5, 10, 11, 12, 13, 20, 21, 61, 60};
-}
+std::vector<uint32_t> GpmMonitorOptions::DefaultGpmMetrics() { return {1, 2, 3, 5, 10, 11, 12, 13, 20, 21, 61, 60}; }
 
 Labels TargetLabels(const GpmTarget& t) {
   return {{"gpu", std::to_string(t.gpu)},
@@ -55,7 +60,7 @@ Labels TargetLabels(const GpmTarget& t) {
 }
 
 Result<std::unique_ptr<GpmMonitor>> GpmMonitor::Start(std::shared_ptr<nvml::Nvml> nvml, MetricRegistry& registry,
-                                                     GpmMonitorOptions options) {
+                                                      GpmMonitorOptions options) {
   // The wait plus the sampling itself keeps samples of a 100 ms interval more than 100 ms apart,
   // as NVML requires; GpmMetricsGet checks the real spacing.
   if (options.interval.count() < 100) {
@@ -63,7 +68,8 @@ Result<std::unique_ptr<GpmMonitor>> GpmMonitor::Start(std::shared_ptr<nvml::Nvml
                                    " ms is too short: it must be at least 100 ms (NVML refreshes every 100 ms)");
   }
   for (uint32_t id : options.metrics) {
-    if (nvml::FindGpmMetric(id) == nullptr) return Status::InvalidArgument("unknown GPM metric id " + std::to_string(id));
+    if (nvml::FindGpmMetric(id) == nullptr)
+      return Status::InvalidArgument("unknown GPM metric id " + std::to_string(id));
   }
   if (!options.log) options.log = [](const std::string& m) { std::fprintf(stderr, "gpuwasm: gpm: %s\n", m.c_str()); };
   std::unique_ptr<GpmMonitor> mon(new GpmMonitor(nvml, registry, std::move(options)));
@@ -76,7 +82,8 @@ Result<std::unique_ptr<GpmMonitor>> GpmMonitor::Start(std::shared_ptr<nvml::Nvml
     }
     GpmTarget base{i, dev->uuid().value_or(""), dev->name().value_or(""), std::nullopt};
     if (!dev->gpm_supported()) {
-      mon->LogOnce("nogpm" + std::to_string(i), "GPU " + std::to_string(i) + " (" + base.name + ") does not support GPM");
+      mon->LogOnce("nogpm" + std::to_string(i),
+                   "GPU " + std::to_string(i) + " (" + base.name + ") does not support GPM");
       continue;
     }
     mon->slots_.push_back({base, *dev, std::nullopt});
@@ -122,8 +129,10 @@ void GpmMonitor::LogOnce(const std::string& key, const std::string& message) {
 void GpmMonitor::Publish(const GpmTarget& t, const nvml::GpmMetricResult& r) {
   const nvml::GpmMetricInfo* info = nvml::FindGpmMetric(r.id);
   Labels labels = TargetLabels(t);
-  registry_.SetGauge(OurName(*info), std::string("NVML GPM ") + info->name + (info->unit[0] ? std::string(" (") + info->unit + ")" : ""),
-                     labels, r.value);
+  registry_.SetGauge(
+      OurName(*info),
+      std::string("NVML GPM ") + info->name + (info->unit[0] ? std::string(" (") + info->unit + ")" : ""), labels,
+      r.value);
   if (const DcgmName* d = Dcgm(r.id)) registry_.SetGauge(d->name, d->help, labels, r.value * d->scale);
 }
 
@@ -140,7 +149,8 @@ std::vector<GpmTargetResult> GpmMonitor::Round() {
     GpmTargetResult tr{slot.target, Status::Ok(), {}};
     std::string where = "GPU " + std::to_string(slot.target.gpu) +
                         (slot.target.gpu_instance ? " GI " + std::to_string(*slot.target.gpu_instance) : "");
-    auto sample = slot.target.gpu_instance ? slot.device.gpm_mig_sample(*slot.target.gpu_instance) : slot.device.gpm_sample();
+    auto sample =
+        slot.target.gpu_instance ? slot.device.gpm_mig_sample(*slot.target.gpu_instance) : slot.device.gpm_sample();
     Labels labels = TargetLabels(slot.target);
     if (!sample.ok()) {
       tr.status = sample.status();
@@ -156,7 +166,8 @@ std::vector<GpmTargetResult> GpmMonitor::Round() {
       auto metrics = nvml::GpmMetricsGet(*nvml_, *slot.previous, *sample, options_.metrics);
       if (!metrics.ok()) {
         tr.status = metrics.status();
-        LogOnce(where + "/metrics/" + std::string(StatusCodeName(tr.status.code())), where + ": " + tr.status.message());
+        LogOnce(where + "/metrics/" + std::string(StatusCodeName(tr.status.code())),
+                where + ": " + tr.status.message());
       } else {
         for (const nvml::GpmMetricResult& r : *metrics) {
           if (r.status.ok()) {

@@ -27,7 +27,7 @@ namespace gpuwasm::telemetry {
 struct GpmMonitorOptions {
   std::chrono::milliseconds interval{1000};  // at least 100 ms
   std::vector<uint32_t> metrics = DefaultGpmMetrics();
-  bool background = true;  // false: no thread; call Round() yourself
+  bool background = true;                       // false: no thread; call Round() yourself
   std::function<void(const std::string&)> log;  // default: stderr
   static std::vector<uint32_t> DefaultGpmMetrics();
 };
@@ -50,7 +50,7 @@ class GpmMonitor {
   // Discovers the targets and takes their first samples. InvalidArgument for an interval under
   // 100 ms or an unknown metric id.
   static Result<std::unique_ptr<GpmMonitor>> Start(std::shared_ptr<nvml::Nvml> nvml, MetricRegistry& registry,
-                                                  GpmMonitorOptions options);
+                                                   GpmMonitorOptions options);
   ~GpmMonitor();
   GpmMonitor(const GpmMonitor&) = delete;
   GpmMonitor& operator=(const GpmMonitor&) = delete;

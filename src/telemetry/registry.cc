@@ -11,10 +11,14 @@ namespace {
 std::string Escape(const std::string& s, bool quotes) {
   std::string out;
   for (char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else if (c == '"' && quotes) out += "\\\"";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '"' && quotes)
+      out += "\\\"";
+    else
+      out += c;
   }
   return out;
 }

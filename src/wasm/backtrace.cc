@@ -75,9 +75,9 @@ bool StripRustHash(std::string* s) {
 // Rust legacy mangling spells punctuation as $..$ escapes ("$LT$" is '<', "$u7b$" is '{') and
 // "::" inside a component as ".."; a component that starts with an escape gets a '_' before it.
 std::string UnescapeRust(std::string_view s) {
-  static constexpr std::pair<std::string_view, char> kEscapes[] = {
-      {"$SP$", '@'}, {"$BP$", '*'}, {"$RF$", '&'}, {"$LT$", '<'}, {"$GT$", '>'}, {"$LP$", '('}, {"$RP$", ')'},
-      {"$C$", ','}};
+  static constexpr std::pair<std::string_view, char> kEscapes[] = {{"$SP$", '@'}, {"$BP$", '*'}, {"$RF$", '&'},
+                                                                   {"$LT$", '<'}, {"$GT$", '>'}, {"$LP$", '('},
+                                                                   {"$RP$", ')'}, {"$C$", ','}};
   std::string out;
   for (size_t i = 0; i < s.size();) {
     if (s[i] == '_' && i + 1 < s.size() && s[i + 1] == '$' && (i == 0 || s[i - 1] == ':')) {
@@ -105,7 +105,8 @@ std::string UnescapeRust(std::string_view s) {
         bool hex = end > i + 2;
         for (size_t k = i + 2; k < end; ++k) {
           hex = hex && std::isxdigit(static_cast<unsigned char>(s[k]));
-          v = v * 16 + static_cast<unsigned>(std::isdigit(static_cast<unsigned char>(s[k])) ? s[k] - '0' : (s[k] | 0x20) - 'a' + 10);
+          v = v * 16 + static_cast<unsigned>(std::isdigit(static_cast<unsigned char>(s[k])) ? s[k] - '0'
+                                                                                            : (s[k] | 0x20) - 'a' + 10);
         }
         if (hex && v >= 0x20 && v < 0x7f) {
           out += static_cast<char>(v);
@@ -283,8 +284,8 @@ std::vector<FunctionRange> ReadGuestFunctions(const std::string& so_path,
 
 }  // namespace
 
-std::vector<TrapFrame> Symbolize(std::span<const uintptr_t> addresses, const std::string& so_path,
-                                 uintptr_t load_base, const std::string& names_path) {
+std::vector<TrapFrame> Symbolize(std::span<const uintptr_t> addresses, const std::string& so_path, uintptr_t load_base,
+                                 const std::string& names_path) {
   ModuleNames names;
   if (std::ifstream in(names_path, std::ios::binary | std::ios::ate); in) {
     // As long as the file is (the translator bounds it), not a buffer of the largest it may be.

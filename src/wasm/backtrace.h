@@ -59,8 +59,8 @@ ModuleNames ParseModuleNames(std::string_view text);  // lines that do not parse
 // Maps `addresses` (from a trap on a module loaded from `so_path` at `load_base`) to the guest
 // functions they lie in, innermost first; addresses outside the module's functions are skipped.
 // `names_path` is the module's <key>.names (missing: frames without names).
-std::vector<TrapFrame> Symbolize(std::span<const uintptr_t> addresses, const std::string& so_path,
-                                 uintptr_t load_base, const std::string& names_path);
+std::vector<TrapFrame> Symbolize(std::span<const uintptr_t> addresses, const std::string& so_path, uintptr_t load_base,
+                                 const std::string& names_path);
 
 // The lines a trap adds to the guest's stderr: "gpuwasm: wasm backtrace of the trap (TRAP),
 // innermost call first:" then "  #0 name" per frame, a run of one function (deep recursion) on

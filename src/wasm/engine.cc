@@ -34,9 +34,7 @@ Status WriteFile(const fs::path& path, std::string_view data) {
   return Status::Ok();
 }
 
-std::string Tail(const std::string& s, size_t n) {
-  return s.size() <= n ? s : "..." + s.substr(s.size() - n);
-}
+std::string Tail(const std::string& s, size_t n) { return s.size() <= n ? s : "..." + s.substr(s.size() - n); }
 
 }  // namespace
 
@@ -107,9 +105,7 @@ size_t Engine::RemoveStaleWorkDirs() {
   return removed;
 }
 
-Status Engine::Validate(std::span<const uint8_t> wasm) const {
-  return wasm::Validate(wasm, options_.imports);
-}
+Status Engine::Validate(std::span<const uint8_t> wasm) const { return wasm::Validate(wasm, options_.imports); }
 
 const ExportInfo* Artifact::FindExport(std::string_view name) const {
   for (const ExportInfo& e : exports) {
@@ -123,8 +119,8 @@ std::string Engine::KeyOf(std::string_view bytes) const {
   for (const ImportSpec& s : options_.imports) abi += s.module + "." + s.name + ":" + s.params + ">" + s.results + ";";
   std::string compiler = options_.cc;
   for (const std::string& f : options_.cc_flags) compiler += " " + f;
-  std::string_view parts[] = {bytes, kEngineVersion, options_.abi_tag, abi, compiler,
-                              options_.interrupt_checks ? "checks" : "no-checks"};
+  std::string_view parts[] = {bytes, kEngineVersion, options_.abi_tag,
+                              abi,   compiler,       options_.interrupt_checks ? "checks" : "no-checks"};
   return Sha256Hex(parts);
 }
 
@@ -210,7 +206,8 @@ Result<std::shared_ptr<const Module>> Engine::Load(const Artifact& a) {
   }
   fs::path so = options_.cache_dir / (a.key + ".so");
   std::error_code ec;
-  if (!fs::exists(so, ec)) return Status::NotFound("compiled module " + a.key + " is not in " + options_.cache_dir.string());
+  if (!fs::exists(so, ec))
+    return Status::NotFound("compiled module " + a.key + " is not in " + options_.cache_dir.string());
   GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const Module> m, LoadSo(so, a.key, a.sha256, a.from_cache));
   std::lock_guard<std::mutex> lock(mu_);
   auto& slot = loaded_[a.key];
@@ -244,8 +241,8 @@ Result<std::shared_ptr<const Module>> Engine::Compile(std::span<const uint8_t> w
 }
 
 Result<Translation> Engine::TranslateInChild(std::span<const uint8_t> wasm, const fs::path& work) {
-  GPUWASM_RETURN_IF_ERROR(WriteFile(work / "module.wasm",
-                                    std::string_view(reinterpret_cast<const char*>(wasm.data()), wasm.size())));
+  GPUWASM_RETURN_IF_ERROR(
+      WriteFile(work / "module.wasm", std::string_view(reinterpret_cast<const char*>(wasm.data()), wasm.size())));
   std::vector<std::string> argv = {options_.translator, "__translate", work.string(), EncodeImports(options_.imports),
                                    options_.interrupt_checks ? "1" : "0"};
   ProcessLimits l = options_.compile_limits;
@@ -264,15 +261,18 @@ Result<Translation> Engine::TranslateInChild(std::span<const uint8_t> wasm, cons
                                      std::to_string(l.wall.count()) + " ms");
   }
   if (pr.cpu_limit || pr.output.find("CPU time limit exceeded") != std::string::npos) {
-    return Status::ResourceExhausted("translating the module exceeded the CPU limit of " + std::to_string(l.cpu_seconds) + " s");
+    return Status::ResourceExhausted("translating the module exceeded the CPU limit of " +
+                                     std::to_string(l.cpu_seconds) + " s");
   }
-  if (pr.output.find("bad_alloc") != std::string::npos || pr.output.find("Cannot allocate memory") != std::string::npos) {
+  if (pr.output.find("bad_alloc") != std::string::npos ||
+      pr.output.find("Cannot allocate memory") != std::string::npos) {
     return Status::ResourceExhausted("translating the module exceeded the memory limit of " +
                                      std::to_string(l.address_space_bytes >> 20) + " MiB");
   }
   if (!pr.signaled && pr.exit_code == 65) {
     std::optional<std::string> e = ReadSmallFile(work / "error.txt");
-    if (!e || e->find('\n') == std::string::npos) return Status::Internal("the translator child failed without saying why");
+    if (!e || e->find('\n') == std::string::npos)
+      return Status::Internal("the translator child failed without saying why");
     std::string code = e->substr(0, e->find('\n')), message = e->substr(e->find('\n') + 1);
     for (int c = 1; c <= static_cast<int>(StatusCode::kInternal); ++c) {
       if (StatusCodeName(static_cast<StatusCode>(c)) == code) return Status(static_cast<StatusCode>(c), message);
@@ -288,14 +288,15 @@ Result<Translation> Engine::TranslateInChild(std::span<const uint8_t> wasm, cons
     if (pr.exit_code == 127 && pr.output.find("exec failed") != std::string::npos) {
       return Status::Unavailable("the translator '" + options_.translator + "' could not be started");
     }
-    return Status::Internal("the translator child failed (exit " + std::to_string(pr.exit_code) + "): " +
-                            Tail(pr.output, 2000));
+    return Status::Internal("the translator child failed (exit " + std::to_string(pr.exit_code) +
+                            "): " + Tail(pr.output, 2000));
   }
   Translation t;
   std::optional<std::string> c = ReadSmallFile(work / "module.c"), h = ReadSmallFile(work / "module.h"),
                              ex = ReadSmallFile(work / "exports.txt"), names = ReadSmallFile(work / "names.txt");
   std::optional<std::vector<ExportInfo>> exports = ex ? ParseExports(*ex) : std::nullopt;
-  if (!c || !h || !exports) return Status::Internal("the translator child left no complete translation in " + work.string());
+  if (!c || !h || !exports)
+    return Status::Internal("the translator child left no complete translation in " + work.string());
   t.c_source = std::move(*c);
   t.header = std::move(*h);
   t.exports = std::move(*exports);
@@ -303,7 +304,8 @@ Result<Translation> Engine::TranslateInChild(std::span<const uint8_t> wasm, cons
   return t;
 }
 
-Result<Artifact> Engine::CompileUncached(std::span<const uint8_t> wasm, const std::string& key, const std::string& sha) {
+Result<Artifact> Engine::CompileUncached(std::span<const uint8_t> wasm, const std::string& key,
+                                         const std::string& sha) {
   std::error_code ec;
   fs::create_directories(options_.cache_dir, ec);
   if (ec) return Status::IoError("cannot create cache directory " + options_.cache_dir.string() + ": " + ec.message());
@@ -353,17 +355,16 @@ Result<Artifact> Engine::CompileUncached(std::span<const uint8_t> wasm, const st
       pr.output.find("virtual memory exhausted") != std::string::npos ||
       pr.output.find("Cannot allocate memory") != std::string::npos) {
     return Status::ResourceExhausted("compiling the module exceeded the memory limit of " +
-                                     std::to_string(options_.compile_limits.address_space_bytes >> 20) +
-                                     " MiB");
+                                     std::to_string(options_.compile_limits.address_space_bytes >> 20) + " MiB");
   }
   if (pr.signaled || pr.exit_code != 0) {
     if (pr.exit_code == 127 && pr.output.find("exec failed") != std::string::npos) {
       return Status::Unavailable("C compiler '" + options_.cc + "' could not be started");
     }
-    return Status::Internal("C compiler failed (" +
-                            (pr.signaled ? "signal " + std::to_string(pr.signal)
-                                         : "exit " + std::to_string(pr.exit_code)) +
-                            "): " + Tail(pr.output, 2000));
+    return Status::Internal(
+        "C compiler failed (" +
+        (pr.signaled ? "signal " + std::to_string(pr.signal) : "exit " + std::to_string(pr.exit_code)) +
+        "): " + Tail(pr.output, 2000));
   }
   // The names and exports first, then the artifact (atomic renames): a reader that sees the .so
   // sees them too.
@@ -381,8 +382,8 @@ Result<Artifact> Engine::CompileUncached(std::span<const uint8_t> wasm, const st
   return Artifact{key, sha, std::move(t.exports), /*from_cache=*/false};
 }
 
-Result<std::shared_ptr<const Module>> Engine::LoadSo(const fs::path& so, const std::string& key,
-                                                     const std::string& sha, bool from_cache) {
+Result<std::shared_ptr<const Module>> Engine::LoadSo(const fs::path& so, const std::string& key, const std::string& sha,
+                                                     bool from_cache) {
   void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (h == nullptr) {
     const char* e = dlerror();

@@ -12,8 +12,8 @@
 // same module compile it once.
 #pragma once
 
-#include <cstdint>
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -38,14 +38,14 @@ struct ImportSpec {
 };
 
 struct EngineOptions {
-  std::filesystem::path cache_dir;          // default: DefaultCacheDir()
-  std::string cc = "cc";                    // the C compiler (searched on PATH)
+  std::filesystem::path cache_dir;  // default: DefaultCacheDir()
+  std::string cc = "cc";            // the C compiler (searched on PATH)
   // Functions called once stay functions: each wasm call has its own frame for trap backtraces
   // (backtrace.h); bench_engine measures what it costs.
   std::vector<std::string> cc_flags = {"-O1", "-fno-inline-functions-called-once"};
-  ProcessLimits compile_limits;             // for the compiler process
-  std::vector<ImportSpec> imports;          // what the host provides; anything else is refused
-  std::string abi_tag = "gpuwasm-abi-1";    // part of the cache key
+  ProcessLimits compile_limits;           // for the compiler process
+  std::vector<ImportSpec> imports;        // what the host provides; anything else is refused
+  std::string abi_tag = "gpuwasm-abi-1";  // part of the cache key
   // Insert interrupt checks (deadlines). Off only to measure their cost: without them a guest
   // loop cannot be stopped.
   bool interrupt_checks = true;

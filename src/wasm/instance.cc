@@ -47,8 +47,7 @@ Status SetupTrap(std::string_view stage, TrapKind trap, uint32_t max_memory_page
       return Status::ResourceExhausted(std::string(stage) + " failed: out of memory for linear memory or tables");
     case TrapKind::kDeadlineExceeded:
       return Status::DeadlineExceeded(std::string(stage) + " did not finish before the deadline");
-    default:
-      return Status::InvalidArgument(std::string(stage) + " trapped: " + std::string(TrapKindName(trap)));
+    default: return Status::InvalidArgument(std::string(stage) + " trapped: " + std::string(TrapKindName(trap)));
   }
 }
 
@@ -76,7 +75,8 @@ Result<std::unique_ptr<Instance>> Instance::Create(std::shared_ptr<const Module>
   inst->memory_ = glue.memory(inst->raw_);
   // WASI reactors (wasi-libc -mexec-model=reactor) must have _initialize run before any other
   // export: it runs static constructors and sets up libc.
-  if (const ExportInfo* init = inst->module_->FindExport("_initialize"); init != nullptr && init->kind == ExportKind::kVoid) {
+  if (const ExportInfo* init = inst->module_->FindExport("_initialize");
+      init != nullptr && init->kind == ExportKind::kVoid) {
     auto r = inst->Call("_initialize", deadline);
     if (!r.ok()) return r.status();
     if (!r->ok()) return SetupTrap("_initialize", r->trap, limits.max_memory_pages);

@@ -26,16 +26,16 @@ namespace gpuwasm::wasm {
 using Clock = std::chrono::steady_clock;
 
 struct InstanceLimits {
-  uint32_t max_memory_pages = 16384;       // 1 GiB; memory.grow beyond fails (-1)
+  uint32_t max_memory_pages = 16384;  // 1 GiB; memory.grow beyond fails (-1)
   uint32_t max_table_elements = 1u << 20;
 };
 
 struct CallOutcome {
-  TrapKind trap = TrapKind::kNone;  // kNone: returned or exited normally
-  bool exited = false;              // the guest called proc_exit
-  int32_t exit_code = 0;            // proc_exit code, or an i32 entry's return value
-  bool returned_value = false;      // the entry returned an i32
-  std::vector<TrapFrame> backtrace; // on a trap: the guest functions on the stack, innermost first
+  TrapKind trap = TrapKind::kNone;   // kNone: returned or exited normally
+  bool exited = false;               // the guest called proc_exit
+  int32_t exit_code = 0;             // proc_exit code, or an i32 entry's return value
+  bool returned_value = false;       // the entry returned an i32
+  std::vector<TrapFrame> backtrace;  // on a trap: the guest functions on the stack, innermost first
   bool ok() const { return trap == TrapKind::kNone; }
 };
 
@@ -67,8 +67,7 @@ class Instance {
  private:
   Instance() = default;
   // Runs fn(instance) as a guest call under `deadline`; fills outcome.
-  void Run(void (*thunk)(Instance*, void*), void* arg, std::optional<Clock::time_point> deadline,
-           CallOutcome* outcome);
+  void Run(void (*thunk)(Instance*, void*), void* arg, std::optional<Clock::time_point> deadline, CallOutcome* outcome);
 
   std::shared_ptr<const Module> module_;
   void* raw_ = nullptr;  // the wasm2c instance struct

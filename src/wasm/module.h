@@ -36,10 +36,10 @@ class Module {
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
 
-  const std::string& key() const { return key_; }      // content address (cache key)
+  const std::string& key() const { return key_; }        // content address (cache key)
   const std::string& sha256() const { return sha256_; }  // of the .wasm bytes alone
   const std::string& artifact_path() const { return path_; }
-  bool from_cache() const { return from_cache_; }      // loaded without compiling
+  bool from_cache() const { return from_cache_; }  // loaded without compiling
   const std::vector<ExportInfo>& exports() const { return exports_; }
   const ExportInfo* FindExport(std::string_view name) const;
 

@@ -185,9 +185,8 @@ void EnsureInitialized() { std::call_once(g_init_once, InstallHandlers); }
 void Enter(CallState* state) {
   if (!t_stack.ready) PrepareThread();
   t_call = state;
-  gpuwasm_rt_interrupt_flag = state->interrupt != nullptr
-                                  ? reinterpret_cast<volatile uint32_t*>(state->interrupt)
-                                  : &g_no_interrupt;
+  gpuwasm_rt_interrupt_flag =
+      state->interrupt != nullptr ? reinterpret_cast<volatile uint32_t*>(state->interrupt) : &g_no_interrupt;
 }
 
 void Leave() {
@@ -234,8 +233,7 @@ void wasm_rt_trap(wasm_rt_trap_t code) { rt::Abort(rt::FromWasmRt(code)); }
 
 const char* wasm_rt_strerror(wasm_rt_trap_t trap) {
   static thread_local char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*s",
-                static_cast<int>(TrapKindName(rt::FromWasmRt(trap)).size()),
+  std::snprintf(buf, sizeof buf, "%.*s", static_cast<int>(TrapKindName(rt::FromWasmRt(trap)).size()),
                 TrapKindName(rt::FromWasmRt(trap)).data());
   return buf;
 }
@@ -286,11 +284,9 @@ void wasm_rt_allocate_memory(wasm_rt_memory_t* mem, uint32_t initial_pages, uint
   mem->pages = mem->size = 0;
   mem->max_pages = 0;
   if (initial_pages > cap) rt::Abort(TrapKind::kMemoryCap);
-  void* p = mmap(nullptr, rt::kReservation, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
+  void* p = mmap(nullptr, rt::kReservation, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) rt::Abort(TrapKind::kResourceExhausted);
-  if (initial_pages != 0 &&
-      mprotect(p, initial_pages * rt::kPageSize, PROT_READ | PROT_WRITE) != 0) {
+  if (initial_pages != 0 && mprotect(p, initial_pages * rt::kPageSize, PROT_READ | PROT_WRITE) != 0) {
     munmap(p, rt::kReservation);
     rt::Abort(TrapKind::kResourceExhausted);
   }
@@ -375,8 +371,7 @@ void wasm_rt_free_externref_table(wasm_rt_externref_table_t* t) { FreeTable(t); 
 uint32_t wasm_rt_grow_funcref_table(wasm_rt_funcref_table_t* t, uint32_t delta, wasm_rt_funcref_t init) {
   return GrowTable(t, delta, init);
 }
-uint32_t wasm_rt_grow_externref_table(wasm_rt_externref_table_t* t, uint32_t delta,
-                                      wasm_rt_externref_t init) {
+uint32_t wasm_rt_grow_externref_table(wasm_rt_externref_table_t* t, uint32_t delta, wasm_rt_externref_t init) {
   return GrowTable(t, delta, init);
 }
 

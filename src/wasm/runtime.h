@@ -31,7 +31,7 @@ void EnsureInitialized();
 
 // Per-call limits consulted by wasm_rt_allocate_memory / tables during instantiation.
 struct Limits {
-  uint32_t max_memory_pages = 16384;   // 1 GiB
+  uint32_t max_memory_pages = 16384;  // 1 GiB
   uint32_t max_table_elements = 1u << 20;
 };
 
@@ -39,11 +39,11 @@ struct Limits {
 struct CallState {
   sigjmp_buf jmp;
   TrapKind trap = TrapKind::kNone;
-  bool exited = false;                 // proc_exit
+  bool exited = false;  // proc_exit
   int32_t exit_code = 0;
   const Limits* limits = nullptr;
   std::atomic<uint32_t>* interrupt = nullptr;  // the instance's interrupt flag
-  wasm_rt_memory_t* memory = nullptr;  // set once known, for the fault handler
+  wasm_rt_memory_t* memory = nullptr;          // set once known, for the fault handler
   // The native return addresses at a trap, innermost first (for its wasm backtrace).
   uintptr_t trap_addresses[kMaxTrapAddresses];
   int trap_address_count = 0;

@@ -1,5 +1,11 @@
 #include "wasm/translate.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <wabt/apply-names.h>
 #include <wabt/binary-reader-ir.h>
 #include <wabt/binary-reader.h>
@@ -10,13 +16,6 @@
 #include <wabt/ir.h>
 #include <wabt/stream.h>
 #include <wabt/validator.h>
-
-#include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
@@ -87,8 +86,8 @@ std::string FormatErrors(const wabt::Errors& errors) {
 Status CheckExpansionLimits(const wabt::Module& module) {
   const TranslateLimits l;
   auto over = [](const std::string& what, uint64_t n, uint64_t max, const char* name) {
-    return Status::ResourceExhausted("module rejected: " + what + " " + std::to_string(n) + "; gpuwasm allows at most " +
-                                     std::to_string(max) + " (" + name + ")");
+    return Status::ResourceExhausted("module rejected: " + what + " " + std::to_string(n) +
+                                     "; gpuwasm allows at most " + std::to_string(max) + " (" + name + ")");
   };
   if (module.funcs.size() > l.max_functions) {
     return over("it has functions:", module.funcs.size(), l.max_functions, "max_functions");
@@ -109,7 +108,8 @@ Status CheckExpansionLimits(const wabt::Module& module) {
       return over("a table starts with entries:", t->elem_limits.initial, l.max_table_entries, "max_table_entries");
     }
   }
-  if (module.globals.size() > l.max_globals) return over("it has globals:", module.globals.size(), l.max_globals, "max_globals");
+  if (module.globals.size() > l.max_globals)
+    return over("it has globals:", module.globals.size(), l.max_globals, "max_globals");
   if (module.data_segments.size() > l.max_data_segments) {
     return over("it has data segments:", module.data_segments.size(), l.max_data_segments, "max_data_segments");
   }
@@ -118,7 +118,8 @@ Status CheckExpansionLimits(const wabt::Module& module) {
   }
   uint64_t elems = 0;
   for (const wabt::ElemSegment* e : module.elem_segments) elems += e->elem_exprs.size();
-  if (elems > l.max_table_entries) return over("its element segments hold entries:", elems, l.max_table_entries, "max_table_entries");
+  if (elems > l.max_table_entries)
+    return over("its element segments hold entries:", elems, l.max_table_entries, "max_table_entries");
   return Status::Ok();
 }
 
@@ -126,8 +127,8 @@ namespace {
 
 // Reads and validates with `features`; true on success. With `limits`, a module over the
 // expansion limits stops after reading, its error in *limits.
-bool ReadAndValidate(std::span<const uint8_t> wasm, const wabt::Features& features,
-                     wabt::Module* module, wabt::Errors* errors, bool validate = true, Status* limits = nullptr) {
+bool ReadAndValidate(std::span<const uint8_t> wasm, const wabt::Features& features, wabt::Module* module,
+                     wabt::Errors* errors, bool validate = true, Status* limits = nullptr) {
   wabt::ReadBinaryOptions options(features, nullptr, /*read_debug_names=*/false,
                                   /*stop_on_first_error=*/true,
                                   /*fail_on_custom_section_error=*/false);
@@ -164,8 +165,8 @@ std::string Letters(const wabt::TypeVector& types) {
 bool SafeName(const std::string& name) {
   if (name.empty() || name.size() > 128) return false;
   for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.' || c == '-' || c == '$';
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+              c == '-' || c == '$';
     if (!ok) return false;
   }
   return true;
@@ -195,8 +196,8 @@ Status CheckModule(const wabt::Module& module, const std::vector<ImportSpec>& al
     }
     std::string params = Letters(sig.param_types), results = Letters(sig.result_types);
     if (params != spec->params || results != spec->results) {
-      problems.push_back("import " + what + " has signature (" + params + ")->(" + results +
-                         "), the host provides (" + spec->params + ")->(" + spec->results + ")");
+      problems.push_back("import " + what + " has signature (" + params + ")->(" + results + "), the host provides (" +
+                         spec->params + ")->(" + spec->results + ")");
     }
   }
   for (const wabt::Export* exp : module.exports) {
@@ -288,8 +289,7 @@ int ReadInChild(std::span<const uint8_t> wasm) {
 // Set in the translator child (TranslatorMain): it is the separate process already.
 bool g_translator_process = false;
 
-Status ParseChecked(std::span<const uint8_t> wasm, const std::vector<ImportSpec>& imports,
-                    wabt::Module* module) {
+Status ParseChecked(std::span<const uint8_t> wasm, const std::vector<ImportSpec>& imports, wabt::Module* module) {
   if (wasm.size() < 8) return Status::InvalidArgument("not a wasm module: shorter than its header");
   if (g_translator_process) return ParseCheckedInProcess(wasm, imports, module);
   int status = ReadInChild(wasm);
@@ -315,8 +315,7 @@ Status ParseCheckedInProcess(std::span<const uint8_t> wasm, const std::vector<Im
       wabt::Module probe;
       wabt::Errors ignored;
       if (ReadAndValidate(wasm, f, &probe, &ignored, uf.validate)) {
-        return Status::Unsupported(std::string("module uses ") + uf.name +
-                                   ", which gpuwasm does not support");
+        return Status::Unsupported(std::string("module uses ") + uf.name + ", which gpuwasm does not support");
       }
     }
     return Status::InvalidArgument("invalid wasm module: " + FormatErrors(errors));
@@ -379,8 +378,8 @@ std::string Glue(const HeaderFacts& f) {
     << "GPUWASM_EXPORT const uint32_t gpuwasm_glue_version = 1;\n"
     << "GPUWASM_EXPORT size_t gpuwasm_instance_size(void) { return sizeof(" << f.instance_type << "); }\n"
     << "GPUWASM_EXPORT void gpuwasm_init_module(void) { " << f.prefix << "_init_module(); }\n"
-    << "GPUWASM_EXPORT void gpuwasm_instantiate(void* instance, void* host) {\n  (void)host;\n  "
-    << f.prefix << "_instantiate((" << f.instance_type << "*)instance";
+    << "GPUWASM_EXPORT void gpuwasm_instantiate(void* instance, void* host) {\n  (void)host;\n  " << f.prefix
+    << "_instantiate((" << f.instance_type << "*)instance";
   for (const std::string& t : f.import_instance_types) g << ", (struct " << t << "*)host";
   g << ");\n}\n"
     << "GPUWASM_EXPORT void gpuwasm_free(void* instance) { " << f.prefix << "_free((" << f.instance_type
@@ -477,8 +476,7 @@ Result<Translation> Translate(std::span<const uint8_t> wasm, const std::vector<I
   }
   t.function_names = FormatModuleNames(names);
   t.c_source = std::string(kPrelude) +
-               (interrupt_checks ? InsertInterruptChecks(c, &t.functions, &t.interrupt_checks) : c) +
-               Glue(facts);
+               (interrupt_checks ? InsertInterruptChecks(c, &t.functions, &t.interrupt_checks) : c) + Glue(facts);
   return t;
 }
 

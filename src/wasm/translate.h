@@ -32,7 +32,7 @@ struct Translation {
 struct TranslateLimits {
   uint64_t max_functions = 1'000'000;
   uint64_t max_locals_per_function = 50'000;
-  uint64_t max_locals = 2'000'000;  // all functions together (wasm2c: about 3 s of translation)
+  uint64_t max_locals = 2'000'000;         // all functions together (wasm2c: about 3 s of translation)
   uint64_t max_table_entries = 1'000'000;  // initial entries of one table, and all element segments' entries
   uint64_t max_globals = 1'000'000;
   uint64_t max_data_segments = 100'000;
@@ -56,7 +56,8 @@ std::vector<ImportSpec> DecodeImports(std::string_view encoded);
 
 // `gpuwasm __translate DIR IMPORTS CHECKS`: the translator child the engine runs under its compile
 // limits. Reads DIR/module.wasm; writes DIR/module.c, module.h, exports.txt ("<kind> <name>"
-// lines) and names.txt (FormatModuleNames) and exits 0, or writes DIR/error.txt ("<status code name>\n<message>") and exits 65.
+// lines) and names.txt (FormatModuleNames) and exits 0, or writes DIR/error.txt ("<status code name>\n<message>") and
+// exits 65.
 int TranslatorMain(int argc, char** argv);
 
 }  // namespace gpuwasm::wasm

@@ -8,7 +8,9 @@ Watchdog& Watchdog::Get() {
   return *w;
 }
 
-Watchdog::Watchdog() { std::thread([this] { Loop(); }).detach(); }
+Watchdog::Watchdog() {
+  std::thread([this] { Loop(); }).detach();
+}
 
 uint64_t Watchdog::Arm(Clock::time_point when, std::atomic<uint32_t>* flag, uint32_t value) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -26,7 +26,8 @@ TEST(ParseDuration, rejects_garbage_with_a_clear_message) {
             "invalid duration unit ' days' in '5 days' (use ms, s, m or h)");
   EXPECT_EQ(ParseDuration("-1s").status().code(), StatusCode::kInvalidArgument);
   // Not rounded to nothing: a deadline of zero would refuse every invocation.
-  EXPECT_EQ(ParseDuration("100us").status().message(), "duration '100us' is shorter than 1 ms, the resolution of deadlines");
+  EXPECT_EQ(ParseDuration("100us").status().message(),
+            "duration '100us' is shorter than 1 ms, the resolution of deadlines");
   EXPECT_EQ(*ParseDuration("0s"), milliseconds(0));
 }
 

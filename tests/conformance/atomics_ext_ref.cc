@@ -61,7 +61,7 @@ REFERENCE(atomics_ext, vector_and_wide_atomics) {
     slot[2] = static_cast<uint32_t>(whi);
     slot[3] = static_cast<uint32_t>(whi >> 32);
     uint32_t* res = &out[16 + 4 * 128 + 4 * t];
-    res[0] = 0;  // the first CAS found zeros
+    res[0] = 0;                                                              // the first CAS found zeros
     res[1] = static_cast<uint32_t>(vlo) ^ static_cast<uint32_t>(vhi >> 32);  // the failing CAS and the exchange saw v
     res[2] = static_cast<uint32_t>(vlo >> 32) ^ static_cast<uint32_t>(vhi);
     res[3] = static_cast<uint32_t>(vlo) ^ static_cast<uint32_t>(vhi >> 7);

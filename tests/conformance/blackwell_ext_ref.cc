@@ -20,7 +20,8 @@ constexpr Format kE4M3{4, 3, 7, 0x7e, 0x7f}, kE5M2{5, 2, 15, 0x7b, 0x7f};
 // A code's value: sign, exponent field (0: subnormal), mantissa. NaN codes are handled by callers.
 double Value(uint32_t code, const Format& f) {
   const int e = static_cast<int>(code >> f.mbits) & ((1 << f.ebits) - 1), m = code & ((1u << f.mbits) - 1);
-  const double mag = e == 0 ? std::ldexp(m, 1 - f.bias - f.mbits) : std::ldexp((1 << f.mbits) | m, e - f.bias - f.mbits);
+  const double mag =
+      e == 0 ? std::ldexp(m, 1 - f.bias - f.mbits) : std::ldexp((1 << f.mbits) | m, e - f.bias - f.mbits);
   return (code >> (f.ebits + f.mbits) & 1) ? -mag : mag;
 }
 

@@ -50,7 +50,7 @@ inline std::vector<uint32_t> Input() {
 enum class Compare { kExact, kF32Ulp, kF64Ulp };
 
 struct Case {
-  std::string file;    // stem of the .cu
+  std::string file;  // stem of the .cu
   std::string kernel;
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
@@ -58,7 +58,7 @@ struct Case {
   Compare cmp = Compare::kExact;
   uint32_t ulps = 0;
   bool native = true;  // the native tier runs native code (native=no: interpreted, for a reason)
-  std::string error;  // a malformed case line: the runner fails the case with it
+  std::string error;   // a malformed case line: the runner fails the case with it
   std::vector<std::string> archs = {"sm_80", "sm_90"};  // the file's `// archs:` line, if any
 };
 

@@ -16,8 +16,8 @@
 #include "device/cpu/cpu_device.h"
 #include "device/cpu/native.h"
 #include "device/cpu/program.h"
-#include "ptx/parser.h"
 #include "kernel_harness.h"
+#include "ptx/parser.h"
 
 namespace gpuwasm::testing {
 namespace {
@@ -95,9 +95,7 @@ TEST_P(Conformance, matches_the_reference) {
   for (uint32_t i = 0; i < p.c.out_words && wrong < 8; ++i) {
     bool ok = false;
     switch (p.c.cmp) {
-      case Compare::kExact:
-        ok = got[i] == want->second[i];
-        break;
+      case Compare::kExact: ok = got[i] == want->second[i]; break;
       case Compare::kF32Ulp:
         ok = UlpDiff(std::bit_cast<float>(got[i]), std::bit_cast<float>(want->second[i])) <= p.c.ulps;
         break;
@@ -136,8 +134,10 @@ TEST(NativeCoverage, at_least_95_percent_of_the_kernels_translate) {
       for (const auto& k : p->kernels) {
         ++kernels;
         auto src = device::cpu::TranslateKernel(*p, k);
-        if (src.ok()) ++translated;
-        else missing += "\n  " + e.path().filename().string() + " " + k.name + ": " + src.status().message();
+        if (src.ok())
+          ++translated;
+        else
+          missing += "\n  " + e.path().filename().string() + " " + k.name + ": " + src.status().message();
       }
     }
   }

@@ -318,7 +318,6 @@ REFERENCE(integer_ext, cvt_pack_saturating) {
   }
 }
 
-
 // mul24: the product of a's and b's low 24 bits (sign-extended from bit 23 for .s32), 48 bits.
 int64_t Product24(uint32_t a, uint32_t b, bool sign) {
   auto ext = [&](uint32_t v) -> int64_t {
@@ -371,7 +370,7 @@ REFERENCE(integer_ext, mul24_sad) {
 uint32_t Fns(uint32_t mask, int32_t base, int32_t offset) {
   if (offset == 0) return (mask >> base & 1) ? static_cast<uint32_t>(base) : 0xffffffffu;
   int count = std::abs(offset) - 1;
-  for (int pos = base; pos >= 0 && pos < 32; pos += offset > 0 ? 1 : -1) {
+  for (int pos = base; pos >= 0 && pos<32; pos += offset> 0 ? 1 : -1) {
     if (mask >> pos & 1) {
       if (count == 0) return static_cast<uint32_t>(pos);
       --count;
@@ -400,8 +399,10 @@ uint32_t Bmsk(uint32_t a, uint32_t b, bool clamp) {
     }
     if (b >= 32) width_overflow = true;
   }
-  if (sum >= 32 || position_overflow || width_overflow) mask1 = 0;
-  else if (b1 == 0) mask1 = ~0u;
+  if (sum >= 32 || position_overflow || width_overflow)
+    mask1 = 0;
+  else if (b1 == 0)
+    mask1 = ~0u;
   return mask0 & ~mask1;
 }
 
@@ -446,8 +447,8 @@ REFERENCE(integer_ext, set_slct) {
     o[4] = a >= b ? 1 : 2;                         // q = !(a lo b)
     o[5] = static_cast<int32_t>(c) >= 0 ? a : b;
     o[6] = Bits(diff >= 0.0f ? fa : fb);
-    const float cf = Float(c & 0x807fffff);        // zero or subnormal
-    o[7] = a;                                      // .ftz: a subnormal c is a signed zero, >= 0
+    const float cf = Float(c & 0x807fffff);  // zero or subnormal
+    o[7] = a;                                // .ftz: a subnormal c is a signed zero, >= 0
     o[8] = cf >= 0.0f ? a : b;
     o[9] = static_cast<uint16_t>(a) != static_cast<uint16_t>(a >> 3) ? 0 : 0xffffffffu;
   }

@@ -3,16 +3,17 @@
 //   conformance_reference --check DIR   fails when a committed .expected differs from the reference
 // Each reference computes what the CUDA source means (the PTX ISA's semantics), independently of
 // the CPU device; the runner compares the device's results with what is written here.
+#include "reference.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
 #include "cases.h"
-#include "reference.h"
 
 namespace gpuwasm::conformance {
 

@@ -17,8 +17,10 @@ REFERENCE(warp_ext, redux_ops) {
       mx = std::max(mx, v[l]);
       band &= v[l] | 0x0f0f0f0fu;
       bor |= v[l] & 0x11111111u;
-      if (v[l] & 1) odd_xor ^= v[l];
-      else ++even_count;
+      if (v[l] & 1)
+        odd_xor ^= v[l];
+      else
+        ++even_count;
     }
     for (unsigned l = 0; l < 32; ++l) {
       uint32_t* o = &out[(w * 32 + l) * 6];

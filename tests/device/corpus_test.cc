@@ -70,7 +70,7 @@ TEST_P(Corpus, saxpy_grid_stride) {
   ASSERT_TRUE(h.Run(*k, {16}, {128}, Params(k->signature()).Add(n).Add(alpha).Add(px).Add(py).Build()).ok());
   auto out = h.Download<float>(py, n);
   for (unsigned i = 0; i < n; ++i) {
-    float want = alpha * x[i] + y[i];          // nvcc emits an unrounded mul+add...
+    float want = alpha * x[i] + y[i];           // nvcc emits an unrounded mul+add...
     float fused = std::fma(alpha, x[i], y[i]);  // ...which ptxas may also fuse
     ASSERT_TRUE(out[i] == want || out[i] == fused) << i << ": " << out[i] << " vs " << want;
   }
@@ -103,9 +103,11 @@ TEST_P(Corpus, math_functions_within_cuda_ulp_bounds) {
       EXPECT_LE(UlpDiff(out[6 * i + 3], static_cast<float>(std::sin(v))), 2u) << "sinf(" << x[i] << ")";
       continue;
     }
-    float want[6] = {static_cast<float>(std::exp(v)),         static_cast<float>(std::tanh(v)),
+    float want[6] = {static_cast<float>(std::exp(v)),
+                     static_cast<float>(std::tanh(v)),
                      static_cast<float>(std::log(std::fabs(v) + static_cast<double>(1e-3f))),
-                     static_cast<float>(std::sin(v)),          static_cast<float>(std::pow(std::fabs(v), static_cast<double>(1.7f))),
+                     static_cast<float>(std::sin(v)),
+                     static_cast<float>(std::pow(std::fabs(v), static_cast<double>(1.7f))),
                      static_cast<float>(std::sqrt(std::fabs(v)))};
     want[2] = static_cast<float>(std::log(static_cast<double>(std::fabs(x[i]) + 1e-3f)));
     for (int f = 0; f < 6; ++f) {
@@ -202,7 +204,8 @@ TEST_P(Corpus, tiled_matrix_multiply) {
   unsigned n = 64;
   auto a = RandomFloats(n * n, -1, 1), b = RandomFloats(n * n, -1, 1);
   auto pa = h.Upload(a), pb = h.Upload(b), pc = h.Zeros<float>(n * n);
-  ASSERT_TRUE(h.Run(*k, {n / 16, n / 16}, {16, 16}, Params(k->signature()).Add(pa).Add(pb).Add(pc).Add(n).Build()).ok());
+  ASSERT_TRUE(
+      h.Run(*k, {n / 16, n / 16}, {16, 16}, Params(k->signature()).Add(pa).Add(pb).Add(pc).Add(n).Build()).ok());
   auto c = h.Download<float>(pc, n * n);
   for (unsigned r = 0; r < n; ++r)
     for (unsigned col = 0; col < n; ++col) {
@@ -218,8 +221,9 @@ TEST_P(Corpus, softmax_with_dynamic_shared_memory) {
   unsigned rows = 8, cols = 1000, threads = 128;
   auto in = RandomFloats(rows * cols, -5, 5);
   auto pin = h.Upload(in), pout = h.Zeros<float>(rows * cols);
-  ASSERT_TRUE(h.Run(*k, {rows}, {threads}, Params(k->signature()).Add(pin).Add(pout).Add(cols).Build(),
-                    threads * sizeof(float)).ok());
+  ASSERT_TRUE(
+      h.Run(*k, {rows}, {threads}, Params(k->signature()).Add(pin).Add(pout).Add(cols).Build(), threads * sizeof(float))
+          .ok());
   auto out = h.Download<float>(pout, rows * cols);
   for (unsigned r = 0; r < rows; ++r) {
     double m = *std::max_element(in.begin() + r * cols, in.begin() + (r + 1) * cols), sum = 0;
@@ -272,7 +276,8 @@ TEST_P(Corpus, transpose_with_padded_tiles) {
   auto in = RandomFloats(rows * cols, -1, 1);
   auto pin = h.Upload(in), pout = h.Zeros<float>(rows * cols);
   ASSERT_TRUE(h.Run(*k, {(cols + 31) / 32, (rows + 31) / 32}, {32, 8},
-                    Params(k->signature()).Add(pin).Add(pout).Add(rows).Add(cols).Build()).ok());
+                    Params(k->signature()).Add(pin).Add(pout).Add(rows).Add(cols).Build())
+                  .ok());
   auto out = h.Download<float>(pout, rows * cols);
   for (unsigned r = 0; r < rows; ++r)
     for (unsigned c = 0; c < cols; ++c) ASSERT_EQ(out[c * rows + r], in[r * cols + c]) << r << "," << c;
@@ -298,7 +303,8 @@ TEST_P(Corpus, stencil_2d) {
   auto in = RandomFloats(w * hgt, 0, 1);
   auto pin = h.Upload(in), pout = h.Zeros<float>(w * hgt);
   ASSERT_TRUE(h.Run(*k, {(w + 15) / 16, (hgt + 15) / 16}, {16, 16},
-                    Params(k->signature()).Add(pin).Add(pout).Add(w).Add(hgt).Build()).ok());
+                    Params(k->signature()).Add(pin).Add(pout).Add(w).Add(hgt).Build())
+                  .ok());
   auto out = h.Download<float>(pout, w * hgt);
   for (unsigned y = 0; y < hgt; ++y)
     for (unsigned x = 0; x < w; ++x) {
@@ -316,7 +322,9 @@ uint32_t Brev32(uint32_t v) {
   return r;
 }
 
-uint64_t Brev64(uint64_t v) { return (static_cast<uint64_t>(Brev32(static_cast<uint32_t>(v))) << 32) | Brev32(static_cast<uint32_t>(v >> 32)); }
+uint64_t Brev64(uint64_t v) {
+  return (static_cast<uint64_t>(Brev32(static_cast<uint32_t>(v))) << 32) | Brev32(static_cast<uint32_t>(v >> 32));
+}
 
 uint32_t BytePerm(uint32_t x, uint32_t y, uint32_t s) {
   uint64_t b = (static_cast<uint64_t>(y) << 32) | x;
@@ -335,25 +343,28 @@ TEST_P(Corpus, bit_operations) {
   in[1] = 0xffffffffu;
   in[2] = 0x80000000u;
   auto pin = h.Upload(in), pout = h.Zeros<unsigned>(8 * n), p64 = h.Zeros<unsigned long long>(2 * n);
-  ASSERT_TRUE(h.Run(*k, {(n + 127) / 128}, {128}, Params(k->signature()).Add(pin).Add(pout).Add(p64).Add(n).Build()).ok());
+  ASSERT_TRUE(
+      h.Run(*k, {(n + 127) / 128}, {128}, Params(k->signature()).Add(pin).Add(pout).Add(p64).Add(n).Build()).ok());
   auto out = h.Download<unsigned>(pout, 8 * n);
   auto out64 = h.Download<unsigned long long>(p64, 2 * n);
   for (unsigned i = 0; i < n; ++i) {
     uint32_t v = in[i], w = in[(i + 1) % n];
     uint64_t x = (static_cast<uint64_t>(v) << 32) | w;
-    uint32_t want[8] = {
-        static_cast<uint32_t>(std::popcount(v)),
-        static_cast<uint32_t>(std::countl_zero(v)),
-        Brev32(v),
-        v == 0 ? 0u : static_cast<uint32_t>(std::countr_zero(v)) + 1,
-        BytePerm(v, w, 0x5140),
-        static_cast<uint32_t>((((static_cast<uint64_t>(w) << 32) | v) << (i & 31)) >> 32),
-        (v / 7u) ^ (v % 13u) ^ std::min(v, w) ^ std::max(v, w),
-        static_cast<uint32_t>((static_cast<uint64_t>(v) * w) >> 32) + static_cast<uint32_t>(static_cast<int32_t>(v) >> (i & 31)) +
-            static_cast<uint32_t>(std::popcount(x))};
+    uint32_t want[8] = {static_cast<uint32_t>(std::popcount(v)),
+                        static_cast<uint32_t>(std::countl_zero(v)),
+                        Brev32(v),
+                        v == 0 ? 0u : static_cast<uint32_t>(std::countr_zero(v)) + 1,
+                        BytePerm(v, w, 0x5140),
+                        static_cast<uint32_t>((((static_cast<uint64_t>(w) << 32) | v) << (i & 31)) >> 32),
+                        (v / 7u) ^ (v % 13u) ^ std::min(v, w) ^ std::max(v, w),
+                        static_cast<uint32_t>((static_cast<uint64_t>(v) * w) >> 32) +
+                            static_cast<uint32_t>(static_cast<int32_t>(v) >> (i & 31)) +
+                            static_cast<uint32_t>(std::popcount(x))};
     for (int f = 0; f < 8; ++f) ASSERT_EQ(out[8 * i + f], want[f]) << "field " << f << " i=" << i << " v=" << v;
     ASSERT_EQ(out64[2 * i], x * 0x9e3779b97f4a7c15ull + (x >> 17) + static_cast<uint64_t>(std::countl_zero(x))) << i;
-    ASSERT_EQ(out64[2 * i + 1], static_cast<uint64_t>(static_cast<int64_t>(x) / 12345) ^ Brev64(x) ^ (static_cast<uint64_t>(v) * w)) << i;
+    ASSERT_EQ(out64[2 * i + 1],
+              static_cast<uint64_t>(static_cast<int64_t>(x) / 12345) ^ Brev64(x) ^ (static_cast<uint64_t>(v) * w))
+        << i;
   }
 }
 
@@ -374,7 +385,9 @@ TEST_P(Corpus, double_precision) {
     ASSERT_EQ(out[5 * i + 1], v / (1.0 + std::fabs(v))) << i;
     ASSERT_EQ(out[5 * i + 2], std::sqrt(std::fabs(v))) << i;
     ASSERT_LE(UlpDiff(out[5 * i + 3], std::exp(v * 0.25)), 1u) << i;  // CUDA exp: 1 ulp
-    ASSERT_EQ(out[5 * i + 4], static_cast<double>(static_cast<float>(v * 3.0)) + static_cast<double>(static_cast<int>(v))) << i;
+    ASSERT_EQ(out[5 * i + 4],
+              static_cast<double>(static_cast<float>(v * 3.0)) + static_cast<double>(static_cast<int>(v)))
+        << i;
   }
 }
 
@@ -402,11 +415,12 @@ TEST_P(Corpus, half_and_half2) {
     ASSERT_EQ(out[i], H(want)) << i;
   }
   auto po2 = h.Zeros<uint32_t>(n / 2);
-  ASSERT_TRUE(h.Run(*k2, {n / 2 / 128}, {128}, Params(k2->signature()).Add(pa).Add(pb).Add(po2).Add(n / 2).Build()).ok());
+  ASSERT_TRUE(
+      h.Run(*k2, {n / 2 / 128}, {128}, Params(k2->signature()).Add(pa).Add(pb).Add(po2).Add(n / 2).Build()).ok());
   auto out2 = h.Download<uint16_t>(po2, n);
   for (unsigned i = 0; i < n; ++i) {
-    _Float16 want = static_cast<_Float16>(std::fma(static_cast<double>(F16(a[i])), static_cast<double>(F16(b[i])),
-                                                   static_cast<double>(F16(a[i]))));
+    _Float16 want = static_cast<_Float16>(
+        std::fma(static_cast<double>(F16(a[i])), static_cast<double>(F16(b[i])), static_cast<double>(F16(a[i]))));
     ASSERT_EQ(out2[i], H(want)) << i;
   }
 }
@@ -431,7 +445,8 @@ TEST_P(Corpus, bfloat16) {
   ASSERT_TRUE(h.Run(*k, {n / 128}, {128}, Params(k->signature()).Add(pa).Add(pb).Add(po).Add(n).Build()).ok());
   auto out = h.Download<float>(po, n);
   for (unsigned i = 0; i < n; ++i) {
-    float x = std::bit_cast<float>(static_cast<uint32_t>(a[i]) << 16), y = std::bit_cast<float>(static_cast<uint32_t>(b[i]) << 16);
+    float x = std::bit_cast<float>(static_cast<uint32_t>(a[i]) << 16),
+          y = std::bit_cast<float>(static_cast<uint32_t>(b[i]) << 16);
     ASSERT_EQ(out[i], Bf16Round(x + y)) << i;  // the float sum is exact; one rounding to bf16
   }
 }
@@ -504,7 +519,8 @@ TEST_P(Corpus, global_atomics) {
   auto in = RandomInts(n, -100000, 100000);
   std::vector<int> init = {0, INT32_MAX, INT32_MIN, -1, 0, 0, 0, 0, 0};
   auto pin = h.Upload(in), pacc = h.Upload(init), pf = h.Zeros<float>(1);
-  ASSERT_TRUE(h.Run(*k, {(n + 255) / 256}, {256}, Params(k->signature()).Add(pin).Add(pacc).Add(pf).Add(n).Build()).ok());
+  ASSERT_TRUE(
+      h.Run(*k, {(n + 255) / 256}, {256}, Params(k->signature()).Add(pin).Add(pacc).Add(pf).Add(n).Build()).ok());
   auto acc = h.Download<int>(pacc, 9);
   int sum = 0, mn = INT32_MAX, mx = INT32_MIN, an = -1, orv = 0, xr = 0;
   double fsum = 0;
@@ -523,9 +539,9 @@ TEST_P(Corpus, global_atomics) {
   EXPECT_EQ(acc[3], an);
   EXPECT_EQ(acc[4], orv);
   EXPECT_EQ(acc[5], xr);
-  EXPECT_EQ(acc[6], static_cast<int>(n));  // atomicInc with a limit above n counts every thread
-  EXPECT_GT(acc[7], 0);                    // one CAS winner...
-  EXPECT_EQ(acc[8], acc[7]);               // ...which alone did the exchange
+  EXPECT_EQ(acc[6], static_cast<int>(n));               // atomicInc with a limit above n counts every thread
+  EXPECT_GT(acc[7], 0);                                 // one CAS winner...
+  EXPECT_EQ(acc[8], acc[7]);                            // ...which alone did the exchange
   EXPECT_NEAR(h.Download<float>(pf, 1)[0], fsum, 1.0);  // float atomics: order-dependent rounding
 }
 
@@ -542,11 +558,15 @@ TEST_P(Corpus, integer_arithmetic) {
   for (unsigned i = 0; i < n; ++i) {
     int x = a[i], y = b[i], d = y == 0 ? 1 : y;
     ASSERT_EQ(out[4 * i + 0], static_cast<long long>(x / d) * 1000 + x % d) << i;
-    ASSERT_EQ(out[4 * i + 1], static_cast<long long>(static_cast<int>((static_cast<long long>(x) * y) >> 32) +
-                                                     std::abs(static_cast<int>(static_cast<unsigned>(x) - static_cast<unsigned>(y))))) << i;
-    ASSERT_EQ(out[4 * i + 2], static_cast<long long>(x) * y + std::min(x, y) - static_cast<long long>(std::max(x, y))) << i;
+    ASSERT_EQ(out[4 * i + 1],
+              static_cast<long long>(static_cast<int>((static_cast<long long>(x) * y) >> 32) +
+                                     std::abs(static_cast<int>(static_cast<unsigned>(x) - static_cast<unsigned>(y)))))
+        << i;
+    ASSERT_EQ(out[4 * i + 2], static_cast<long long>(x) * y + std::min(x, y) - static_cast<long long>(std::max(x, y)))
+        << i;
     ASSERT_EQ(out[4 * i + 3], (static_cast<long long>(x) * (1 << 20)) / static_cast<long long>(d | 1) +
-                                  static_cast<long long>(static_cast<unsigned>(x) >> 3)) << i;
+                                  static_cast<long long>(static_cast<unsigned>(x) >> 3))
+        << i;
   }
 }
 
@@ -562,7 +582,8 @@ TEST_P(Corpus, approximate_math_within_documented_bounds) {
     double v = x[i], p = std::fabs(x[i]) + 0.5f;
     // CUDA: __expf 2 + floor(|1.16 x|) ulp; __logf, __sinf, __cosf absolute error 2^-21.41 on
     // these ranges (we allow 2^-20); __fdividef and rsqrtf 2 ulp; __fsqrt_rn and __frcp_rn exact.
-    ASSERT_LE(UlpDiff(out[7 * i + 0], static_cast<float>(std::exp(v))), 2u + static_cast<uint32_t>(std::fabs(1.16 * v))) << i;
+    ASSERT_LE(UlpDiff(out[7 * i + 0], static_cast<float>(std::exp(v))), 2u + static_cast<uint32_t>(std::fabs(1.16 * v)))
+        << i;
     ASSERT_NEAR(out[7 * i + 1], std::log(p), std::ldexp(1.0, -20) * std::max(1.0, std::fabs(std::log(p)))) << i;
     ASSERT_NEAR(out[7 * i + 2], std::sin(v), std::ldexp(1.0, -20)) << i;
     ASSERT_NEAR(out[7 * i + 3], std::cos(v), std::ldexp(1.0, -20)) << i;
@@ -594,8 +615,8 @@ TEST_P(Corpus, local_memory_array) {
 TEST_P(Corpus, conversions_with_rounding_and_saturation) {
   auto k = h.Load("convert", arch(), "convert");
   ASSERT_NE(k, nullptr);
-  std::vector<float> x = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.7f, 3.3f, 1e10f, -1e10f, NAN, INFINITY, 0.0f,
-                          -0.0f, 127.9f, 300.0f, -300.0f, 4294967040.0f, 7.0f, 12.5f, -12.5f};
+  std::vector<float> x = {0.5f,     1.5f, 2.5f,  -0.5f,  -1.5f,  -2.7f,   3.3f,          1e10f, -1e10f, NAN,
+                          INFINITY, 0.0f, -0.0f, 127.9f, 300.0f, -300.0f, 4294967040.0f, 7.0f,  12.5f,  -12.5f};
   unsigned n = static_cast<unsigned>(x.size());
   auto px = h.Upload(x), po = h.Zeros<int>(8 * n);
   ASSERT_TRUE(h.Run(*k, {1}, {32}, Params(k->signature()).Add(px).Add(po).Add(n).Build()).ok());

@@ -4,16 +4,16 @@
 // events and GPU time, the JIT log, one module per (context, PTX hash), staging through pinned
 // memory, shared memory opt-in, process-fatal faults, context-fatal faults and context rebuild,
 // deadlines and runaway kernels. The whole corpus also runs on it (ctest device_corpus_on_cuda).
-#include <gtest/gtest.h>
+#include "device/cuda/cuda_device.h"
 
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <thread>
 
-#include "device/cuda/cuda_device.h"
 #include "device/cuda/driver.h"
 #include "kernel_harness.h"
 #include "window_contract.h"
@@ -194,7 +194,8 @@ TEST_F(CudaOnFake, identical_ptx_is_compiled_once_per_context) {
 
 TEST_F(CudaOnFake, malformed_ptx_gets_the_front_ends_error_and_a_jit_refusal_its_log) {
   auto ctx = *Device()->CreateContext();
-  auto bad = ctx->LoadModule(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n  frobnicate;\n}\n");
+  auto bad =
+      ctx->LoadModule(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n  frobnicate;\n}\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("line 6"), std::string::npos) << bad.status();
   setenv("FAKE_CUDA_MODE", "jit_reject", 1);
@@ -248,7 +249,8 @@ TEST_F(CudaOnFake, an_illegal_address_makes_the_gpu_unusable_in_the_process_and_
   EXPECT_EQ(other.code(), StatusCode::kDeviceFault) << other;
   auto fresh = d->CreateContext();
   ASSERT_FALSE(fresh.ok());
-  EXPECT_NE(fresh.status().message().find("the GPU is unusable in this process: "), std::string::npos) << fresh.status();
+  EXPECT_NE(fresh.status().message().find("the GPU is unusable in this process: "), std::string::npos)
+      << fresh.status();
   EXPECT_NE(fresh.status().message().find("requires the process to be restarted"), std::string::npos) << fresh.status();
   EXPECT_EQ(b.context().Allocate(64).status().code(), StatusCode::kDeviceFault);
   EXPECT_EQ(a.context().resets(), 0u);
@@ -380,8 +382,8 @@ TEST_F(CudaOnFake, a_failing_context_creation_is_an_error_not_a_crash) {
     ASSERT_TRUE(ctx.ok());
     auto p = (*ctx)->Allocate(64);
     ASSERT_FALSE(p.ok()) << mode;
-    EXPECT_EQ(p.status().code(), std::string(mode) == "no_memory" ? StatusCode::kResourceExhausted
-                                                                   : StatusCode::kUnavailable)
+    EXPECT_EQ(p.status().code(),
+              std::string(mode) == "no_memory" ? StatusCode::kResourceExhausted : StatusCode::kUnavailable)
         << p.status();
     EXPECT_NE(p.status().message().find("cuCtxCreate"), std::string::npos) << p.status();
     EXPECT_FALSE((*ctx)->CreateStream().ok());
@@ -398,8 +400,7 @@ TEST_F(CudaOnFake, a_failing_context_creation_is_an_error_not_a_crash) {
   setenv("FAKE_CUDA_MODE", "no_memory", 1);
   int created = FakeCount("gpuwasm_fake_cuda_contexts_created");
   int x = 0;
-  EXPECT_TRUE(h.stream().MemcpyHtoD(out, &x, 4).code() == StatusCode::kOutOfRange ||
-              h.stream().Memset(out, 0, 4).ok());
+  EXPECT_TRUE(h.stream().MemcpyHtoD(out, &x, 4).code() == StatusCode::kOutOfRange || h.stream().Memset(out, 0, 4).ok());
   EXPECT_EQ(h.stream().Synchronize().code(), StatusCode::kDeviceFault);
   EXPECT_EQ(FakeCount("gpuwasm_fake_cuda_contexts_created"), created);
 }

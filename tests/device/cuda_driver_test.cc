@@ -33,8 +33,7 @@ TEST_F(FakeCuda, NoDeviceFromCuInitIsUnavailableWithTheDriversText) {
   Result<GpuProbe> p = ProbeIn("no_device");
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), StatusCode::kUnavailable);
-  EXPECT_NE(p.status().message().find(
-                "cuInit failed: CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device"),
+  EXPECT_NE(p.status().message().find("cuInit failed: CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device"),
             std::string::npos)
       << p.status().message();
 }
@@ -49,8 +48,7 @@ TEST_F(FakeCuda, OldDriverIsRejectedNamingBothVersions) {
 TEST_F(FakeCuda, ZeroDevicesIsNoGpu) {
   Result<GpuProbe> p = ProbeIn("zero_devices");
   ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.status().message().find("reports no devices"), std::string::npos)
-      << p.status().message();
+  EXPECT_NE(p.status().message().find("reports no devices"), std::string::npos) << p.status().message();
 }
 
 TEST_F(FakeCuda, CheckNamesCallErrorAndMapsTheCode) {

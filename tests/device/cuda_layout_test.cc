@@ -33,11 +33,13 @@ static_assert(offsetof(AllocationProp, type) == offsetof(CUmemAllocationProp, ty
 static_assert(offsetof(AllocationProp, handle_types) == offsetof(CUmemAllocationProp, requestedHandleTypes));
 static_assert(offsetof(AllocationProp, location_type) ==
               offsetof(CUmemAllocationProp, location) + offsetof(CUmemLocation, type));
-static_assert(offsetof(AllocationProp, location_id) == offsetof(CUmemAllocationProp, location) + offsetof(CUmemLocation, id));
+static_assert(offsetof(AllocationProp, location_id) ==
+              offsetof(CUmemAllocationProp, location) + offsetof(CUmemLocation, id));
 static_assert(offsetof(AllocationProp, win32_metadata) == offsetof(CUmemAllocationProp, win32HandleMetaData));
 static_assert(offsetof(AllocationProp, compression) == offsetof(CUmemAllocationProp, allocFlags));
 static_assert(sizeof(AccessDesc) == sizeof(CUmemAccessDesc));
-static_assert(offsetof(AccessDesc, location_type) == offsetof(CUmemAccessDesc, location) + offsetof(CUmemLocation, type));
+static_assert(offsetof(AccessDesc, location_type) ==
+              offsetof(CUmemAccessDesc, location) + offsetof(CUmemLocation, type));
 static_assert(offsetof(AccessDesc, flags) == offsetof(CUmemAccessDesc, flags));
 
 TEST(CudaLayout, constants_match_cuda_h) {

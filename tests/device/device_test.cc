@@ -90,12 +90,16 @@ TEST(CpuDevice, fast_launch_check_agrees_with_the_explaining_one) {
   info.max_block_dim[0] = 1024, info.max_block_dim[1] = 512, info.max_block_dim[2] = 64;
   info.max_grid_dim[0] = 0x7fffffff, info.max_grid_dim[1] = 65535, info.max_grid_dim[2] = 65535;
   info.max_shared_per_block = 48 * 1024;
-  const uint32_t dims[] = {0, 1, 2, 63, 64, 65, 511, 512, 513, 1024, 1025, 65535, 65536, 0x7fffffff, 0x80000000u, 0xffffffffu};
+  const uint32_t dims[] = {0,   1,    2,    63,    64,    65,         511,         512,
+                           513, 1024, 1025, 65535, 65536, 0x7fffffff, 0x80000000u, 0xffffffffu};
   const uint32_t shared[] = {0, 1024, 48 * 1024 - 256, 48 * 1024, 48 * 1024 + 1, 0xffffffffu};
   device::KernelSignature sig;
   int fits = 0, refused = 0;
   uint32_t rng = 12345;
-  auto pick = [&](auto& a) { rng = rng * 1103515245u + 12345u; return a[(rng >> 8) % std::size(a)]; };
+  auto pick = [&](auto& a) {
+    rng = rng * 1103515245u + 12345u;
+    return a[(rng >> 8) % std::size(a)];
+  };
   for (int n = 0; n < 200000; ++n) {
     device::LaunchConfig c;
     c.grid = {pick(dims), pick(dims), pick(dims)};

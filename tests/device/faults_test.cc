@@ -29,9 +29,10 @@ class Faults : public ::testing::TestWithParam<bool> {
   static bool OnGpu() { return KernelHarness::SharedTestDevice()->info().kind == device::DeviceKind::kCuda; }
 };
 
-#define SKIP_ON_GPU_PER_BUFFER()                                                                       \
-  if (OnGpu()) GTEST_SKIP() << "a GPU faults only outside the memory the context mapped (pool chunks of " \
-                               "2 MiB or more), not outside one buffer"
+#define SKIP_ON_GPU_PER_BUFFER()                                                             \
+  if (OnGpu())                                                                               \
+  GTEST_SKIP() << "a GPU faults only outside the memory the context mapped (pool chunks of " \
+                  "2 MiB or more), not outside one buffer"
 
 TEST_P(Faults, out_of_bounds_store_faults_and_touches_nothing_outside) {
   SKIP_ON_GPU_PER_BUFFER();
@@ -285,8 +286,9 @@ TEST_P(Faults, an_async_copy_outside_the_buffers_faults_and_copies_nothing_there
   EXPECT_NE(s.message().find("global load of 16 bytes at 0x"), std::string::npos) << s;
 }
 
-INSTANTIATE_TEST_SUITE_P(Tier, Faults, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? std::string("native") : std::string("interpreted"); });
+INSTANTIATE_TEST_SUITE_P(Tier, Faults, ::testing::Values(false, true), [](const auto& info) {
+  return info.param ? std::string("native") : std::string("interpreted");
+});
 
 TEST(Unsupported, instruction_is_named_with_its_line) {
   KernelHarness h;
@@ -297,7 +299,8 @@ TEST(Unsupported, instruction_is_named_with_its_line) {
   auto m = h.context().LoadModule(ptx);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), StatusCode::kUnsupported);
-  EXPECT_EQ(m.status().message(), "line 7: unsupported instruction 'bar.arrive': only barrier 0 without a thread count is supported");
+  EXPECT_EQ(m.status().message(),
+            "line 7: unsupported instruction 'bar.arrive': only barrier 0 without a thread count is supported");
 }
 
 TEST(Unsupported, every_unsupported_construct_of_a_module_is_named_at_once) {
@@ -343,8 +346,11 @@ TEST(Unsupported, stochastic_rounding_conversions_are_unsupported_naming_the_for
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), StatusCode::kUnsupported) << m.status();
   EXPECT_NE(m.status().message().find("line 9: unsupported instruction 'cvt.rs.f16x2.f32': stochastic rounding (.rs)"),
-            std::string::npos) << m.status();
-  EXPECT_NE(m.status().message().find("line 10: unsupported instruction 'cvt.rs.satfinite.e4m3x4.f32': stochastic rounding"), std::string::npos)
+            std::string::npos)
+      << m.status();
+  EXPECT_NE(
+      m.status().message().find("line 10: unsupported instruction 'cvt.rs.satfinite.e4m3x4.f32': stochastic rounding"),
+      std::string::npos)
       << m.status();
 }
 

@@ -122,7 +122,8 @@ TEST_P(Instrumented, the_abort_word_stops_a_kernel_that_never_ends) {
   std::vector<uint8_t> params = Params(k->signature()).Add(flag).Add(out).Build();
   const auto& sig = k->signature();
   const uint64_t window[3] = {0, uint64_t{1} << 62, control};
-  for (size_t i = 0; i < 3; ++i) std::memcpy(params.data() + sig.params[sig.params.size() - 3 + i].offset, &window[i], 8);
+  for (size_t i = 0; i < 3; ++i)
+    std::memcpy(params.data() + sig.params[sig.params.size() - 3 + i].offset, &window[i], 8);
   device::LaunchConfig c;
   c.grid = {2};
   c.block = {64};
@@ -147,8 +148,9 @@ TEST_P(Instrumented, the_abort_word_stops_a_kernel_that_never_ends) {
   EXPECT_EQ(b.fault, ptx::kNoFault);
 }
 
-INSTANTIATE_TEST_SUITE_P(Tier, Instrumented, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? std::string("native") : std::string("interpreted"); });
+INSTANTIATE_TEST_SUITE_P(Tier, Instrumented, ::testing::Values(false, true), [](const auto& info) {
+  return info.param ? std::string("native") : std::string("interpreted");
+});
 
 }  // namespace
 }  // namespace gpuwasm::testing

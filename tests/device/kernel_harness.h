@@ -113,7 +113,8 @@ class KernelHarness {
   // Whether the test device is the CPU device (no $GPUWASM_TEST_DEVICE, or one naming it).
   static bool TestDeviceIsCpu() { return SharedTestDevice()->info().kind == device::DeviceKind::kCpu; }
 
-  std::shared_ptr<const device::Kernel> Load(const std::string& file, const std::string& arch, const std::string& kernel) {
+  std::shared_ptr<const device::Kernel> Load(const std::string& file, const std::string& arch,
+                                             const std::string& kernel) {
     return LoadFrom(KernelPtxPath(file, arch), kernel);
   }
 

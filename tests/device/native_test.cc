@@ -21,9 +21,10 @@ TEST(NativeCode, corpus_kernels_the_translation_covers_run_as_native_code) {
     const char* file;
     const char* kernel;
   };
-  for (Case c : {Case{"vector_add", "vector_add"}, Case{"block_reduce", "block_reduce_sum"}, Case{"matmul", "matmul_tiled"},
-                 Case{"divergence", "divergence"}, Case{"divergence", "uniform_after_divergence"}, Case{"saxpy", "saxpy"},
-                 Case{"oob_write", "oob_write"}, Case{"spin", "spin"}}) {
+  for (Case c :
+       {Case{"vector_add", "vector_add"}, Case{"block_reduce", "block_reduce_sum"}, Case{"matmul", "matmul_tiled"},
+        Case{"divergence", "divergence"}, Case{"divergence", "uniform_after_divergence"}, Case{"saxpy", "saxpy"},
+        Case{"oob_write", "oob_write"}, Case{"spin", "spin"}}) {
     for (const char* arch : {"sm_80", "sm_90"}) {
       auto k = h.Load(c.file, arch, c.kernel);
       ASSERT_NE(k, nullptr);
@@ -54,7 +55,8 @@ TEST(NativeCode, counts_the_same_thread_instructions_as_the_interpreter) {
       ASSERT_TRUE(h.Run(*reduce, {5}, {256}, Params(reduce->signature()).Add(pin).Add(psum).Add(n).Build()).ok());
       EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), native == 1);
       counted[native] += device::cpu::LastLaunchInstructions(h.stream());
-      ASSERT_TRUE(h.Run(*diverge, {5}, {256}, Params(diverge->signature()).Add(pin).Add(pout).Add(porder).Add(n).Build()).ok());
+      ASSERT_TRUE(
+          h.Run(*diverge, {5}, {256}, Params(diverge->signature()).Add(pin).Add(pout).Add(porder).Add(n).Build()).ok());
       EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), native == 1);
       counted[native] += device::cpu::LastLaunchInstructions(h.stream());
     }

@@ -56,15 +56,16 @@ TEST(Scratch, a_register_file_beyond_the_quota_is_refused_before_it_is_allocated
   ASSERT_EQ(st.code(), StatusCode::kResourceExhausted) << st;
   EXPECT_NE(st.message().find("the launch of 'k' (registers, local and shared memory of "), std::string::npos) << st;
   EXPECT_NE(st.message().find("exceed the context's quota of 268435456 bytes"), std::string::npos) << st;
-  EXPECT_TRUE(s->Synchronize().ok());  // refused, not failed: the stream carries on
+  EXPECT_TRUE(s->Synchronize().ok());              // refused, not failed: the stream carries on
   EXPECT_LT(c.ctx->reserved_bytes(), 1ull << 20);  // nothing of it was charged, or allocated
 }
 
 TEST(Scratch, local_depots_count_per_thread) {
   Ctx c;
   // 1 MiB of .local a thread, 1024 threads: 1 GiB for a CTA.
-  auto k = c.Kernel(Ptx("", "  .local .align 8 .b8 depot[1048576];\n  .reg .b64 %rd<3>;\n  mov.u64 %rd1, depot;\n"
-                            "  st.local.u64 [%rd1], %rd1;\n"),
+  auto k = c.Kernel(Ptx("",
+                        "  .local .align 8 .b8 depot[1048576];\n  .reg .b64 %rd<3>;\n  mov.u64 %rd1, depot;\n"
+                        "  st.local.u64 [%rd1], %rd1;\n"),
                     "k");
   ASSERT_NE(k, nullptr);
   auto s = *c.ctx->CreateStream();
@@ -108,8 +109,9 @@ TEST(Scratch, module_variables_are_charged_for_the_modules_life) {
 
 TEST(Scratch, copies_queued_behind_a_running_kernel_are_charged_until_they_ran) {
   Ctx c;
-  auto k = c.Kernel(Ptx("", "  .reg .pred %p<2>;\n  .reg .b32 %r<2>;\n  mov.u32 %r1, 0;\nL:\n  add.u32 %r1, %r1, 1;\n"
-                            "  setp.ne.u32 %p1, %r1, 0;\n  @%p1 bra L;\n  bra L;\n"),
+  auto k = c.Kernel(Ptx("",
+                        "  .reg .pred %p<2>;\n  .reg .b32 %r<2>;\n  mov.u32 %r1, 0;\nL:\n  add.u32 %r1, %r1, 1;\n"
+                        "  setp.ne.u32 %p1, %r1, 0;\n  @%p1 bra L;\n  bra L;\n"),
                     "k");
   ASSERT_NE(k, nullptr);
   auto buf = *c.ctx->Allocate(64ull << 20);

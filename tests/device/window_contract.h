@@ -29,7 +29,7 @@ inline constexpr const char* kPokePtx =
 
 // `ptx` instrumented as the host does and loaded into `ctx`.
 inline std::shared_ptr<const device::Kernel> LoadInstrumented(device::Context& ctx, const std::string& ptx,
-                                                               const std::string& kernel) {
+                                                              const std::string& kernel) {
   auto parsed = ptx::Parse(ptx);
   EXPECT_TRUE(parsed.ok()) << parsed.status();
   auto inst = ptx::Instrument(*parsed);
@@ -44,7 +44,8 @@ inline std::vector<uint8_t> Pack(const device::Kernel& k, std::vector<uint64_t> 
   const device::KernelSignature& sig = k.signature();
   own.insert(own.end(), {w.base(), w.size(), w.control()});
   std::vector<uint8_t> buf(sig.param_bytes);
-  for (size_t i = 0; i < sig.params.size(); ++i) std::memcpy(buf.data() + sig.params[i].offset, &own[i], sig.params[i].size);
+  for (size_t i = 0; i < sig.params.size(); ++i)
+    std::memcpy(buf.data() + sig.params[i].offset, &own[i], sig.params[i].size);
   return buf;
 }
 
@@ -55,7 +56,7 @@ inline void BuffersLieInTheWindowZeroedAndComeBack(device::Device& d) {
   device::Window& win = **w;
   EXPECT_GE(win.size(), 16u << 20);
   const uint64_t own = ctx->allocated_bytes();  // the window's own (the CPU device's control block)
-  const uint64_t n = 3u << 20;  // more than one 2 MiB granule
+  const uint64_t n = 3u << 20;                  // more than one 2 MiB granule
   auto p = win.Allocate(n);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_GE(*p, win.base());

@@ -18,12 +18,13 @@ TEST(WindowRanges, first_fit_and_freed_ranges_merge_with_both_neighbours) {
   EXPECT_EQ(*r.Take(30, 30), 0u);
   EXPECT_EQ(*r.Take(30, 30), 30u);
   EXPECT_EQ(*r.Take(30, 30), 60u);
-  EXPECT_EQ(r.Take(30, 25).status().message(), "no free range of 25 bytes left in the instance's address window of 100 bytes");
+  EXPECT_EQ(r.Take(30, 25).status().message(),
+            "no free range of 25 bytes left in the instance's address window of 100 bytes");
   EXPECT_TRUE(r.Taken(30));
   r.Give(0);
   r.Give(60);
   EXPECT_EQ(r.Take(41, 41).status().code(), StatusCode::kResourceExhausted);  // 30 and 40 free, apart
-  r.Give(30);  // joins both
+  r.Give(30);                                                                 // joins both
   EXPECT_FALSE(r.Taken(30));
   EXPECT_EQ(*r.Take(100, 100), 0u);
   r.Give(7);  // not taken: nothing

@@ -13,12 +13,14 @@ namespace {
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-#define EXPECT_GUEST_OK(g, name) EXPECT_EQ((g).Call(name), 0) << name << ": the guest check at this line of abi.c failed"
+#define EXPECT_GUEST_OK(g, name) \
+  EXPECT_EQ((g).Call(name), 0) << name << ": the guest check at this line of abi.c failed"
 
 TEST(Abi, device_info) {
   GuestInstance g("abi.wasm");
   EXPECT_GUEST_OK(g, "test_device_info");
-  EXPECT_EQ(g.Errors(), std::vector<std::string>{"device_info: guest range [4294967280, +120) is outside linear memory"});
+  EXPECT_EQ(g.Errors(),
+            std::vector<std::string>{"device_info: guest range [4294967280, +120) is outside linear memory"});
 }
 
 TEST(Abi, modules_and_functions) {
@@ -28,7 +30,8 @@ TEST(Abi, modules_and_functions) {
   ASSERT_EQ(errors.size(), 3u);
   EXPECT_EQ(errors[0], "no kernel named 'no_such_kernel' in the module; its kernels: vector_add");
   EXPECT_EQ(errors[1], "line 1, column 1: unknown or unsupported directive 'this' at module scope");
-  EXPECT_EQ(errors[2], "line 6: unsupported instruction 'bar.arrive': only barrier 0 without a thread count is supported");
+  EXPECT_EQ(errors[2],
+            "line 6: unsupported instruction 'bar.arrive': only barrier 0 without a thread count is supported");
   // Two live modules of the same PTX: both retained, compiled once.
   host::InstanceMetricsSnapshot m = g.Metrics();
   EXPECT_EQ(m.bytes_pinned, 2 * PtxBytes("vector_add")) << m;  // retained twice
@@ -62,8 +65,9 @@ TEST(Abi, launch_errors_name_the_problem) {
   auto errors = g.Errors();
   ASSERT_EQ(errors.size(), 3u);
   EXPECT_EQ(errors[0], "launch of 'vector_add': the kernel takes 4 arguments, got 3");
-  EXPECT_EQ(errors[1], "launch of 'vector_add': argument 0 (vector_add_param_0, 8 bytes): got a 4-byte value, the "
-                       "parameter is 8 bytes (a pointer parameter takes a buffer: wcu_arg_buffer(buffer, offset))");
+  EXPECT_EQ(errors[1],
+            "launch of 'vector_add': argument 0 (vector_add_param_0, 8 bytes): got a 4-byte value, the "
+            "parameter is 8 bytes (a pointer parameter takes a buffer: wcu_arg_buffer(buffer, offset))");
   EXPECT_EQ(errors[2], "launch of 'vector_add': block x = 2048 exceeds the device limit 1024");
   EXPECT_EQ(g.Metrics().kernels_launched, 1u);  // only the good launch reached the dispatch path
 }
@@ -73,9 +77,11 @@ TEST(Abi, a_struct_passed_by_value_is_copied_from_guest_memory) {
   EXPECT_GUEST_OK(g, "test_struct_argument");
   auto errors = g.Errors();
   ASSERT_EQ(errors.size(), 3u);
-  EXPECT_EQ(errors[0], "launch of 'affine': argument 0 (affine_param_0, 24 bytes): got 16 bytes, the parameter is 24 bytes");
+  EXPECT_EQ(errors[0],
+            "launch of 'affine': argument 0 (affine_param_0, 24 bytes): got 16 bytes, the parameter is 24 bytes");
   EXPECT_EQ(errors[1], "launch argument bytes: guest range [4294967280, +24) is outside linear memory");
-  EXPECT_EQ(errors[2], "launch of 'affine': argument 0 (affine_param_0, 24 bytes): got a 8-byte value, the parameter is 24 bytes");
+  EXPECT_EQ(errors[2],
+            "launch of 'affine': argument 0 (affine_param_0, 24 bytes): got a 8-byte value, the parameter is 24 bytes");
   EXPECT_EQ(g.Metrics().kernels_launched, 2u);
 }
 
@@ -100,7 +106,8 @@ TEST(Abi, launch_scratch_counts_against_the_context_quota) {
   EXPECT_GUEST_OK(g, "test_scratch_quota");
   auto errors = g.Errors();
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_NE(errors[0].find("the launch of 'regs' (registers, local and shared memory of "), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("the launch of 'regs' (registers, local and shared memory of "), std::string::npos)
+      << errors[0];
   EXPECT_NE(errors[0].find("would exceed the context's quota of 268435456 bytes"), std::string::npos) << errors[0];
   EXPECT_EQ(g.Metrics().kernels_launched, 1u);
 }
@@ -118,8 +125,8 @@ TEST(Abi, quota_on_retained_ptx) {
   o.max_ptx_bytes = 1500;  // vector_add fits, oob_write does not
   GuestInstance g("abi.wasm", o);
   EXPECT_NE(g.Call("test_module_quota"), 0);  // its second load is refused
-  EXPECT_EQ(g.env->cuda->last_error(), "retaining " + std::to_string(PtxBytes("oob_write")) +
-                                           " more PTX bytes would exceed the quota of 1500");
+  EXPECT_EQ(g.env->cuda->last_error(),
+            "retaining " + std::to_string(PtxBytes("oob_write")) + " more PTX bytes would exceed the quota of 1500");
   EXPECT_EQ(g.Metrics().bytes_pinned, PtxBytes("vector_add"));
 }
 
@@ -141,7 +148,8 @@ TEST(Abi, back_pressure_rejections_are_counted_exactly) {
   host::InstanceMetricsSnapshot m = g.Metrics();
   EXPECT_EQ(m.back_pressure_rejections, 2u);
   EXPECT_EQ(m.kernels_launched, 3u);
-  EXPECT_EQ(g.Errors(), std::vector<std::string>{"launch of 'delay': no launch slot (2 in flight) within the wait limit"});
+  EXPECT_EQ(g.Errors(),
+            std::vector<std::string>{"launch of 'delay': no launch slot (2 in flight) within the wait limit"});
   EXPECT_EQ(g.env->cuda->inflight_launches(), 0u);  // every permit was released by completion
 }
 
@@ -197,17 +205,20 @@ TEST(Abi, errors_say_what_to_do) {
   };
   const std::string head = ".version 8.0\n.target sm_80\n.address_size 64\n";
   // nvcc without extern "C" mangles the name: the error lists the kernels and says so.
-  int32_t m = load(head + ".visible .entry _Z5ScalePfi(.param .u64 p, .param .u32 n)\n{\n ret;\n}\n"
-                          ".visible .entry other()\n{\n ret;\n}\n");
+  int32_t m = load(head +
+                   ".visible .entry _Z5ScalePfi(.param .u64 p, .param .u32 n)\n{\n ret;\n}\n"
+                   ".visible .entry other()\n{\n ret;\n}\n");
   ASSERT_GT(m, 0) << cuda.last_error();
   EXPECT_EQ(cuda.FunctionGet(m, "Scale"), host::WCU_ERR_NOT_FOUND);
-  EXPECT_EQ(cuda.last_error(), "no kernel named 'Scale' in the module; its kernels: _Z5ScalePfi, other ('_Z5ScalePfi' is "
-                               "'Scale' as C++ names it: declare the kernel extern \"C\" to keep its name, or ask for "
-                               "'_Z5ScalePfi')");
+  EXPECT_EQ(cuda.last_error(),
+            "no kernel named 'Scale' in the module; its kernels: _Z5ScalePfi, other ('_Z5ScalePfi' is "
+            "'Scale' as C++ names it: declare the kernel extern \"C\" to keep its name, or ask for "
+            "'_Z5ScalePfi')");
   // A store past a buffer's end names the buffer and how far past (the CPU device faults there).
-  m = load(head + ".visible .entry poke(.param .u64 p, .param .u64 off)\n{\n .reg .b64 %rd<4>;\n"
-                  " ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [off];\n add.s64 %rd3, %rd1, %rd2;\n"
-                  " st.global.u32 [%rd3], 0;\n ret;\n}\n");
+  m = load(head +
+           ".visible .entry poke(.param .u64 p, .param .u64 off)\n{\n .reg .b64 %rd<4>;\n"
+           " ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [off];\n add.s64 %rd3, %rd1, %rd2;\n"
+           " st.global.u32 [%rd3], 0;\n ret;\n}\n");
   ASSERT_GT(m, 0) << cuda.last_error();
   int32_t k = cuda.FunctionGet(m, "poke"), b = cuda.MemAlloc(1024);
   uint8_t records[32] = {};
@@ -227,10 +238,11 @@ TEST(Abi, errors_say_what_to_do) {
   // With nvcc's line information (-lineinfo: .file and .loc), the fault names the .cu line too.
   GuestInstance g2("abi.wasm");
   host::WasiCudaContext& c2 = *g2.env->cuda;
-  const std::string lined = head + ".file 1 \"/home/dev/kernels/poke.cu\"\n"
-                                   ".visible .entry poke2(.param .u64 p, .param .u64 off)\n{\n .reg .b64 %rd<4>;\n"
-                                   " .loc 1 7 3\n ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [off];\n"
-                                   " add.s64 %rd3, %rd1, %rd2;\n .loc 1 9 5\n st.global.u32 [%rd3], 0;\n ret;\n}\n";
+  const std::string lined = head +
+                            ".file 1 \"/home/dev/kernels/poke.cu\"\n"
+                            ".visible .entry poke2(.param .u64 p, .param .u64 off)\n{\n .reg .b64 %rd<4>;\n"
+                            " .loc 1 7 3\n ld.param.u64 %rd1, [p];\n ld.param.u64 %rd2, [off];\n"
+                            " add.s64 %rd3, %rd1, %rd2;\n .loc 1 9 5\n st.global.u32 [%rd3], 0;\n ret;\n}\n";
   m = c2.ModuleLoad({reinterpret_cast<const uint8_t*>(lined.data()), lined.size()});
   ASSERT_GT(m, 0) << c2.last_error();
   k = c2.FunctionGet(m, "poke2");
@@ -251,7 +263,8 @@ TEST(Abi, a_shape_that_fit_one_kernel_is_checked_again_for_another) {
     return cuda.ModuleLoad({reinterpret_cast<const uint8_t*>(ptx.data()), ptx.size()});
   };
   const std::string head = ".version 8.0\n.target sm_80\n.address_size 64\n";
-  int32_t m = load(head + ".visible .entry wide()\n{\n ret;\n}\n.visible .entry narrow() .maxntid 32, 1, 1\n{\n ret;\n}\n");
+  int32_t m =
+      load(head + ".visible .entry wide()\n{\n ret;\n}\n.visible .entry narrow() .maxntid 32, 1, 1\n{\n ret;\n}\n");
   ASSERT_GT(m, 0) << cuda.last_error();
   int32_t wide = cuda.FunctionGet(m, "wide"), narrow = cuda.FunctionGet(m, "narrow");
   ASSERT_GT(wide, 0);
@@ -274,8 +287,9 @@ TEST(Abi, a_parameter_no_record_fits_is_refused_for_every_kind) {
   // A 16-byte .param (a struct passed by value) takes neither a scalar record nor a BUFFER.
   GuestInstance g("abi.wasm", {});
   host::WasiCudaContext& cuda = *g.env->cuda;
-  const std::string ptx = ".version 8.0\n.target sm_80\n.address_size 64\n"
-                          ".visible .entry take(.param .align 8 .b8 take_param_0[16])\n{\n ret;\n}\n";
+  const std::string ptx =
+      ".version 8.0\n.target sm_80\n.address_size 64\n"
+      ".visible .entry take(.param .align 8 .b8 take_param_0[16])\n{\n ret;\n}\n";
   int32_t m = cuda.ModuleLoad({reinterpret_cast<const uint8_t*>(ptx.data()), ptx.size()});
   ASSERT_GT(m, 0) << cuda.last_error();
   int32_t k = cuda.FunctionGet(m, "take");
@@ -288,7 +302,8 @@ TEST(Abi, a_parameter_no_record_fits_is_refused_for_every_kind) {
     std::memcpy(record + 4, &buf, 4);
     EXPECT_NE(cuda.Launch(k, one, one, 0, record, 1), host::WCU_OK) << "record kind " << kind;
   }
-  EXPECT_EQ(cuda.last_error(), "launch of 'take': argument 0 (take_param_0, 16 bytes): unknown argument kind 4294967295");
+  EXPECT_EQ(cuda.last_error(),
+            "launch of 'take': argument 0 (take_param_0, 16 bytes): unknown argument kind 4294967295");
   // The C++ entry point: a span shorter than `count` records is refused before any is read.
   uint8_t half[8] = {};
   EXPECT_EQ(cuda.Launch(k, one, one, 0, half, 1), host::WCU_ERR_BAD_ARGS);
@@ -354,9 +369,8 @@ TEST(Metrics, snapshot_is_a_value) {
             "{kernels_launched=1, bytes_pinned=2, back_pressure_rejections=3, yield_count=4, device_bytes_allocated=5, "
             "kernel_faults=6}");
   nlohmann::json j = b;
-  EXPECT_EQ(j.dump(),
-            R"({"back_pressure_rejections":3,"bytes_pinned":2,"device_bytes_allocated":5,"kernel_faults":6,)"
-            R"("kernels_launched":1,"yield_count":4})");
+  EXPECT_EQ(j.dump(), R"({"back_pressure_rejections":3,"bytes_pinned":2,"device_bytes_allocated":5,"kernel_faults":6,)"
+                      R"("kernels_launched":1,"yield_count":4})");
   EXPECT_EQ(j.get<host::InstanceMetricsSnapshot>(), b);
   // A snapshot written before kernel_faults existed still reads.
   j.erase("kernel_faults");

@@ -56,9 +56,8 @@ struct GuestInstance {
     modules = shared ? shared : std::make_shared<host::ModuleCache>(*Cpu()->CreateContext(), true);
     host::GuestIoOptions io;
     io.input = std::move(input);
-    env = std::make_unique<host::HostEnv>(std::move(io),
-                                          std::make_unique<host::WasiCudaContext>(Cpu(), modules, options),
-                                          options.deadline);
+    env = std::make_unique<host::HostEnv>(
+        std::move(io), std::make_unique<host::WasiCudaContext>(Cpu(), modules, options), options.deadline);
     auto inst = wasm::Instance::Create(Guest(wasm), env.get(), {});
     EXPECT_TRUE(inst.ok()) << inst.status();
     instance = std::move(*inst);

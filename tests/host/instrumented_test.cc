@@ -55,7 +55,8 @@ struct Tenant {
   }
   // The device address of `buffer`, as its kernels see it.
   uint64_t Address(int32_t buffer) {
-    EXPECT_EQ(Launch("where", {{host::WCU_ARG_BUFFER, static_cast<uint32_t>(buffer), 0}}), host::WCU_OK) << cuda.last_error();
+    EXPECT_EQ(Launch("where", {{host::WCU_ARG_BUFFER, static_cast<uint32_t>(buffer), 0}}), host::WCU_OK)
+        << cuda.last_error();
     uint64_t a = 0;
     EXPECT_EQ(cuda.MemcpyDtoH({reinterpret_cast<uint8_t*>(&a), 8}, buffer, 0), host::WCU_OK) << cuda.last_error();
     return a;
@@ -85,8 +86,8 @@ TEST(Instrumented, a_store_into_another_instances_buffer_is_a_fault_of_its_own_a
   EXPECT_EQ(attacker.cuda.Synchronize(), host::WCU_ERR_DEVICE);
   char hex[24];
   std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(target));
-  EXPECT_EQ(attacker.cuda.last_error(),
-            "kernel 'poke' (PTX line 19): global store of 4 bytes at " + std::string(hex) + " is outside the instance's buffers");
+  EXPECT_EQ(attacker.cuda.last_error(), "kernel 'poke' (PTX line 19): global store of 4 bytes at " + std::string(hex) +
+                                            " is outside the instance's buffers");
   // Its GPU state is lost, as after any device fault; the victim's buffer is untouched and it goes on.
   EXPECT_EQ(attacker.cuda.MemAlloc(64), host::WCU_ERR_DEVICE);
   EXPECT_EQ(victim.Word(b, 8), 0u);
@@ -165,8 +166,10 @@ TEST(Instrumented, a_trap_is_a_device_fault_naming_its_line) {
 TEST(Instrumented, hidden_parameters_are_not_the_guests_to_pass) {
   Tenant t(TenantModules(true));
   const int32_t b = t.cuda.MemAlloc(64);
-  EXPECT_EQ(t.Launch("where", {{host::WCU_ARG_BUFFER, static_cast<uint32_t>(b), 0}, {host::WCU_ARG_B64, 0, 0},
-                               {host::WCU_ARG_B64, 0, 0}, {host::WCU_ARG_B64, 0, 0}}),
+  EXPECT_EQ(t.Launch("where", {{host::WCU_ARG_BUFFER, static_cast<uint32_t>(b), 0},
+                               {host::WCU_ARG_B64, 0, 0},
+                               {host::WCU_ARG_B64, 0, 0},
+                               {host::WCU_ARG_B64, 0, 0}}),
             host::WCU_ERR_BAD_ARGS);
   EXPECT_EQ(t.cuda.last_error(), "launch of 'where': the kernel takes 1 arguments, got 4");
 }
@@ -174,7 +177,8 @@ TEST(Instrumented, hidden_parameters_are_not_the_guests_to_pass) {
 TEST(Instrumented, refused_instructions_and_reserved_names_are_errors_naming_them) {
   Tenant t(TenantModules(true));
   auto load = [&](const std::string& body) {
-    const std::string ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n" + body + "  ret;\n}\n";
+    const std::string ptx =
+        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n" + body + "  ret;\n}\n";
     return t.cuda.ModuleLoad({reinterpret_cast<const uint8_t*>(ptx.data()), ptx.size()});
   };
   EXPECT_EQ(load("  brkpt;\n"), host::WCU_ERR_UNSUPPORTED);

@@ -26,9 +26,9 @@ TEST(HandleTable, freed_and_foreign_handles_are_refused) {
   EXPECT_EQ(*a.Get(h), 7);
   EXPECT_EQ(other_type.Get(h), nullptr);  // a handle of another kind
   EXPECT_TRUE(a.Remove(h));
-  EXPECT_EQ(a.Get(h), nullptr);           // freed
+  EXPECT_EQ(a.Get(h), nullptr);  // freed
   EXPECT_FALSE(a.Remove(h));
-  int32_t h2 = a.Add(8);                  // same slot, new generation
+  int32_t h2 = a.Add(8);  // same slot, new generation
   EXPECT_NE(h2, h);
   EXPECT_EQ(a.Get(h), nullptr);
   EXPECT_EQ(*a.Get(h2), 8);
@@ -40,7 +40,7 @@ TEST(HandleTable, freed_and_foreign_handles_are_refused) {
   EXPECT_EQ(a.Get((h2 & ~0xffff) | 0xffff), nullptr);  // past the end of the table
   EXPECT_EQ(a.Get(static_cast<int32_t>(static_cast<uint32_t>(h2) | 0x80000000u)), nullptr);  // negative
   int32_t hb = b.Add(1);
-  EXPECT_EQ(a.Get(hb), nullptr);          // another instance's table: generations differ
+  EXPECT_EQ(a.Get(hb), nullptr);  // another instance's table: generations differ
   EXPECT_EQ(a.size(), 1u);
 }
 

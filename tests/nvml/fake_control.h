@@ -14,7 +14,9 @@ struct FakeNvml {
     EXPECT_NE(f, nullptr) << name;
     return f;
   }
-  void Inject(const char* fn, int ret, int times = -1) { Fn<void(const char*, int, int)>("fake_nvml_inject")(fn, ret, times); }
+  void Inject(const char* fn, int ret, int times = -1) {
+    Fn<void(const char*, int, int)>("fake_nvml_inject")(fn, ret, times);
+  }
   void Delay(const char* fn, int ms) { Fn<void(const char*, int)>("fake_nvml_delay")(fn, ms); }
   void Reset() { Fn<void()>("fake_nvml_reset")(); }
   long LiveSamples() { return Fn<long()>("fake_nvml_live_samples")(); }

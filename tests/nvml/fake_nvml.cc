@@ -26,8 +26,8 @@ struct FakeDevice {
   unsigned arch;
   bool gpm;
   bool mig;
-  int parent;          // for MIG devices: the parent's index
-  unsigned gi;         // MIG GPU instance id
+  int parent;   // for MIG devices: the parent's index
+  unsigned gi;  // MIG GPU instance id
   unsigned long long memory;
 };
 
@@ -58,9 +58,7 @@ struct FakeSample {
   double t = 0;  // seconds, steady clock
 };
 
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // An injected result for `fn`, or NVML_SUCCESS; also applies an injected delay.
 nvmlReturn_t Hook(const char* fn) {

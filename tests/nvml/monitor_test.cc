@@ -38,7 +38,8 @@ TEST(GpmMonitor, interval_under_100ms_is_refused) {
   o.interval = milliseconds(99);
   auto m = GpmMonitor::Start(f.nvml, f.registry, o);
   ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.status().message(), "GPM interval of 99 ms is too short: it must be at least 100 ms (NVML refreshes every 100 ms)");
+  EXPECT_EQ(m.status().message(),
+            "GPM interval of 99 ms is too short: it must be at least 100 ms (NVML refreshes every 100 ms)");
   o.interval = milliseconds(100);
   EXPECT_TRUE(GpmMonitor::Start(f.nvml, f.registry, o).ok());
   o.interval = milliseconds(500);
@@ -66,7 +67,8 @@ TEST(GpmMonitor, publishes_gauges_for_gpus_and_mig_instances) {
   EXPECT_DOUBLE_EQ(f.registry.Get("gpuwasm_gpm_sm_occupancy", gi2), 30.5 * 2 / 3);
   std::string text = f.registry.RenderPrometheus();
   EXPECT_NE(text.find("# TYPE DCGM_FI_PROF_DRAM_ACTIVE gauge\n"), std::string::npos);
-  EXPECT_NE(text.find("gpuwasm_gpm_sm_util{gpu=\"0\",uuid=\"GPU-fake-h200-0000\",gpu_instance=\"\"} 42\n"), std::string::npos)
+  EXPECT_NE(text.find("gpuwasm_gpm_sm_util{gpu=\"0\",uuid=\"GPU-fake-h200-0000\",gpu_instance=\"\"} 42\n"),
+            std::string::npos)
       << text;
   EXPECT_NE(text.find("# HELP gpuwasm_gpm_sm_util NVML GPM SM_UTIL (%)\n"), std::string::npos);
 }
@@ -119,7 +121,7 @@ TEST(GpmMonitor, background_thread_samples_every_interval) {
   std::this_thread::sleep_for(milliseconds(450));
   EXPECT_GE((*m)->rounds(), 3u);
   EXPECT_DOUBLE_EQ(f.registry.Get("gpuwasm_gpm_fp32_util", kGpu0), 20.0);
-  m->reset();  // stops and joins the thread
+  m->reset();                          // stops and joins the thread
   EXPECT_EQ(f.fake.LiveSamples(), 0);  // every sample freed
 }
 

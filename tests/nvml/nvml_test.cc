@@ -1,12 +1,13 @@
 // NVML through the real loader, against the fake library: devices, MIG, GPM sample ownership,
 // metrics from two samples, and every error path.
+#include "nvml/nvml.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <thread>
 
 #include "fake_control.h"
-#include "nvml/nvml.h"
 
 namespace gpuwasm::testing {
 namespace {
@@ -63,7 +64,8 @@ TEST(Nvml, devices_by_index_and_uuid) {
   ASSERT_TRUE(same.ok());
   EXPECT_EQ(same->handle(), h200->handle());
   EXPECT_EQ(Device::ByUuid(nvml, "GPU-nope").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(Device::ByIndex(nvml, 9).status().message(), "nvmlDeviceGetHandleByIndex_v2 failed: NVML_ERROR_INVALID_ARGUMENT (2)");
+  EXPECT_EQ(Device::ByIndex(nvml, 9).status().message(),
+            "nvmlDeviceGetHandleByIndex_v2 failed: NVML_ERROR_INVALID_ARGUMENT (2)");
   auto a100 = Device::ByIndex(nvml, 2);
   EXPECT_FALSE(a100->gpm_supported());
   EXPECT_TRUE(a100->mig_devices()->empty());
@@ -229,7 +231,7 @@ TEST(GpmMetrics, error_paths) {
   auto r = nvml::GpmMetricsGet(*nvml, *s1, *s2, {2, 3});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ((*r)[0].status.code(), StatusCode::kUnsupported);  // the failed call, reported per metric
-  EXPECT_TRUE((*r)[1].status.ok());                              // the next call worked
+  EXPECT_TRUE((*r)[1].status.ok());                            // the next call worked
   fake.Inject("nvmlGpmQueryDeviceSupport", NVML_ERROR_ARGUMENT_VERSION_MISMATCH, 1);
   EXPECT_FALSE(dev->gpm_supported());
 }

@@ -1,10 +1,11 @@
 // The instrumentation pass on syntax trees: what it adds where, what it refuses, and that ptxas
 // takes every instrumented corpus and conformance file (when the toolkit is here).
+#include "ptx/instrument.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "ptx/instrument.h"
 #include "ptx/parser.h"
 #include "ptx/printer.h"
 #include "ptx_files.h"
@@ -49,12 +50,13 @@ TEST(Instrument, kernels_get_the_hidden_parameters_after_their_own) {
 }
 
 TEST(Instrument, backward_branches_and_calls_check_the_abort_word_and_accesses_are_fenced) {
-  Module m = MustParse(std::string(kHead) +
-                       ".func g()\n{\n ret;\n}\n"
-                       ".visible .entry k(.param .u64 p)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<3>;\n .reg .b64 %rd<2>;\n"
-                       " ld.param.u64 %rd1, [p];\n mov.u32 %r1, 0;\n$L:\n ld.u32 %r2, [%rd1];\n"
-                       " add.u32 %r1, %r1, 1;\n setp.lt.u32 %p1, %r1, %r2;\n @%p1 bra $L;\n call.uni g, ();\n"
-                       " bra $F;\n$F:\n ret;\n}\n");
+  Module m =
+      MustParse(std::string(kHead) +
+                ".func g()\n{\n ret;\n}\n"
+                ".visible .entry k(.param .u64 p)\n{\n .reg .pred %p<2>;\n .reg .b32 %r<3>;\n .reg .b64 %rd<2>;\n"
+                " ld.param.u64 %rd1, [p];\n mov.u32 %r1, 0;\n$L:\n ld.u32 %r2, [%rd1];\n"
+                " add.u32 %r1, %r1, 1;\n setp.lt.u32 %p1, %r1, %r2;\n @%p1 bra $L;\n call.uni g, ();\n"
+                " bra $F;\n$F:\n ret;\n}\n");
   auto i = Instrument(m);
   ASSERT_TRUE(i.ok()) << i.status();
   const Function& k = i->functions[1];
@@ -62,7 +64,7 @@ TEST(Instrument, backward_branches_and_calls_check_the_abort_word_and_accesses_a
   for (const Statement& s : k.body) {
     if (s.kind == Statement::Kind::kInstruction && s.inst.text() == "ld.volatile.global.u32") ++volatile_loads;
   }
-  EXPECT_EQ(volatile_loads, 2);       // the loop's back edge and the call; not the forward bra $F
+  EXPECT_EQ(volatile_loads, 2);        // the loop's back edge and the call; not the forward bra $F
   EXPECT_EQ(Count(k, "isspacep"), 2);  // the generic load may be shared or local memory
   // The device function reads the window from the static shared copy the entry writes.
   EXPECT_NE(i->FindGlobal("__gw_ctx"), nullptr);
@@ -119,8 +121,9 @@ TEST(Instrument, a_long_nanosleep_is_bounded) {
 }
 
 TEST(Instrument, a_narrow_address_register_is_widened_before_the_check) {
-  Module m = MustParse(std::string(kHead) +
-                       ".visible .entry k()\n{\n .reg .b32 %r<3>;\n mov.u32 %r1, 64;\n ld.u32 %r2, [%r1+4];\n ret;\n}\n");
+  Module m =
+      MustParse(std::string(kHead) +
+                ".visible .entry k()\n{\n .reg .b32 %r<3>;\n mov.u32 %r1, 64;\n ld.u32 %r2, [%r1+4];\n ret;\n}\n");
   auto i = Instrument(m);
   ASSERT_TRUE(i.ok()) << i.status();
   auto again = Parse(Print(*i));
@@ -191,9 +194,11 @@ TEST(Instrument, control_faults_are_described_as_the_cpu_device_words_its_own) {
   b.line = 23;
   b.access = 1u << 16 | 4;
   b.address = 0x7f00;
-  EXPECT_EQ(DescribeControlFault(b, "k"), "kernel 'k' (PTX line 23): global store of 4 bytes at 0x7f00 is outside the instance's buffers");
+  EXPECT_EQ(DescribeControlFault(b, "k"),
+            "kernel 'k' (PTX line 23): global store of 4 bytes at 0x7f00 is outside the instance's buffers");
   b.access = 16;
-  EXPECT_EQ(DescribeControlFault(b, "k"), "kernel 'k' (PTX line 23): global load of 16 bytes at 0x7f00 is outside the instance's buffers");
+  EXPECT_EQ(DescribeControlFault(b, "k"),
+            "kernel 'k' (PTX line 23): global load of 16 bytes at 0x7f00 is outside the instance's buffers");
   b.fault = kTrapFault;
   EXPECT_EQ(DescribeControlFault(b, "k"), "kernel 'k' (PTX line 23): trap instruction executed");
 }

@@ -1,13 +1,14 @@
 // The PTX front end: every corpus file parses; each malformed file (tests/ptx/malformed/, its
 // expected error in the first line) is rejected with exactly that message; syntax nvcc emits
 // (directives without ';', nested scopes, vectors, calls, initialisers, debug sections) parses.
+#include "ptx/parser.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
-#include "ptx/parser.h"
 #include "ptx_files.h"
 
 namespace gpuwasm::ptx {
@@ -177,18 +178,21 @@ TEST(Parser, limits_bound_untrusted_input) {
   std::string deep = ".version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n";
   for (int i = 0; i < 100; ++i) deep += "{";
   EXPECT_NE(Parse(deep).status().message().find("scopes nested too deeply"), std::string::npos);
-  std::string huge = ".version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<99999999>;\n}\n";
+  std::string huge =
+      ".version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<99999999>;\n}\n";
   EXPECT_NE(Parse(huge).status().message().find("too many registers"), std::string::npos);
   // A range count near 2^64 must not wrap the limit check (it used to, and then declared forever).
-  std::string wrap = ".version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %a;\n"
-                     ".reg .b32 %r<18446744073709551615>;\n}\n";
+  std::string wrap =
+      ".version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %a;\n"
+      ".reg .b32 %r<18446744073709551615>;\n}\n";
   EXPECT_EQ(Parse(wrap).status().message(), "line 7, column 11: too many registers (at most 262144 in the module)");
 }
 
 // What one statement may cost: operands, bytes, nesting (a hostile 15 MiB statement used to take
 // 32x its size in memory, and '!' or '{' repeated recursed without bound).
 TEST(Parser, statements_are_bounded) {
-  const std::string head = ".version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<4>;\n.reg .pred %p;\n";
+  const std::string head =
+      ".version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<4>;\n.reg .pred %p;\n";
   std::string many = head + "add.s32 %r1";
   for (int i = 0; i < 40; ++i) many += ", %r2";
   many += ";\n}\n";
@@ -203,21 +207,25 @@ TEST(Parser, statements_are_bounded) {
   std::string neg = head + "not.pred %p, " + std::string(1 << 20, '!') + "%p;\n}\n";
   EXPECT_NE(Parse(neg).status().message().find("unexpected '!'"), std::string::npos) << Parse(neg).status();
   std::string nest = head + "mov.b32 %r1, " + std::string(1 << 20, '{') + ";\n}\n";
-  EXPECT_NE(Parse(nest).status().message().find("operand lists do not nest"), std::string::npos) << Parse(nest).status();
+  EXPECT_NE(Parse(nest).status().message().find("operand lists do not nest"), std::string::npos)
+      << Parse(nest).status();
   std::string longer = head + "add.s32 %r1, %r2, " + std::string(70'000, 'a') + ";\n}\n";
   EXPECT_NE(Parse(longer).status().message().find("instruction longer than 65536 bytes"), std::string::npos)
       << Parse(longer).status();
   ParseLimits few;
   few.max_statements = 10;
-  std::string two = head + "ret;\nret;\nret;\nret;\nret;\nret;\n}\n.visible .entry j()\n{\nret;\nret;\nret;\nret;\nret;\nret;\n}\n";
-  EXPECT_NE(Parse(two, few).status().message().find("too many statements (more than 10 in the module)"), std::string::npos)
+  std::string two =
+      head + "ret;\nret;\nret;\nret;\nret;\nret;\n}\n.visible .entry j()\n{\nret;\nret;\nret;\nret;\nret;\nret;\n}\n";
+  EXPECT_NE(Parse(two, few).status().message().find("too many statements (more than 10 in the module)"),
+            std::string::npos)
       << Parse(two, few).status();
 }
 
 TEST(Parser, wide_multiply_with_missing_operands_is_an_error_not_a_crash) {
   // Found by fuzz_ptx: the validator read operand 0 of an operand-less mul.wide (an uncaught throw).
-  const std::string head = ".version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n"
-                           ".reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n";
+  const std::string head =
+      ".version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n"
+      ".reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n";
   auto m = Parse(head + "mul.wide.u32 ;\nret;\n}\n");
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().message(), "line 8, column 1: mul.wide.u32 needs 3 operands");

@@ -1,9 +1,10 @@
 // The PTX printer: every corpus and conformance file printed and parsed again gives the same tree
 // (Diff), printing is a fixpoint, and ptxas accepts the printed text (when the toolkit is here).
+#include "ptx/printer.h"
+
 #include <gtest/gtest.h>
 
 #include "ptx/parser.h"
-#include "ptx/printer.h"
 #include "ptx_files.h"
 
 namespace gpuwasm::ptx {
@@ -65,8 +66,8 @@ TEST(Printer, scopes_registers_calls_and_initialisers_print_as_declared) {
   ASSERT_TRUE(again.ok()) << again.status() << "\n" << printed;
   EXPECT_EQ(Diff(*m, *again), "") << printed;
   for (const char* want : {".target sm_80, texmode_independent", "{1, 2, 4294967295, 0}", "= 0f40490FDB",
-                           ".extern .shared .align 16 .b8 dyn[];", ".reg .b32 %r<4>;", ".reg .b32 x;",
-                           "[s+-4]", "call.uni (r0), f, (a0);", "mov.b32 t, -1;", "@!%p1 st.global.v2.u32 [%rd1+8], {%r2, _};",
+                           ".extern .shared .align 16 .b8 dyn[];", ".reg .b32 %r<4>;", ".reg .b32 x;", "[s+-4]",
+                           "call.uni (r0), f, (a0);", "mov.b32 t, -1;", "@!%p1 st.global.v2.u32 [%rd1+8], {%r2, _};",
                            "%r3|%p1", ".maxntid 128, 0, 2", ".func (\n\t.param .b32 r\n) f(\n\t.param .b32 a\n);"}) {
     EXPECT_NE(printed.find(want), std::string::npos) << want << " in\n" << printed;
   }
@@ -75,9 +76,10 @@ TEST(Printer, scopes_registers_calls_and_initialisers_print_as_declared) {
 }
 
 TEST(Printer, a_definition_after_its_prototype_keeps_register_owners) {
-  auto m = Parse(".version 8.0\n.target sm_80\n.address_size 64\n.func g();\n"
-                 ".visible .entry k()\n{\n .reg .b32 a;\n mov.u32 a, 1;\n call.uni g, ();\n ret;\n}\n"
-                 ".func g()\n{\n .reg .b32 b;\n mov.u32 b, 2;\n ret;\n}\n");
+  auto m = Parse(
+      ".version 8.0\n.target sm_80\n.address_size 64\n.func g();\n"
+      ".visible .entry k()\n{\n .reg .b32 a;\n mov.u32 a, 1;\n call.uni g, ();\n ret;\n}\n"
+      ".func g()\n{\n .reg .b32 b;\n mov.u32 b, 2;\n ret;\n}\n");
   ASSERT_TRUE(m.ok()) << m.status();
   ASSERT_EQ(m->functions.size(), 2u);
   for (const Register& r : m->registers) {

@@ -3,14 +3,13 @@
 // once among them, and a compile left unfinished by a node that died is taken over.
 #include <gtest/gtest.h>
 
-#include "../common/guests.h"
-#include "../common/postgres.h"
-#include "../common/temp_dir.h"
-
 #include <chrono>
 #include <filesystem>
 #include <thread>
 
+#include "../common/guests.h"
+#include "../common/postgres.h"
+#include "../common/temp_dir.h"
 #include "runtime/runtime.h"
 
 namespace gpuwasm::runtime {

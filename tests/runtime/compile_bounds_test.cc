@@ -5,28 +5,26 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "../common/guests.h"
-#include "../common/temp_dir.h"
-#include "../common/wasm_bytes.h"
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
+#include "../common/guests.h"
+#include "../common/temp_dir.h"
+#include "../common/wasm_bytes.h"
 #include "runtime/runtime.h"
 
 namespace gpuwasm::runtime {
 namespace {
 namespace fs = std::filesystem;
 using gpuwasm::testing::Cpu;
-using gpuwasm::testing::Span;
 using gpuwasm::testing::Leb;
 using gpuwasm::testing::Section;
+using gpuwasm::testing::Span;
 using gpuwasm::testing::TempDir;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
-
 
 // A module whose one function () -> () is exported as _start and as `name` (so each name is a
 // distinct module, and the C compiler sees the name).

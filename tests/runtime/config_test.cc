@@ -1,8 +1,9 @@
 // The TOML configuration: every key read, typos and bad values refused with the line.
+#include "runtime/config.h"
+
 #include <gtest/gtest.h>
 
 #include "common/duration.h"
-#include "runtime/config.h"
 #include "runtime/toml.h"
 #include "runtime/worker_protocol.h"
 #include "wasm/backtrace.h"
@@ -28,11 +29,13 @@ max_body = "8MiB"
 read_timeout = "5s"
 idle_timeout = "20s"
 io_threads = 3
-metrics_token = ")" + HashToken("scrape") + R"("
+metrics_token = ")" + HashToken("scrape") +
+                       R"("
 
 [[tenants]]
 name = "acme"
-tokens = [")" + token_line + R"("]
+tokens = [")" + token_line +
+                       R"("]
 gpu = false
 instrument_ptx = false
 device_bytes = "256MiB"
@@ -148,16 +151,20 @@ TEST(Config, mistakes_are_errors_with_the_line) {
   ExpectError("[runtime\n", "gpuwasm.toml:1:");
   ExpectError("colour = \"blue\"\n", "unknown key 'colour' in the top level");
   std::string h = HashToken("x");
-  ExpectError("[[tenants]]\nname = \"a\"\ntokens = [\"" + h + "\"]\n[[tenants]]\nname = \"b\"\ntokens = [\"" + h + "\"]\n",
-              "a token is given to two tenants");
+  ExpectError(
+      "[[tenants]]\nname = \"a\"\ntokens = [\"" + h + "\"]\n[[tenants]]\nname = \"b\"\ntokens = [\"" + h + "\"]\n",
+      "a token is given to two tenants");
 }
 
 TEST(Config, non_ascii_only_in_strings_and_comments) {
-  auto ok = ParseConfig("# caf\xc3\xa9\n[runtime]\nstore = \"/srv/caf\xc3\xa9\" # \xc3\xbcn\xc3\xaf" "code\n[server]\nlisten = '127.0.0.1:0'\n");
+  auto ok = ParseConfig(
+      "# caf\xc3\xa9\n[runtime]\nstore = \"/srv/caf\xc3\xa9\" # \xc3\xbcn\xc3\xaf"
+      "code\n[server]\nlisten = '127.0.0.1:0'\n");
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_EQ(ok->store_dir, "/srv/caf\xc3\xa9");
   // Outside them it is invalid TOML, and toml++ 3.3 would reach undefined behaviour on it.
-  ExpectError("[runtime]\nworkers = 4\nst\xef\xb6\xbfore = 1\n", "gpuwasm.toml:3: a non-ASCII character outside a string");
+  ExpectError("[runtime]\nworkers = 4\nst\xef\xb6\xbfore = 1\n",
+              "gpuwasm.toml:3: a non-ASCII character outside a string");
   ExpectError("[runtime]\n\xc2\xa1 = 1\n", "gpuwasm.toml:2: a non-ASCII character");
   // toml++ itself no longer reaches undefined behaviour on those characters (runtime/toml.h).
   EXPECT_FALSE(toml::impl::is_non_ascii_horizontal_whitespace(U'\u00e9'));
@@ -167,8 +174,10 @@ TEST(Config, non_ascii_only_in_strings_and_comments) {
   // A quote inside a bare value opens no string: what follows is still outside one.
   ExpectError("nap=3s3'\xcf\xbb\x1c'\n", "gpuwasm.toml:1: a non-ASCII character outside a string");
   // Strings everywhere TOML has them: values, arrays, inline tables, quoted and dotted keys, headers.
-  auto strings = ParseConfig("[runtime]\n\"store\" = '/a/\xc3\xa9'\n[[tenants]]\nname = \"t\"\ntokens = [\n  \"sha256:" +
-                             std::string(64, 'a') + "\", # \xc3\xa9\n]\n", "gpuwasm.toml");
+  auto strings =
+      ParseConfig("[runtime]\n\"store\" = '/a/\xc3\xa9'\n[[tenants]]\nname = \"t\"\ntokens = [\n  \"sha256:" +
+                      std::string(64, 'a') + "\", # \xc3\xa9\n]\n",
+                  "gpuwasm.toml");
   EXPECT_TRUE(strings.ok()) << strings.status();
 }
 

@@ -4,16 +4,14 @@
 // A trusted tenant's kernels run as written (instrument_ptx = false), and the driver's worst holds:
 // a device fault is process-fatal (every tenant then gets a clear error), a kernel that never ends
 // is reported at the invocation's deadline and its context abandoned.
-#include <gtest/gtest.h>
-
-#include "../common/guests.h"
-#include "../common/temp_dir.h"
-
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
 
+#include "../common/guests.h"
+#include "../common/temp_dir.h"
 #include "device/cuda/cuda_device.h"
 #include "device/cuda/driver.h"
 #include "runtime/runtime.h"
@@ -130,7 +128,7 @@ TEST_F(CudaRuntime, a_kernel_that_never_ends_stops_at_the_deadline_and_nothing_i
   trap.entry = "trap_mid_launch";
   r = Invoke("acme", life, trap);
   EXPECT_EQ(r.status, InvocationStatus::kTrap);
-  EXPECT_LT(r.duration, milliseconds(4000));  // the 5 s kernel was stopped by its abort word
+  EXPECT_LT(r.duration, milliseconds(4000));       // the 5 s kernel was stopped by its abort word
   std::this_thread::sleep_for(milliseconds(400));  // past the runaway grace
   EXPECT_EQ(device_->restart_reason(), "") << "no kernel was left running";
   ExpectNothingLeft();

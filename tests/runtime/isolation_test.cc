@@ -5,9 +5,8 @@
 // answering and a kill -9 of A's worker each end only A's worker, with a clear status for A's
 // invocations, while B's concurrent invocations all succeed and A's next invocation gets a fresh
 // worker. Nothing is left behind: no process, descriptor or temporary directory.
-#include <gtest/gtest.h>
-
 #include <dirent.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -155,9 +154,9 @@ class Isolated : public ::testing::TestWithParam<std::string> {
         if (r.ok() && r->status == InvocationStatus::kOk && r->stdout_text.find(" 0 wrong OK") != std::string::npos) {
           ++b.ok;
         } else {
-          if (b.wrong++ == 0) b.first_wrong = r.ok() ? std::string(InvocationStatusName(r->status)) + ": " + r->error +
-                                                           r->stderr_text
-                                                     : r.status().ToString();
+          if (b.wrong++ == 0)
+            b.first_wrong = r.ok() ? std::string(InvocationStatusName(r->status)) + ": " + r->error + r->stderr_text
+                                   : r.status().ToString();
         }
       }
     });

@@ -1,10 +1,9 @@
 // The runtime against real guests on the CPU device: deploy -> invoke for every example, compile
 // failures, quotas and isolation between tenants, teardown after traps, deadlines and device
 // faults, restart with the same store, concurrency, shutdown.
-#include <gtest/gtest.h>
+#include "runtime/runtime.h"
 
-#include "../common/guests.h"
-#include "../common/temp_dir.h"
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
@@ -14,8 +13,9 @@
 #include <iterator>
 #include <thread>
 
+#include "../common/guests.h"
+#include "../common/temp_dir.h"
 #include "device/cpu/native.h"
-#include "runtime/runtime.h"
 
 namespace gpuwasm::runtime {
 namespace {
@@ -205,7 +205,8 @@ TEST(Runtime, a_guests_lines_reach_the_host_as_printed_and_a_forgotten_synchroni
   EXPECT_EQ(r.stdout_text, "first line\nsecond line\n");
   EXPECT_EQ(live[1], "first line\nsecond line\n");
   // stderr carries only the trap's wasm backtrace, live and in the result.
-  EXPECT_EQ(live[2], "gpuwasm: wasm backtrace of the trap (unreachable), innermost call first:\n  #0 print_then_trap\n");
+  EXPECT_EQ(live[2],
+            "gpuwasm: wasm backtrace of the trap (unreachable), innermost call first:\n  #0 print_then_trap\n");
   EXPECT_EQ(r.stderr_text, live[2]);
   EXPECT_EQ(r.backtrace, std::vector<std::string>{"print_then_trap"});
   EXPECT_EQ(r.discarded_launches, 0u);
@@ -215,8 +216,9 @@ TEST(Runtime, a_guests_lines_reach_the_host_as_printed_and_a_forgotten_synchroni
   r = MustInvoke(*rt, "acme", "life", req);
   EXPECT_EQ(r.status, InvocationStatus::kOk);
   EXPECT_EQ(r.discarded_launches, 1u);
-  const std::string note = "gpuwasm: 1 kernel launch(es) had not finished when the guest returned and were discarded "
-                           "(call wcu_synchronize() before returning)\n";
+  const std::string note =
+      "gpuwasm: 1 kernel launch(es) had not finished when the guest returned and were discarded "
+      "(call wcu_synchronize() before returning)\n";
   EXPECT_EQ(r.stderr_text, note);
   EXPECT_EQ(live[2], note);
   EXPECT_EQ(live[1], "");
@@ -451,8 +453,9 @@ TEST(Runtime, bad_names_and_ids_are_refused_with_the_reason) {
   for (const char* name : {"", "fn_lookalike", "has space", "semi;colon"}) {
     auto r = rt->Deploy("acme", name, Span(bytes), "echo");
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << name;
-    EXPECT_NE(r.status().message().find("must be 1-128 characters of A-Z, a-z, 0-9, '-', '_' and '.', not starting with fn_"),
-              std::string::npos)
+    EXPECT_NE(
+        r.status().message().find("must be 1-128 characters of A-Z, a-z, 0-9, '-', '_' and '.', not starting with fn_"),
+        std::string::npos)
         << r.status();
   }
   auto long_entry = rt->Deploy("acme", "echo", Span(bytes), std::string(257, 'e'));

@@ -1,4 +1,6 @@
 // WorkerPool: round-robin across keys and the per-key running cap.
+#include "runtime/worker_pool.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -7,8 +9,6 @@
 #include <mutex>
 #include <thread>
 #include <vector>
-
-#include "runtime/worker_pool.h"
 
 namespace gpuwasm::runtime {
 namespace {

@@ -1,13 +1,11 @@
 // The HTTP API against a real `Server` on loopback: deploy and invoke every example, auth, the
 // 413/429/503/504 paths, slow and idle clients, 64 concurrent invocations, /metrics as Prometheus
 // text matching what was done, and a graceful shutdown that loses no accepted request.
+#include "server/server.h"
+
 #include <gtest/gtest.h>
 
-#include "../common/guests.h"
-#include "../common/temp_dir.h"
-
 #include <boost/asio.hpp>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -17,8 +15,9 @@
 #include <sstream>
 #include <thread>
 
+#include "../common/guests.h"
+#include "../common/temp_dir.h"
 #include "server/client.h"
-#include "server/server.h"
 
 namespace gpuwasm::server {
 namespace {
@@ -30,9 +29,8 @@ using gpuwasm::testing::ReadFile;
 using gpuwasm::testing::TempDir;
 using gpuwasm::testing::U64;
 namespace http = boost::beast::http;
-using std::chrono::milliseconds;
 using nlohmann::json;
-
+using std::chrono::milliseconds;
 
 runtime::TenantConfig Tenant(const std::string& name, const std::string& token = "") {
   runtime::TenantConfig t;
@@ -156,8 +154,9 @@ TEST(Server, an_invocation_takes_arguments_and_environment_as_json_in_the_query)
   auto c = node.Client();
   Deploy(*c, "env", Lifecycle(), "print_args_env");
   // ?args=["blur","two words"]&env={"MODE":"fast"}
-  Response r = Must(c->Send(http::verb::post, "/v1/functions/env/invoke?args=%5B%22blur%22%2C%22two%20words%22%5D"
-                                              "&env=%7B%22MODE%22%3A%22fast%22%7D"));
+  Response r = Must(c->Send(http::verb::post,
+                            "/v1/functions/env/invoke?args=%5B%22blur%22%2C%22two%20words%22%5D"
+                            "&env=%7B%22MODE%22%3A%22fast%22%7D"));
   EXPECT_EQ(r.result_int(), 200u);
   EXPECT_EQ(r.body(), "arg: env\narg: blur\narg: two words\nenv: MODE=fast\n");
   Response not_json = Must(c->Send(http::verb::post, "/v1/functions/env/invoke?args=blur"));
@@ -173,7 +172,10 @@ TEST(Server, binary_output_and_errors_as_json) {
   Node node;
   auto c = node.Client();
   Deploy(*c, "echo", Lifecycle(), "echo");
-  std::string bytes("\x00\xff\x01" "binary", 9);
+  std::string bytes(
+      "\x00\xff\x01"
+      "binary",
+      9);
   Response raw = Must(c->Send(http::verb::post, "/v1/functions/echo/invoke", bytes));
   EXPECT_EQ(raw.body(), bytes);
   json j = json::parse(Must(c->Send(http::verb::post, "/v1/functions/echo/invoke?format=json", bytes)).body());
@@ -202,9 +204,8 @@ TEST(Server, binary_output_and_errors_as_json) {
 }
 
 TEST(Server, tokens_map_to_tenants_and_tenants_stay_apart) {
-  Node node({Tenant("acme", "acme-token"), Tenant("beta", "beta-token")}, [](runtime::RuntimeConfig& c) {
-    c.server.metrics_token_sha256 = runtime::HashToken("scrape").substr(7);
-  });
+  Node node({Tenant("acme", "acme-token"), Tenant("beta", "beta-token")},
+            [](runtime::RuntimeConfig& c) { c.server.metrics_token_sha256 = runtime::HashToken("scrape").substr(7); });
   auto acme = node.Client("acme-token");
   std::string id = Deploy(*acme, "echo", Lifecycle(), "echo");
   auto anonymous = node.Client();
@@ -280,9 +281,7 @@ TEST(Server, overload_is_503_and_deadline_is_504) {
 struct RawConnection {
   boost::asio::io_context io;
   boost::asio::ip::tcp::socket socket{io};
-  explicit RawConnection(uint16_t port) {
-    socket.connect({boost::asio::ip::make_address("127.0.0.1"), port});
-  }
+  explicit RawConnection(uint16_t port) { socket.connect({boost::asio::ip::make_address("127.0.0.1"), port}); }
   void Write(const std::string& s) { boost::asio::write(socket, boost::asio::buffer(s)); }
   // Everything until the server closes the connection (or 5 s).
   std::string ReadUntilClosed() {
@@ -343,13 +342,15 @@ TEST(Server, sixty_four_concurrent_invocations_are_all_correct) {
       auto client = node.Client();
       std::string input = "client " + std::to_string(i) + std::string(static_cast<size_t>(i) * 37, 'q');
       bool hello = i % 2 == 0;
-      auto r = client->Send(http::verb::post, std::string("/v1/functions/") + (hello ? "hello" : "echo") + "/invoke", input);
+      auto r =
+          client->Send(http::verb::post, std::string("/v1/functions/") + (hello ? "hello" : "echo") + "/invoke", input);
       if (!r.ok() || r->result_int() != 200) return false;
       if (!hello) return r->body() == input;
       uint32_t sum = 0;
       for (unsigned char ch : input) sum = sum * 31u + ch;
       char want[128];
-      std::snprintf(want, sizeof want, "hello from a gpuwasm guest: %zu input bytes, checksum %08x\n", input.size(), sum);
+      std::snprintf(want, sizeof want, "hello from a gpuwasm guest: %zu input bytes, checksum %08x\n", input.size(),
+                    sum);
       return r->body() == want;
     }));
   }
@@ -361,7 +362,8 @@ TEST(Server, sixty_four_concurrent_invocations_are_all_correct) {
 // Minimal Prometheus text-format check: HELP/TYPE before samples, valid names, labels and values.
 std::map<std::string, double> ParsePrometheus(const std::string& text) {
   std::map<std::string, double> samples;
-  std::regex sample(R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*"(,[a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*")*)?\})? ([-+]?([0-9.]+([eE][-+]?[0-9]+)?|Inf|NaN))$)");
+  std::regex sample(
+      R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*"(,[a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*")*)?\})? ([-+]?([0-9.]+([eE][-+]?[0-9]+)?|Inf|NaN))$)");
   std::regex meta(R"(^# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*) .*$)");
   std::set<std::string> typed;
   std::istringstream in(text);
@@ -461,7 +463,8 @@ TEST(ServerHardening, bodies_at_the_documented_limits_get_answers) {
   EXPECT_EQ(r.result_int(), 200u);
   EXPECT_EQ(r.body(), input.substr(0, 65536));
   RawConnection expect(node.server->port());
-  expect.Write("POST /v1/functions/echo/invoke HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2097152\r\n\r\n");
+  expect.Write(
+      "POST /v1/functions/echo/invoke HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2097152\r\n\r\n");
   char buf[64] = {};
   timeval tv{5, 0};
   setsockopt(expect.socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);

@@ -1,4 +1,6 @@
 // The PostgreSQL store against a real server (tests/common/postgres.h): a database per test.
+#include "store/postgres_store.h"
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -15,7 +17,6 @@
 #include "../common/postgres.h"
 #include "../common/temp_dir.h"
 #include "store/local_store.h"
-#include "store/postgres_store.h"
 #include "store_contract.h"
 
 namespace gpuwasm::store {
@@ -136,8 +137,9 @@ TEST_F(Postgres, dropped_connections_are_reestablished) {
   auto db = Open();
   ASSERT_NE(db, nullptr);
   auto f = *db->CreateFunction({"acme", "a", std::string(64, 'a'), 1, ""});
-  std::string err = gpuwasm::testing::PgExec(admin_, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" +
-                                          name_ + "' AND pid <> pg_backend_pid()");
+  std::string err =
+      gpuwasm::testing::PgExec(admin_, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" +
+                                           name_ + "' AND pid <> pg_backend_pid()");
   ASSERT_EQ(err, "");
   auto again = db->GetFunction(f.id);
   ASSERT_TRUE(again.ok()) << again.status();
@@ -153,7 +155,8 @@ TEST_F(Postgres, unreachable_server_is_a_clear_error_without_the_password) {
 }
 
 TEST(PostgresConninfo, passwords_are_redacted) {
-  EXPECT_EQ(RedactConninfo("postgresql://gw:s3cret@db.example:5432/gpuwasm"), "postgresql://gw:***@db.example:5432/gpuwasm");
+  EXPECT_EQ(RedactConninfo("postgresql://gw:s3cret@db.example:5432/gpuwasm"),
+            "postgresql://gw:***@db.example:5432/gpuwasm");
   EXPECT_EQ(RedactConninfo("postgres://gw@db/gpuwasm?sslmode=require&password=x1"),
             "postgres://gw@db/gpuwasm?sslmode=require&password=***");
   EXPECT_EQ(RedactConninfo("host=db user=gw password=s3cret dbname=g"), "host=db user=gw password=*** dbname=g");

@@ -1,11 +1,8 @@
 // The function store: blobs, SQLite metadata, and recovery after a crash at any point of a deploy.
-#include <gtest/gtest.h>
-
-#include "../common/temp_dir.h"
-
 #include <fcntl.h>
-#include <sys/resource.h>
+#include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "../common/temp_dir.h"
 #include "common/sha256.h"
 #include "store/local_store.h"
 #include "store/sqlite_store.h"

@@ -2,6 +2,8 @@
 // exhaustion, a deadline) names the guest functions on the stack from the module's name section,
 // innermost first; a module without names gets wasm-function[N]; the name-section reader takes
 // any bytes without failing.
+#include "wasm/backtrace.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -11,7 +13,6 @@
 
 #include "../common/wasm_bytes.h"
 #include "test_support.h"
-#include "wasm/backtrace.h"
 
 namespace gpuwasm::testing {
 namespace {
@@ -113,14 +114,16 @@ std::vector<wasm::FunctionName> Read(const std::string& bytes) {
 TEST(FunctionNames, are_read_demangled_and_made_printable) {
   std::string module_name = std::string(1, '\0') + Leb(5) + Leb(4) + "demo";  // subsection 0 first
   auto names = Read(WithNames(module_name + FunctionNames({{0, "main"},
-                                                            {3, "_ZN4demo5innerEi"},
-                                                            {4, "_ZN4core3ptr13drop_in_place17h0123456789abcdefE"},
-                                                            {7, "tab\there\nnew\x01\xff"},
-                                                            {9, "_Znot_really_mangled"},
-                                                            {10, "_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$"
-                                                                 "17hdccb57e0523d390bE.llvm.17431876281127629768"},
-                                                            {11, "_ZN49_$LT$alloc..vec..Vec$LT$T$GT$$u20$as$u20$Drop$GT$"
-                                                                 "4drop17h0123456789abcdefE"}})));
+                                                           {3, "_ZN4demo5innerEi"},
+                                                           {4, "_ZN4core3ptr13drop_in_place17h0123456789abcdefE"},
+                                                           {7, "tab\there\nnew\x01\xff"},
+                                                           {9, "_Znot_really_mangled"},
+                                                           {10,
+                                                            "_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$"
+                                                            "17hdccb57e0523d390bE.llvm.17431876281127629768"},
+                                                           {11,
+                                                            "_ZN49_$LT$alloc..vec..Vec$LT$T$GT$$u20$as$u20$Drop$GT$"
+                                                            "4drop17h0123456789abcdefE"}})));
   ASSERT_EQ(names.size(), 7u);
   EXPECT_EQ(names[0].index, 0u);
   EXPECT_EQ(names[0].name, "main");

@@ -22,8 +22,8 @@ TEST_P(Corpus, engine_matches_wabt_interpreter) {
     InterpResult want = InterpRun(bytes, e.name);
     GuestRun got = RunExport(module, e.name);
     ASSERT_TRUE(got.outcome.ok()) << e.name << ": " << got.outcome.status();
-    ASSERT_EQ(want.trapped, !got.outcome->ok()) << e.name << " interp: " << want.trap_message
-                                                << " engine: " << wasm::TrapKindName(got.outcome->trap);
+    ASSERT_EQ(want.trapped, !got.outcome->ok())
+        << e.name << " interp: " << want.trap_message << " engine: " << wasm::TrapKindName(got.outcome->trap);
     EXPECT_EQ(static_cast<uint32_t>(got.outcome->exit_code), want.value) << GetParam() << "." << e.name;
     EXPECT_EQ(MemorySha256(*got.instance), want.memory_sha256) << GetParam() << "." << e.name << " memory";
   }
@@ -31,8 +31,7 @@ TEST_P(Corpus, engine_matches_wabt_interpreter) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modules, Corpus,
-                         ::testing::Values("ops_i32", "ops_i64", "ops_f32", "ops_f64", "memory", "control",
-                                           "compute"));
+                         ::testing::Values("ops_i32", "ops_i64", "ops_f32", "ops_f64", "memory", "control", "compute"));
 
 }  // namespace
 }  // namespace gpuwasm::testing

@@ -1,13 +1,12 @@
 // Compile: validation, rejection with clear errors, the content-addressed cache, compiler limits.
 #include <gtest/gtest.h>
-
-#include <set>
 #include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include "host/guest_io.h"
@@ -81,8 +80,7 @@ TEST(Compile, rejects_import_with_wrong_signature) {
 
 TEST(Compile, rejects_memory_import) {
   Status s = CompileStatus("reject/memory_import.wasm");
-  EXPECT_EQ(s.message(),
-            "module rejected: import env.memory is not a function (only function imports are allowed)");
+  EXPECT_EQ(s.message(), "module rejected: import env.memory is not a function (only function imports are allowed)");
 }
 
 TEST(Compile, rejects_export_names_that_could_inject_code) {
@@ -133,7 +131,8 @@ TEST(Compile, stale_work_directories_are_removed_at_start) {
   namespace fs = std::filesystem;
   fs::create_directories(dir.path / "tmp-0123456789abcdef-stale");
   std::ofstream(dir.path / "tmp-0123456789abcdef-stale" / "module.c") << "int x;";
-  fs::last_write_time(dir.path / "tmp-0123456789abcdef-stale", fs::file_time_type::clock::now() - std::chrono::hours(1));
+  fs::last_write_time(dir.path / "tmp-0123456789abcdef-stale",
+                      fs::file_time_type::clock::now() - std::chrono::hours(1));
   fs::create_directories(dir.path / "tmp-0123456789abcdef-running");
   std::ofstream(dir.path / "keep.so") << "not a work directory";
   fs::last_write_time(dir.path / "keep.so", fs::file_time_type::clock::now() - std::chrono::hours(1));
@@ -219,7 +218,7 @@ TEST(Translate, inserts_interrupt_checks_at_functions_and_loops) {
   std::string bytes = ReadFile(ModulePath("traps/traps.wasm"));
   auto t = wasm::Translate(Bytes(bytes), host::GuestImports());
   ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(t->functions, 19u);  // every defined function gets an entry check
+  EXPECT_EQ(t->functions, 19u);              // every defined function gets an entry check
   EXPECT_EQ(t->interrupt_checks, 19u + 2u);  // plus one per loop (spin, spin_counting)
   EXPECT_NE(t->c_source.find("gpuwasm_exports[]"), std::string::npos);
 }
@@ -267,11 +266,13 @@ TEST(Exports, unknown_entry_is_not_found) {
   GuestRun r = RunExport(module, "no_such_export");
   EXPECT_EQ(r.outcome.status().code(), StatusCode::kNotFound);
   // The message names the entry points there are.
-  EXPECT_EQ(r.outcome.status().message().rfind("module has no exported function 'no_such_export'; its entry points: ", 0), 0u)
+  EXPECT_EQ(
+      r.outcome.status().message().rfind("module has no exported function 'no_such_export'; its entry points: ", 0), 0u)
       << r.outcome.status().message();
-  std::vector<wasm::ExportInfo> exports = {
-      {"run", wasm::ExportKind::kI32}, {"add", wasm::ExportKind::kUnsupported}, {"init", wasm::ExportKind::kVoid},
-      {"_initialize", wasm::ExportKind::kVoid}};
+  std::vector<wasm::ExportInfo> exports = {{"run", wasm::ExportKind::kI32},
+                                           {"add", wasm::ExportKind::kUnsupported},
+                                           {"init", wasm::ExportKind::kVoid},
+                                           {"_initialize", wasm::ExportKind::kVoid}};
   EXPECT_EQ(wasm::DescribeEntryPoints(exports), "its entry points: init, run");
   EXPECT_EQ(wasm::DescribeEntryPoints({}), "it exports no entry point (a function () -> () or () -> i32)");
 }

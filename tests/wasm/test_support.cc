@@ -36,9 +36,8 @@ std::shared_ptr<const wasm::Module> CompileOrDie(const std::string& relative_pat
   return m.ok() ? *m : nullptr;
 }
 
-GuestRun RunExport(std::shared_ptr<const wasm::Module> module, const std::string& export_name,
-              host::GuestIoOptions io, wasm::InstanceLimits limits,
-              std::optional<wasm::Clock::duration> timeout) {
+GuestRun RunExport(std::shared_ptr<const wasm::Module> module, const std::string& export_name, host::GuestIoOptions io,
+                   wasm::InstanceLimits limits, std::optional<wasm::Clock::duration> timeout) {
   GuestRun r;
   r.env = std::make_unique<host::HostEnv>(std::move(io));
   std::optional<wasm::Clock::time_point> deadline;

@@ -27,8 +27,8 @@ struct GuestRun {
   Result<wasm::CallOutcome> outcome = Status::Internal("not run");
 };
 GuestRun RunExport(std::shared_ptr<const wasm::Module> module, const std::string& export_name,
-              host::GuestIoOptions io = {}, wasm::InstanceLimits limits = {},
-              std::optional<wasm::Clock::duration> timeout = {});
+                   host::GuestIoOptions io = {}, wasm::InstanceLimits limits = {},
+                   std::optional<wasm::Clock::duration> timeout = {});
 
 // Reference result from wabt's interpreter.
 struct InterpResult {

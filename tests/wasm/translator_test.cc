@@ -3,15 +3,14 @@
 // paid by a child process under the compile limits, with the same errors as in this process.
 // Build() produces an artifact (and its exports) without loading it; another engine loads it.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
 #include <string>
 
+#include "../common/wasm_bytes.h"
 #include "host/guest_io.h"
 #include "test_support.h"
-#include "../common/wasm_bytes.h"
 #include "wasm/translate.h"
 
 namespace gpuwasm::testing {
@@ -37,7 +36,6 @@ wasm::EngineOptions Options(const std::filesystem::path& dir, bool child) {
   if (child) o.translator = GPUWASM_BINARY;
   return o;
 }
-
 
 // `functions` functions of type () -> (), each declaring `locals` i32 locals, the first exported
 // as _start.
@@ -66,13 +64,16 @@ TEST_P(Translator, a_module_over_an_expansion_limit_is_refused_naming_the_limit)
   EXPECT_LT(locals.size(), 64u);  // a tiny module asking for gigabytes of C
   Status s = engine.Compile(Bytes(locals)).status();
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s;
-  EXPECT_EQ(s.message(),
-            "module rejected: function 0 declares locals: 20000000; gpuwasm allows at most 50000 (max_locals_per_function)");
+  EXPECT_EQ(
+      s.message(),
+      "module rejected: function 0 declares locals: 20000000; gpuwasm allows at most 50000 (max_locals_per_function)");
   s = engine.Compile(Bytes(ModuleWithLocals(400, 50'000))).status();
-  EXPECT_EQ(s.message(), "module rejected: its functions declare locals: 20000000; gpuwasm allows at most 2000000 (max_locals)");
-  s = engine.Compile(Bytes(ModuleWithTable(100'000'000))).status();
   EXPECT_EQ(s.message(),
-            "module rejected: a table starts with entries: 100000000; gpuwasm allows at most 1000000 (max_table_entries)");
+            "module rejected: its functions declare locals: 20000000; gpuwasm allows at most 2000000 (max_locals)");
+  s = engine.Compile(Bytes(ModuleWithTable(100'000'000))).status();
+  EXPECT_EQ(
+      s.message(),
+      "module rejected: a table starts with entries: 100000000; gpuwasm allows at most 1000000 (max_table_entries)");
   // Within the limits it compiles and runs.
   auto ok = engine.Compile(Bytes(ModuleWithLocals(2, 40'000)));
   ASSERT_TRUE(ok.ok()) << ok.status();
@@ -93,8 +94,9 @@ TEST_P(Translator, errors_are_the_same_in_the_child_as_in_this_process) {
   EXPECT_NE(s.message().find("malformed wasm module"), std::string::npos) << s;
 }
 
-INSTANTIATE_TEST_SUITE_P(Where, Translator, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? std::string("child") : std::string("in_process"); });
+INSTANTIATE_TEST_SUITE_P(Where, Translator, ::testing::Values(false, true), [](const auto& info) {
+  return info.param ? std::string("child") : std::string("in_process");
+});
 
 TEST(TranslatorChild, translation_over_the_memory_limit_costs_the_child_not_this_process) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

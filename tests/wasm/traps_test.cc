@@ -40,23 +40,22 @@ TEST_P(Traps, trap_ends_call_and_process_keeps_running) {
   EXPECT_EQ(ok.outcome->exit_code, 42);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Kinds, Traps,
-    ::testing::Values(TrapCase{"oob_load", wasm::TrapKind::kOutOfBounds},
-                      TrapCase{"oob_load_far", wasm::TrapKind::kOutOfBounds},
-                      TrapCase{"oob_store", wasm::TrapKind::kOutOfBounds},
-                      TrapCase{"fill_oob", wasm::TrapKind::kOutOfBounds},
-                      TrapCase{"unreachable", wasm::TrapKind::kUnreachable},
-                      TrapCase{"div_zero", wasm::TrapKind::kIntegerDivideByZero},
-                      TrapCase{"rem_zero", wasm::TrapKind::kIntegerDivideByZero},
-                      TrapCase{"int_overflow", wasm::TrapKind::kIntegerOverflow},
-                      TrapCase{"invalid_conversion", wasm::TrapKind::kInvalidConversion},
-                      TrapCase{"trunc_overflow", wasm::TrapKind::kIntegerOverflow},
-                      TrapCase{"call_indirect_null", wasm::TrapKind::kIndirectCallMismatch},
-                      TrapCase{"call_indirect_type", wasm::TrapKind::kIndirectCallMismatch},
-                      TrapCase{"call_indirect_range", wasm::TrapKind::kIndirectCallMismatch},
-                      TrapCase{"stack_exhaustion", wasm::TrapKind::kStackExhausted}),
-    [](const auto& info) { return std::string(info.param.export_name); });
+INSTANTIATE_TEST_SUITE_P(Kinds, Traps,
+                         ::testing::Values(TrapCase{"oob_load", wasm::TrapKind::kOutOfBounds},
+                                           TrapCase{"oob_load_far", wasm::TrapKind::kOutOfBounds},
+                                           TrapCase{"oob_store", wasm::TrapKind::kOutOfBounds},
+                                           TrapCase{"fill_oob", wasm::TrapKind::kOutOfBounds},
+                                           TrapCase{"unreachable", wasm::TrapKind::kUnreachable},
+                                           TrapCase{"div_zero", wasm::TrapKind::kIntegerDivideByZero},
+                                           TrapCase{"rem_zero", wasm::TrapKind::kIntegerDivideByZero},
+                                           TrapCase{"int_overflow", wasm::TrapKind::kIntegerOverflow},
+                                           TrapCase{"invalid_conversion", wasm::TrapKind::kInvalidConversion},
+                                           TrapCase{"trunc_overflow", wasm::TrapKind::kIntegerOverflow},
+                                           TrapCase{"call_indirect_null", wasm::TrapKind::kIndirectCallMismatch},
+                                           TrapCase{"call_indirect_type", wasm::TrapKind::kIndirectCallMismatch},
+                                           TrapCase{"call_indirect_range", wasm::TrapKind::kIndirectCallMismatch},
+                                           TrapCase{"stack_exhaustion", wasm::TrapKind::kStackExhausted}),
+                         [](const auto& info) { return std::string(info.param.export_name); });
 
 TEST(Traps, traps_agree_with_wabt_interpreter) {
   std::string bytes = ReadFile(ModulePath("traps/traps.wasm"));
@@ -75,8 +74,7 @@ TEST(MemoryCap, initial_memory_above_cap_fails_instantiation_clearly) {
   GuestRun r = RunExport(module, "size", {}, limits);
   ASSERT_FALSE(r.outcome.ok());
   EXPECT_EQ(r.outcome.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_NE(r.outcome.status().message().find("exceeds the cap of 32 pages"), std::string::npos)
-      << r.outcome.status();
+  EXPECT_NE(r.outcome.status().message().find("exceeds the cap of 32 pages"), std::string::npos) << r.outcome.status();
 }
 
 TEST(Reactor, initialize_past_the_deadline_is_a_deadline) {
@@ -141,11 +139,7 @@ bool CrashedOnSegv(int status) {
 TEST(FaultHandlerDeathTest, host_null_dereference_still_crashes) {
   CompileOrDie("traps/traps.wasm");  // handlers are installed
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        *reinterpret_cast<volatile int*>(g_null_address) = 1;
-      },
-      CrashedOnSegv, "");
+  EXPECT_EXIT({ *reinterpret_cast<volatile int*>(g_null_address) = 1; }, CrashedOnSegv, "");
 }
 
 TEST(FaultHandlerDeathTest, host_fault_during_guest_call_outside_guest_memory_crashes) {

@@ -123,7 +123,9 @@ class CpuModule final : public Module, public std::enable_shared_from_this<CpuMo
  public:
   CpuModule(std::shared_ptr<const Program> program, std::vector<MemoryView::Region> globals,
             std::vector<std::shared_ptr<uint8_t>> storage, std::unique_ptr<Charge> charge)
-      : program_(std::move(program)), globals_(std::move(globals)), storage_(std::move(storage)),
+      : program_(std::move(program)),
+        globals_(std::move(globals)),
+        storage_(std::move(storage)),
         charge_(std::move(charge)) {}
 
   Result<std::shared_ptr<const Kernel>> GetKernel(std::string_view name) const override {
@@ -165,7 +167,10 @@ class CpuDevice;
 class CpuContext final : public Context, public std::enable_shared_from_this<CpuContext> {
  public:
   CpuContext(std::shared_ptr<CpuDevice> device, uint64_t base, ContextOptions options)
-      : device_(std::move(device)), next_addr_(base), next_window_(base + kWindowsOffset), slice_end_(base + kSliceBytes),
+      : device_(std::move(device)),
+        next_addr_(base),
+        next_window_(base + kWindowsOffset),
+        slice_end_(base + kSliceBytes),
         options_(options) {}
 
   Result<DevicePtr> Allocate(uint64_t bytes, uint64_t* generation = nullptr) override {
@@ -181,15 +186,16 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
     std::lock_guard<std::mutex> lock(mu_);
     const uint64_t used = allocated_ + ledger_->charged.load(std::memory_order_relaxed);
     if (bytes > options_.max_bytes || used > options_.max_bytes - bytes) {
-      return Status::ResourceExhausted("allocating " + std::to_string(bytes) + " bytes would exceed the context's quota of " +
-                                       std::to_string(options_.max_bytes) + " bytes (" + std::to_string(used) +
-                                       " in use)");
+      return Status::ResourceExhausted(
+          "allocating " + std::to_string(bytes) + " bytes would exceed the context's quota of " +
+          std::to_string(options_.max_bytes) + " bytes (" + std::to_string(used) + " in use)");
     }
     if (at != 0) {  // nothing may overlap it
       auto next = allocs_.lower_bound(at);
       bool clash = next != allocs_.end() && next->first - at < bytes;
       if (next != allocs_.begin()) clash |= at - std::prev(next)->first < std::prev(next)->second.size;
-      if (clash) return Status::InvalidArgument("[" + Hex(at) + ", +" + std::to_string(bytes) + ") overlaps an allocation");
+      if (clash)
+        return Status::InvalidArgument("[" + Hex(at) + ", +" + std::to_string(bytes) + ") overlaps an allocation");
     }
     auto data = backing ? std::move(backing) : ZeroedHostMemory(bytes);
     if (!data) return Status::ResourceExhausted("out of host memory for a " + std::to_string(bytes) + "-byte buffer");
@@ -376,8 +382,13 @@ class CpuWindow final : public Window {
 
   CpuWindow(std::shared_ptr<CpuContext> ctx, DevicePtr base, uint64_t size, DevicePtr control, uint8_t* control_host,
             std::shared_ptr<uint8_t> keep)
-      : ctx_(std::move(ctx)), base_(base), size_(size), control_(control), control_host_(control_host),
-        keep_(std::move(keep)), ranges_(size) {}
+      : ctx_(std::move(ctx)),
+        base_(base),
+        size_(size),
+        control_(control),
+        control_host_(control_host),
+        keep_(std::move(keep)),
+        ranges_(size) {}
   ~CpuWindow() override {
     ranges_.ForEachTaken([this](uint64_t off) { (void)ctx_->Free(base_ + off); });
     (void)ctx_->Free(control_);
@@ -424,8 +435,8 @@ Result<std::unique_ptr<Window>> CpuContext::CreateWindow(uint64_t max_bytes) {
                                    " device bytes is larger than the CPU device's limit of " +
                                    std::to_string(CpuWindow::kMaxSize));
   }
-  const uint64_t size = std::max(ptx::kMinWindowBytes,
-                                 (max_bytes + max_bytes / 4 + CpuWindow::kGapsRoom + 65535) / 65536 * 65536);
+  const uint64_t size =
+      std::max(ptx::kMinWindowBytes, (max_bytes + max_bytes / 4 + CpuWindow::kGapsRoom + 65535) / 65536 * 65536);
   GPUWASM_ASSIGN_OR_RETURN(DevicePtr control, Allocate(sizeof(ptx::ControlBlock)));
   std::shared_ptr<uint8_t> keep;
   Result<uint8_t*> host = Resolve(control, sizeof(ptx::ControlBlock), &keep);
@@ -499,12 +510,14 @@ class CpuStream final : public Stream {
     } catch (const std::bad_alloc&) {
       return Status::ResourceExhausted("out of host memory to stage a copy of " + std::to_string(bytes) + " bytes");
     }
-    return Enqueue([this, dst, data, charge = std::shared_ptr<Charge>(std::move(c))]() -> Status {
-      std::shared_ptr<uint8_t> k;
-      GPUWASM_ASSIGN_OR_RETURN(uint8_t * p, ctx_->Resolve(dst, data->size(), &k));
-      std::memcpy(p, data->data(), data->size());
-      return Status::Ok();
-    }, {});
+    return Enqueue(
+        [this, dst, data, charge = std::shared_ptr<Charge>(std::move(c))]() -> Status {
+          std::shared_ptr<uint8_t> k;
+          GPUWASM_ASSIGN_OR_RETURN(uint8_t * p, ctx_->Resolve(dst, data->size(), &k));
+          std::memcpy(p, data->data(), data->size());
+          return Status::Ok();
+        },
+        {});
   }
 
   Status MemcpyDtoH(void* dst, DevicePtr src, uint64_t bytes) override {
@@ -519,31 +532,36 @@ class CpuStream final : public Stream {
     std::shared_ptr<uint8_t> k1, k2;
     GPUWASM_RETURN_IF_ERROR(ctx_->Resolve(dst, bytes, &k1).status());
     GPUWASM_RETURN_IF_ERROR(ctx_->Resolve(src, bytes, &k2).status());
-    return Enqueue([this, dst, src, bytes]() -> Status {
-      std::shared_ptr<uint8_t> a, b;
-      GPUWASM_ASSIGN_OR_RETURN(uint8_t * d, ctx_->Resolve(dst, bytes, &a));
-      GPUWASM_ASSIGN_OR_RETURN(uint8_t * s, ctx_->Resolve(src, bytes, &b));
-      std::memmove(d, s, bytes);
-      return Status::Ok();
-    }, {});
+    return Enqueue(
+        [this, dst, src, bytes]() -> Status {
+          std::shared_ptr<uint8_t> a, b;
+          GPUWASM_ASSIGN_OR_RETURN(uint8_t * d, ctx_->Resolve(dst, bytes, &a));
+          GPUWASM_ASSIGN_OR_RETURN(uint8_t * s, ctx_->Resolve(src, bytes, &b));
+          std::memmove(d, s, bytes);
+          return Status::Ok();
+        },
+        {});
   }
 
   Status Memset(DevicePtr dst, uint8_t value, uint64_t bytes) override {
     std::shared_ptr<uint8_t> keep;
     GPUWASM_RETURN_IF_ERROR(ctx_->Resolve(dst, bytes, &keep).status());
-    return Enqueue([this, dst, value, bytes]() -> Status {
-      std::shared_ptr<uint8_t> k;
-      GPUWASM_ASSIGN_OR_RETURN(uint8_t * p, ctx_->Resolve(dst, bytes, &k));
-      std::memset(p, value, bytes);
-      return Status::Ok();
-    }, {});
+    return Enqueue(
+        [this, dst, value, bytes]() -> Status {
+          std::shared_ptr<uint8_t> k;
+          GPUWASM_ASSIGN_OR_RETURN(uint8_t * p, ctx_->Resolve(dst, bytes, &k));
+          std::memset(p, value, bytes);
+          return Status::Ok();
+        },
+        {});
   }
 
   Status Launch(const Kernel& kernel, const LaunchConfig& config, std::vector<uint8_t> params,
                 LaunchOptions options) override {
     const auto* k = dynamic_cast<const CpuKernel*>(&kernel);
     if (k == nullptr) return Status::InvalidArgument("kernel does not belong to the CPU device");
-    if (!options.config_checked) GPUWASM_RETURN_IF_ERROR(CheckLaunchConfig(ctx_->device().info(), k->signature(), config));
+    if (!options.config_checked)
+      GPUWASM_RETURN_IF_ERROR(CheckLaunchConfig(ctx_->device().info(), k->signature(), config));
     if (params.size() != k->signature().param_bytes) {
       return Status::InvalidArgument("kernel '" + k->signature().name + "' takes " +
                                      std::to_string(k->signature().param_bytes) + " bytes of parameters, got " +
@@ -560,42 +578,46 @@ class CpuStream final : public Stream {
     const uint64_t scratch = per_cta > UINT64_MAX / runners ? UINT64_MAX : per_cta * runners;
     GPUWASM_ASSIGN_OR_RETURN(
         std::unique_ptr<Charge> c,
-        ctx_->ChargeHost(scratch, "the launch of '" + k->signature().name + "' (registers, local and shared memory of " +
-                                        std::to_string(runners) + " CTAs of " + std::to_string(config.block.count()) +
-                                        " threads at once, " + std::to_string(per_cta) + " bytes each)"));
+        ctx_->ChargeHost(scratch, "the launch of '" + k->signature().name +
+                                      "' (registers, local and shared memory of " + std::to_string(runners) +
+                                      " CTAs of " + std::to_string(config.block.count()) + " threads at once, " +
+                                      std::to_string(per_cta) + " bytes each)"));
     auto p = std::make_shared<std::vector<uint8_t>>(std::move(params));
     auto deadline = options.deadline;
     const void* control = options.control;
-    return Enqueue([this, hold, config, p, deadline, control, charge = std::shared_ptr<Charge>(std::move(c))]() -> Status {
-      LaunchSpec spec;
-      spec.program = hold->module().program();
-      spec.kernel = hold->entry();
-      spec.config = config;
-      spec.params = std::move(*p);
-      spec.memory = ctx_->View(hold->module());
-      spec.deadline = deadline;
-      spec.cancel = &cancel_;
-      const CpuDeviceOptions& o = ctx_->device().options();
-      // Translated at the kernel's first launch, unless native code is off.
-      NativeSlot* slot = o.native != NativeMode::kOff ? hold->native_slot().get() : nullptr;
-      if (slot != nullptr) spec.native = slot->Get(o.native, o.cc);
-      const bool native = spec.native != nullptr;
-      auto run = std::make_shared<LaunchRun>(std::move(spec));
-      auto started = std::chrono::steady_clock::now();
-      ctx_->device().pool().Submit(run);
-      run->Work();
-      run->Wait();
-      const auto took = std::chrono::steady_clock::now() - started;
-      kernel_ns_.fetch_add(took.count(), std::memory_order_relaxed);
-      last_instructions_.store(run->thread_instructions());
-      last_native_.store(native);
-      if (slot != nullptr && !native) {
-        slot->AddInterpreted(run->thread_instructions(), took, {o.native, o.native_threshold, o.native_payback}, o.cc);
-      }
-      // An instrumented kernel that stopped itself ended cleanly: its control block says why.
-      if (control != nullptr && run->status().ok()) return ptx::ControlBlockStatus(control, hold->signature().name);
-      return run->status();
-    }, std::move(options.on_complete));
+    return Enqueue(
+        [this, hold, config, p, deadline, control, charge = std::shared_ptr<Charge>(std::move(c))]() -> Status {
+          LaunchSpec spec;
+          spec.program = hold->module().program();
+          spec.kernel = hold->entry();
+          spec.config = config;
+          spec.params = std::move(*p);
+          spec.memory = ctx_->View(hold->module());
+          spec.deadline = deadline;
+          spec.cancel = &cancel_;
+          const CpuDeviceOptions& o = ctx_->device().options();
+          // Translated at the kernel's first launch, unless native code is off.
+          NativeSlot* slot = o.native != NativeMode::kOff ? hold->native_slot().get() : nullptr;
+          if (slot != nullptr) spec.native = slot->Get(o.native, o.cc);
+          const bool native = spec.native != nullptr;
+          auto run = std::make_shared<LaunchRun>(std::move(spec));
+          auto started = std::chrono::steady_clock::now();
+          ctx_->device().pool().Submit(run);
+          run->Work();
+          run->Wait();
+          const auto took = std::chrono::steady_clock::now() - started;
+          kernel_ns_.fetch_add(took.count(), std::memory_order_relaxed);
+          last_instructions_.store(run->thread_instructions());
+          last_native_.store(native);
+          if (slot != nullptr && !native) {
+            slot->AddInterpreted(run->thread_instructions(), took, {o.native, o.native_threshold, o.native_payback},
+                                 o.cc);
+          }
+          // An instrumented kernel that stopped itself ended cleanly: its control block says why.
+          if (control != nullptr && run->status().ok()) return ptx::ControlBlockStatus(control, hold->signature().name);
+          return run->status();
+        },
+        std::move(options.on_complete));
   }
 
   Status Synchronize() override {

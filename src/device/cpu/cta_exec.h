@@ -99,9 +99,12 @@ inline uint32_t PredicateMask(const uint64_t* g) {
 
 inline int RoundMode(Round r) {
   switch (r) {
-    case Round::kRz: case Round::kRzi: return FE_TOWARDZERO;
-    case Round::kRm: case Round::kRmi: return FE_DOWNWARD;
-    case Round::kRp: case Round::kRpi: return FE_UPWARD;
+    case Round::kRz:
+    case Round::kRzi: return FE_TOWARDZERO;
+    case Round::kRm:
+    case Round::kRmi: return FE_DOWNWARD;
+    case Round::kRp:
+    case Round::kRpi: return FE_UPWARD;
     default: return FE_TONEAREST;
   }
 }
@@ -114,31 +117,41 @@ inline void WithInt(Type t, F&& f) {
     case Type::kS16: f(int16_t{}); break;
     case Type::kS32: f(int32_t{}); break;
     case Type::kS64: f(int64_t{}); break;
-    case Type::kU8: case Type::kB8: f(uint8_t{}); break;
-    case Type::kU16: case Type::kB16: f(uint16_t{}); break;
-    case Type::kU64: case Type::kB64: f(uint64_t{}); break;
+    case Type::kU8:
+    case Type::kB8: f(uint8_t{}); break;
+    case Type::kU16:
+    case Type::kB16: f(uint16_t{}); break;
+    case Type::kU64:
+    case Type::kB64: f(uint64_t{}); break;
     default: f(uint32_t{}); break;
   }
 }
 
 template <class T>
 inline uint64_t Store(T v) {  // register value: sign-extended for signed types, zero-extended otherwise
-  if constexpr (std::is_signed_v<T>) return static_cast<uint64_t>(static_cast<int64_t>(v));
-  else return static_cast<uint64_t>(v);
+  if constexpr (std::is_signed_v<T>)
+    return static_cast<uint64_t>(static_cast<int64_t>(v));
+  else
+    return static_cast<uint64_t>(v);
 }
 
 // A register's bits as T (float and double by their bits), and back (Store for integers).
 template <class T, class U>
 inline T FromBits(U bits) {
-  if constexpr (std::is_same_v<T, float>) return AsF32(bits);
-  else if constexpr (std::is_same_v<T, double>) return AsF64(bits);
-  else return static_cast<T>(bits);
+  if constexpr (std::is_same_v<T, float>)
+    return AsF32(bits);
+  else if constexpr (std::is_same_v<T, double>)
+    return AsF64(bits);
+  else
+    return static_cast<T>(bits);
 }
 
 template <class T>
 inline uint64_t ToBits(T v) {
-  if constexpr (std::is_floating_point_v<T>) return Bits(v);
-  else return Store(v);
+  if constexpr (std::is_floating_point_v<T>)
+    return Bits(v);
+  else
+    return Store(v);
 }
 
 // setp's integer (and ordered) comparisons, shared with video's.
@@ -147,10 +160,14 @@ inline bool CompareOrdered(Cmp c, T a, T b) {
   switch (c) {
     case Cmp::kEq: return a == b;
     case Cmp::kNe: return a != b;
-    case Cmp::kLt: case Cmp::kLo: return a < b;
-    case Cmp::kLe: case Cmp::kLs: return a <= b;
-    case Cmp::kGt: case Cmp::kHi: return a > b;
-    case Cmp::kGe: case Cmp::kHs: return a >= b;
+    case Cmp::kLt:
+    case Cmp::kLo: return a < b;
+    case Cmp::kLe:
+    case Cmp::kLs: return a <= b;
+    case Cmp::kGt:
+    case Cmp::kHi: return a > b;
+    case Cmp::kGe:
+    case Cmp::kHs: return a >= b;
     default: return false;
   }
 }
@@ -247,9 +264,9 @@ class CtaExec {
 
   struct Warp {
     uint32_t pc[32];
-    uint32_t live = 0;  // lanes that exist (the last warp may be partial)
-    uint32_t run = 0;   // lanes able to run
-    uint32_t bar = 0;   // lanes waiting at bar.sync; exited lanes are live & ~run & ~bar
+    uint32_t live = 0;      // lanes that exist (the last warp may be partial)
+    uint32_t run = 0;       // lanes able to run
+    uint32_t bar = 0;       // lanes waiting at bar.sync; exited lanes are live & ~run & ~bar
     uint32_t bar_pc = 0;    // where the first waiting lane waits
     bool bar_same = false;  // and every waiting lane waits there
   };
@@ -301,9 +318,9 @@ class CtaExec {
     if (p == nullptr) {
       Fault(in, std::string(space) + (store ? " store" : " load") + " of " + std::to_string(bytes) + " bytes at " +
                     Hex(addr) + " is outside " +
-                    (m == Mem::kGlobal ? "the instance's buffers"
-                                       : m == Mem::kShared ? "shared memory (" + std::to_string(shared_size_) + " bytes)"
-                                                           : "the thread's local memory (" + std::to_string(local_size_) + " bytes)"));
+                    (m == Mem::kGlobal   ? "the instance's buffers"
+                     : m == Mem::kShared ? "shared memory (" + std::to_string(shared_size_) + " bytes)"
+                                         : "the thread's local memory (" + std::to_string(local_size_) + " bytes)"));
     }
     return p;
   }
@@ -371,9 +388,9 @@ class CtaExec {
   const LaunchConfig& cfg_;
   const MemoryView& mem_;
   uint32_t threads_, nwarps_, slots_;
-  uint32_t stride_ = 32;         // register slot stride: every thread of the CTA
-  bool converged_ok_ = false;    // whole warps only: CTA-wide execution is possible
-  bool wide_declined_ = false;   // a CTA-wide Execute a handler could not do (nothing was changed)
+  uint32_t stride_ = 32;        // register slot stride: every thread of the CTA
+  bool converged_ok_ = false;   // whole warps only: CTA-wide execution is possible
+  bool wide_declined_ = false;  // a CTA-wide Execute a handler could not do (nothing was changed)
   uint32_t cta_[3] = {0, 0, 0};
   std::vector<uint64_t> regs_;
   std::vector<uint8_t> shared_;

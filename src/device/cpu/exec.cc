@@ -12,8 +12,8 @@
 namespace gpuwasm::device::cpu {
 
 uint8_t* MemoryView::Resolve(uint64_t addr, uint64_t bytes) const {
-  auto it = std::upper_bound(regions.begin(), regions.end(), addr,
-                             [](uint64_t a, const Region& r) { return a < r.base; });
+  auto it =
+      std::upper_bound(regions.begin(), regions.end(), addr, [](uint64_t a, const Region& r) { return a < r.base; });
   if (it == regions.begin()) return nullptr;
   --it;
   if (addr - it->base > it->size || bytes > it->size - (addr - it->base)) return nullptr;
@@ -36,11 +36,11 @@ Status LaunchRun::status() const {
 uint64_t CtaScratchBytes(const Program& p, const LaunchConfig& config) {
   const uint64_t threads = config.block.count();
   const uint64_t lanes = (threads + 31) / 32 * 32;
-  return lanes * p.slot_count * sizeof(uint64_t)                      // registers
-         + p.static_shared_bytes + config.shared_bytes + 16             // shared memory
-         + lanes * p.local_bytes + 16                                   // local memory
-         + lanes * (1 + kMaxCallDepth * sizeof(Frame))                  // call depth and frames
-         + p.code.size() * (sizeof(MemoryView::Region) + 1)             // per-instruction state
+  return lanes * p.slot_count * sizeof(uint64_t)                         // registers
+         + p.static_shared_bytes + config.shared_bytes + 16              // shared memory
+         + lanes * p.local_bytes + 16                                    // local memory
+         + lanes * (1 + kMaxCallDepth * sizeof(Frame))                   // call depth and frames
+         + p.code.size() * (sizeof(MemoryView::Region) + 1)              // per-instruction state
          + uint64_t{p.slot_count} * 2 + threads * 2 * sizeof(uint32_t);  // uniformity, native next[]
 }
 

@@ -10,8 +10,8 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -51,7 +51,7 @@ struct LaunchSpec {
   MemoryView memory;
   std::optional<std::chrono::steady_clock::time_point> deadline;
   const std::atomic<bool>* cancel = nullptr;  // set by Stream::Cancel
-  std::shared_ptr<const NativeCode> native;    // the kernel's native code, else interpreted
+  std::shared_ptr<const NativeCode> native;   // the kernel's native code, else interpreted
 };
 
 // Host memory one participating thread holds to run CTAs of `config` (registers of every thread,

@@ -1,10 +1,8 @@
 // One data instruction to its family (cta_exec.h).
 #include "device/cpu/cta_exec.h"
-
 #include "device/cpu/float_formats.h"
 
 namespace gpuwasm::device::cpu {
-
 
 namespace {
 
@@ -20,7 +18,8 @@ bool IsInSpace(const Inst& in, uint64_t a) {
 
 bool CtaExec::Execute(const Inst& in, Lanes mask, uint32_t group, uint32_t w, uint64_t* R) {
   switch (in.op) {
-    case Op::kNop: case Op::kWarpSync: return true;
+    case Op::kNop:
+    case Op::kWarpSync: return true;
     case Op::kMov: {
       uint64_t* d = REG(in.d[0]);
       const uint64_t* a = REG(in.s[0]);
@@ -89,7 +88,8 @@ bool CtaExec::Execute(const Inst& in, Lanes mask, uint32_t group, uint32_t w, ui
         using T = decltype(tag);
         using W = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
         ForLanes(mask, [&](int l) {
-          uint64_t p = static_cast<uint64_t>(static_cast<W>(static_cast<T>(a[l])) * static_cast<W>(static_cast<T>(b[l])));
+          uint64_t p =
+              static_cast<uint64_t>(static_cast<W>(static_cast<T>(a[l])) * static_cast<W>(static_cast<T>(b[l])));
           if (c != nullptr) p += c[l];
           if (sizeof(T) == 2) p &= 0xffffffffu;
           d[l] = p;
@@ -191,10 +191,22 @@ bool CtaExec::Execute(const Inst& in, Lanes mask, uint32_t group, uint32_t w, ui
         int j = lane;
         bool p = false;
         switch (mode) {
-          case ShflMode::kUp: j = lane - bval; p = j >= max_lane; break;
-          case ShflMode::kDown: j = lane + bval; p = j <= max_lane; break;
-          case ShflMode::kBfly: j = lane ^ bval; p = j <= max_lane; break;
-          case ShflMode::kIdx: j = min_lane | (bval & ~segmask); p = j <= max_lane; break;
+          case ShflMode::kUp:
+            j = lane - bval;
+            p = j >= max_lane;
+            break;
+          case ShflMode::kDown:
+            j = lane + bval;
+            p = j <= max_lane;
+            break;
+          case ShflMode::kBfly:
+            j = lane ^ bval;
+            p = j <= max_lane;
+            break;
+          case ShflMode::kIdx:
+            j = min_lane | (bval & ~segmask);
+            p = j <= max_lane;
+            break;
         }
         if (!p || j < 0 || j > 31) j = lane;
         vals[l] = static_cast<uint32_t>(a[j]);
@@ -228,16 +240,23 @@ bool CtaExec::Execute(const Inst& in, Lanes mask, uint32_t group, uint32_t w, ui
       ForLanes(mask, [&](int l) { d[l] = group; });
       return true;
     }
-    case Op::kAddC: case Op::kSubC: case Op::kMadC: Carry(in, mask, R); return true;
-    case Op::kDp4a: case Op::kDp2a: DotProduct(in, mask, R); return true;
+    case Op::kAddC:
+    case Op::kSubC:
+    case Op::kMadC: Carry(in, mask, R); return true;
+    case Op::kDp4a:
+    case Op::kDp2a: DotProduct(in, mask, R); return true;
     case Op::kVideo: Video(in, mask, R); return true;
     case Op::kVideoScalar: VideoScalar(in, mask, R); return true;
-    case Op::kMul24: case Op::kMad24: case Op::kSad: case Op::kSzext: case Op::kBmsk: case Op::kFns:
-      IntMisc(in, mask, R);
-      return true;
-    case Op::kSet: case Op::kSlct: SetSlct(in, mask, R); return true;
+    case Op::kMul24:
+    case Op::kMad24:
+    case Op::kSad:
+    case Op::kSzext:
+    case Op::kBmsk:
+    case Op::kFns: IntMisc(in, mask, R); return true;
+    case Op::kSet:
+    case Op::kSlct: SetSlct(in, mask, R); return true;
     case Op::kCvtMini: ConvertMini(in, mask, R); return true;
-    case Op::kCvtPack: {  // cvt.{rn,rz}.{f16x2,bf16x2}.f32 d, a, b: a rounded into the upper half, b the lower
+    case Op::kCvtPack: {          // cvt.{rn,rz}.{f16x2,bf16x2}.f32 d, a, b: a rounded into the upper half, b the lower
       if (in.t2 == Type::kS32) {  // cvt.pack.sat: saturated a above b, then c's low bits
         const unsigned bits = in.cmp;
         const bool sign = in.bool_op != 0;
@@ -248,7 +267,9 @@ bool CtaExec::Execute(const Inst& in, Lanes mask, uint32_t group, uint32_t w, ui
         const uint64_t *a = REG(in.s[0]), *b = REG(in.s[1]);
         const uint64_t* c = in.s[2] != kNoSlot ? REG(in.s[2]) : nullptr;
         ForLanes(mask, [&](int l) {
-          auto sat = [&](uint64_t v) { return static_cast<uint32_t>(std::clamp<int64_t>(static_cast<int32_t>(v), lo, hi)) & em; };
+          auto sat = [&](uint64_t v) {
+            return static_cast<uint32_t>(std::clamp<int64_t>(static_cast<int32_t>(v), lo, hi)) & em;
+          };
           uint32_t r = sat(a[l]) << bits | sat(b[l]);
           if (c != nullptr) r |= static_cast<uint32_t>(c[l]) << (2 * bits);
           d[l] = r;
@@ -288,6 +309,5 @@ bool CtaExec::Execute(const Inst& in, Lanes mask, uint32_t group, uint32_t w, ui
   IntOp(in, mask, R);
   return true;
 }
-
 
 }  // namespace gpuwasm::device::cpu

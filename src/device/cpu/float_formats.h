@@ -45,9 +45,9 @@ inline uint8_t EncodeMini(double v, MiniFormat f, bool relu) {
     int e = std::ilogb(a);
     double m = std::nearbyint(std::ldexp(a, s.mbits - e));  // 2^mbits .. 2^(mbits+1)
     if (m >= std::ldexp(1.0, s.mbits + 1)) m /= 2, ++e;
-    code = e + s.bias >= (1 << s.ebits) ? 0xffu
-                                         : static_cast<uint32_t>((e + s.bias) << s.mbits) |
-                                               (static_cast<uint32_t>(m) - (1u << s.mbits));
+    code = e + s.bias >= (1 << s.ebits)
+               ? 0xffu
+               : static_cast<uint32_t>((e + s.bias) << s.mbits) | (static_cast<uint32_t>(m) - (1u << s.mbits));
   }
   return static_cast<uint8_t>(sign | std::min<uint32_t>(code, s.max_code));
 }
@@ -92,8 +92,10 @@ inline uint32_t EncodeTf32(uint32_t bits, Round rnd, bool satfinite, bool relu) 
   if (relu && sign && mag != 0) return 0;
   if (mag == kInf) return sign | (satfinite ? kMax : kInf);
   uint32_t r = mag;
-  if (rnd == Round::kRna) r += 0x1000u;
-  else if (rnd != Round::kRz) r += 0xfffu + (mag >> 13 & 1);
+  if (rnd == Round::kRna)
+    r += 0x1000u;
+  else if (rnd != Round::kRz)
+    r += 0xfffu + (mag >> 13 & 1);
   r &= ~0x1fffu;
   if (r >= kInf) r = satfinite ? kMax : kInf;
   return sign | r;
@@ -131,6 +133,5 @@ inline T FMax(T a, T b, bool nan) {
   if (a == 0 && b == 0) return std::signbit(a) ? b : a;
   return a > b ? a : b;
 }
-
 
 }  // namespace gpuwasm::device::cpu

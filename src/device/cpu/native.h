@@ -40,40 +40,40 @@
 
 // The state a block function works on, defined once: compiled here as C++ (NativeCtx) and written
 // as C into every generated source (kNativeCtxC), so the two cannot drift apart.
-#define GPUWASM_NATIVE_CTX_DEFINITION                                                                      \
-  struct gw_region {                                                                                       \
-    uint64_t base, size;                                                                                   \
-    uint8_t* host;                                                                                         \
-  };                                                                                                       \
-  struct gw_ctx {                                                                                          \
-    uint64_t* regs; /* slot s of thread t at regs[s * stride + t] */                                       \
-    uint64_t stride;                                                                                       \
-    uint32_t* next;  /* per thread: the block it waits to run | kNativeWait, or kNativeExited */           \
-    uint32_t* count; /* per block: how many threads wait to run it (not at a barrier) */                   \
-    uint8_t* shared;                                                                                       \
-    uint64_t shared_size;                                                                                  \
-    const uint8_t* params;                                                                                 \
-    uint64_t params_size;                                                                                  \
-    struct gw_region* regions; /* per instruction: the global region its last access hit */                \
-    /* Host address for an access the fast path does not cover (space: Mem, or 4 for a kernel             \
-       parameter); NULL after it faulted the launch. */                                                    \
-    uint8_t* (*address)(struct gw_ctx* c, uint32_t pc, uint32_t space, uint64_t addr, uint32_t bytes,      \
-                        uint32_t thread, int store);                                                       \
-    void* host;                                                                                            \
-    uint64_t instructions; /* thread-instructions executed */                                              \
-    uint32_t threads;                                                                                      \
-    uint32_t waiting; /* threads at a barrier */                                                           \
-    uint32_t all;     /* every live thread waits for the block called (none at a barrier) */               \
-    uint32_t live;    /* threads not exited */                                                             \
-    uint32_t first;   /* a live thread */                                                                  \
-    uint32_t go;      /* set by an `all` call when every thread goes on alike: the next block, or          \
-                         kNativeExited; else kNativeApart (next[] was written) */                          \
-    uint32_t exited;  /* threads that exited in the call */                                                \
-    uint32_t flat;    /* the block is one-dimensional: thread t has %tid.x = t */                          \
-    /* Runs the host block `block` (instruction `pc` alone) for every thread waiting for it (every         \
-       live one when `all`), warp by warp with the interpreter's semantics, and moves them on to           \
-       `fall`; 0, or 1 when it faulted the launch. */                                                      \
-    int (*host_exec)(struct gw_ctx* c, uint32_t pc, uint32_t block, uint32_t fall);                       \
+#define GPUWASM_NATIVE_CTX_DEFINITION                                                                  \
+  struct gw_region {                                                                                   \
+    uint64_t base, size;                                                                               \
+    uint8_t* host;                                                                                     \
+  };                                                                                                   \
+  struct gw_ctx {                                                                                      \
+    uint64_t* regs; /* slot s of thread t at regs[s * stride + t] */                                   \
+    uint64_t stride;                                                                                   \
+    uint32_t* next;  /* per thread: the block it waits to run | kNativeWait, or kNativeExited */       \
+    uint32_t* count; /* per block: how many threads wait to run it (not at a barrier) */               \
+    uint8_t* shared;                                                                                   \
+    uint64_t shared_size;                                                                              \
+    const uint8_t* params;                                                                             \
+    uint64_t params_size;                                                                              \
+    struct gw_region* regions; /* per instruction: the global region its last access hit */            \
+    /* Host address for an access the fast path does not cover (space: Mem, or 4 for a kernel          \
+       parameter); NULL after it faulted the launch. */                                                \
+    uint8_t* (*address)(struct gw_ctx * c, uint32_t pc, uint32_t space, uint64_t addr, uint32_t bytes, \
+                        uint32_t thread, int store);                                                   \
+    void* host;                                                                                        \
+    uint64_t instructions; /* thread-instructions executed */                                          \
+    uint32_t threads;                                                                                  \
+    uint32_t waiting; /* threads at a barrier */                                                       \
+    uint32_t all;     /* every live thread waits for the block called (none at a barrier) */           \
+    uint32_t live;    /* threads not exited */                                                         \
+    uint32_t first;   /* a live thread */                                                              \
+    uint32_t go;      /* set by an `all` call when every thread goes on alike: the next block, or      \
+                         kNativeExited; else kNativeApart (next[] was written) */                      \
+    uint32_t exited;  /* threads that exited in the call */                                            \
+    uint32_t flat;    /* the block is one-dimensional: thread t has %tid.x = t */                      \
+    /* Runs the host block `block` (instruction `pc` alone) for every thread waiting for it (every     \
+       live one when `all`), warp by warp with the interpreter's semantics, and moves them on to       \
+       `fall`; 0, or 1 when it faulted the launch. */                                                  \
+    int (*host_exec)(struct gw_ctx * c, uint32_t pc, uint32_t block, uint32_t fall);                   \
   };
 GPUWASM_NATIVE_CTX_DEFINITION
 #define GPUWASM_NATIVE_STRINGIFY(...) #__VA_ARGS__

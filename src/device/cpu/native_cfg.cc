@@ -112,7 +112,7 @@ Status KernelCfg::FindBlocks(const std::function<bool(const Inst&, uint32_t)>& w
 void KernelCfg::ReadsWrites(const Inst& in, std::vector<uint32_t>& reads, std::vector<uint32_t>& writes) const {
   reads.clear();
   writes.clear();
-  if (in.op == Op::kCall || in.op == Op::kRet) {  // a call copies arguments in; a ret results out
+  if (in.op == Op::kCall || in.op == Op::kRet) {     // a call copies arguments in; a ret results out
     for (size_t i = 0; i < p_->calls.size(); ++i) {  // (of any call site, for a ret: conservative)
       const CallSite& cs = p_->calls[i];
       if (in.op == Op::kCall && i != in.target) continue;
@@ -152,8 +152,8 @@ void KernelCfg::FindUniform() {
     return;
   }
   divergent.assign(p_->slot_count, 0);
-  for (uint32_t s : {kTidX, kTidY, kTidZ, kLaneId, kWarpId, kLanemaskEq, kLanemaskLt, kLanemaskLe, kLanemaskGt,
-                     kLanemaskGe}) {
+  for (uint32_t s :
+       {kTidX, kTidY, kTidZ, kLaneId, kWarpId, kLanemaskEq, kLanemaskLt, kLanemaskLe, kLanemaskGt, kLanemaskGe}) {
     divergent[p_->special_base + s] = 1;
   }
   const auto ipdom = ImmediatePostDominators();

@@ -33,9 +33,7 @@ struct KernelCfg {
   // bar.warp.sync ends a block too: the block runs thread after thread, so the threads of a warp
   // only see each other's shared-memory stores from before a __syncwarp() in the next block.
   // (A .func's ret is a host block: where it goes is the caller's.)
-  static bool IsTerminator(Op op) {
-    return op == Op::kBra || op == Op::kBar || op == Op::kWarpSync || op == Op::kExit;
-  }
+  static bool IsTerminator(Op op) { return op == Op::kBra || op == Op::kBar || op == Op::kWarpSync || op == Op::kExit; }
 
   // One past the block's last instruction (its terminator, or where the next block starts).
   uint32_t BlockEnd(uint32_t b) const { return ends[b]; }
@@ -56,12 +54,12 @@ struct KernelCfg {
   // Blocks reachable from `b`'s successors without passing `stop`.
   std::vector<uint32_t> Region(uint32_t b, uint32_t stop) const;
 
-  std::vector<uint32_t> starts, ends;  // per block: its first instruction, one past its last
-  std::set<uint32_t> seen;             // the reachable instructions
+  std::vector<uint32_t> starts, ends;       // per block: its first instruction, one past its last
+  std::set<uint32_t> seen;                  // the reachable instructions
   std::vector<std::vector<uint32_t>> succ;  // per block: its successors (kExit: the virtual exit)
-  std::set<uint32_t> host;             // pcs of host blocks
+  std::set<uint32_t> host;                  // pcs of host blocks
   bool has_calls = false;
-  std::vector<uint8_t> divergent;      // per slot: may differ between the CTA's threads
+  std::vector<uint8_t> divergent;  // per slot: may differ between the CTA's threads
 
  private:
   // The instructions reachable from the entry, cut into blocks at branch targets and after

@@ -1,7 +1,5 @@
 // Native code compiled and cached (native.h): the system C compiler in a limited child, the
 // per-kernel slot that decides when to compile, and the compile queue.
-#include "device/cpu/native.h"
-
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -21,6 +19,7 @@
 #include "common/sha256.h"
 #include "common/subprocess.h"
 #include "common/unique_name.h"
+#include "device/cpu/native.h"
 
 namespace gpuwasm::device::cpu {
 
@@ -90,7 +89,8 @@ OptLevel LevelFor(size_t bytes) {
 }
 
 std::chrono::nanoseconds ModelCost(size_t bytes) {
-  return std::chrono::milliseconds(40) + std::chrono::nanoseconds(static_cast<int64_t>(LevelFor(bytes).ns_per_byte * bytes));
+  return std::chrono::milliseconds(40) +
+         std::chrono::nanoseconds(static_cast<int64_t>(LevelFor(bytes).ns_per_byte * bytes));
 }
 
 // How this machine's compiles compare with the model: the measured CPU time over the model's, a
@@ -111,7 +111,7 @@ std::chrono::nanoseconds EstimatedCompileCost(size_t c_bytes) {
 }
 
 Result<std::shared_ptr<const NativeCode>> NativeCode::Compile(const NativeSource& src, const std::string& cc,
-                                                             bool background) {
+                                                              bool background) {
   // A compile slot of the node (compile_slots.h): native code and Wasm modules share the bound.
   GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<CompileSlot> slot,
                            AcquireCompileSlot(std::chrono::steady_clock::now() + std::chrono::seconds(60)));
@@ -129,8 +129,19 @@ Result<std::shared_ptr<const NativeCode>> NativeCode::Compile(const NativeSource
   }
   const fs::path so = work / "kernel.so";
   const char* level = LevelFor(src.c.size()).flag;
-  std::vector<std::string> argv = {cc, level, "-march=native", "-ffp-contract=off", "-fno-strict-aliasing",
-                                   "-fPIC", "-shared", "-w", "-g0", (work / "kernel.c").string(), "-o", so.string(), "-lm"};
+  std::vector<std::string> argv = {cc,
+                                   level,
+                                   "-march=native",
+                                   "-ffp-contract=off",
+                                   "-fno-strict-aliasing",
+                                   "-fPIC",
+                                   "-shared",
+                                   "-w",
+                                   "-g0",
+                                   (work / "kernel.c").string(),
+                                   "-o",
+                                   so.string(),
+                                   "-lm"};
   ProcessLimits limits;
   limits.cpu_seconds = 60;
   limits.wall = std::chrono::milliseconds(60'000);

@@ -1,7 +1,5 @@
 // Native code's C writer (native.h): a kernel's blocks (native_cfg.h) as C functions, one per
 // block, over the interpreter's register file.
-#include "device/cpu/native.h"
-
 #include <algorithm>
 #include <map>
 #include <set>
@@ -9,6 +7,7 @@
 
 #include "common/names.h"
 #include "device/cpu/exec.h"
+#include "device/cpu/native.h"
 #include "device/cpu/native_cfg.h"
 
 namespace gpuwasm::device::cpu {
@@ -26,8 +25,8 @@ const std::string kApartC = std::to_string(kNativeApart) + "u";
 constexpr const char* kNativeVersion = "gpuwasm-native-3";
 
 // What every generated source starts with: the C of NativeCtx (native.h), then helpers.
-const std::string kPrelude = std::string("#include <stdint.h>\n#include <string.h>\n#include <math.h>\n") +
-                             kNativeCtxC + "\n" + R"(
+const std::string kPrelude =
+    std::string("#include <stdint.h>\n#include <string.h>\n#include <math.h>\n") + kNativeCtxC + "\n" + R"(
 /* The slow path of an access (another region, or a fault): out of line, so that the hot loops keep
    their values in registers. */
 __attribute__((noinline, cold)) static uint8_t* gw_slow(struct gw_ctx* c, uint32_t pc, uint32_t space, uint64_t a,
@@ -51,24 +50,27 @@ static inline uint64_t gw_db(double d) { uint64_t u; memcpy(&u, &d, 8); return u
 static inline int gw_cmpf(int c, double a, double b) {
   int u = a != a || b != b;
   switch (c) {
-)" + [] {
-  // The case labels are the decoder's Cmp values, not numbers written twice.
-  struct Case {
-    Cmp cmp;
-    const char* test;
-  };
-  static constexpr Case kCases[] = {
-      {Cmp::kEq, "!u && a == b"}, {Cmp::kNe, "!u && a != b"}, {Cmp::kLt, "!u && a < b"},
-      {Cmp::kLe, "!u && a <= b"}, {Cmp::kGt, "!u && a > b"},  {Cmp::kGe, "!u && a >= b"},
-      {Cmp::kEqu, "u || a == b"}, {Cmp::kNeu, "u || a != b"}, {Cmp::kLtu, "u || a < b"},
-      {Cmp::kLeu, "u || a <= b"}, {Cmp::kGtu, "u || a > b"},  {Cmp::kGeu, "u || a >= b"},
-      {Cmp::kNum, "!u"},          {Cmp::kNan, "u"}};
-  std::string cases;
-  for (const Case& c : kCases) {
-    cases += "    case " + std::to_string(static_cast<int>(c.cmp)) + ": return " + c.test + ";\n";
-  }
-  return cases;
-}() + R"(    default: return 0;
+)" +
+    [] {
+      // The case labels are the decoder's Cmp values, not numbers written twice.
+      struct Case {
+        Cmp cmp;
+        const char* test;
+      };
+      static constexpr Case kCases[] = {{Cmp::kEq, "!u && a == b"}, {Cmp::kNe, "!u && a != b"},
+                                        {Cmp::kLt, "!u && a < b"},  {Cmp::kLe, "!u && a <= b"},
+                                        {Cmp::kGt, "!u && a > b"},  {Cmp::kGe, "!u && a >= b"},
+                                        {Cmp::kEqu, "u || a == b"}, {Cmp::kNeu, "u || a != b"},
+                                        {Cmp::kLtu, "u || a < b"},  {Cmp::kLeu, "u || a <= b"},
+                                        {Cmp::kGtu, "u || a > b"},  {Cmp::kGeu, "u || a >= b"},
+                                        {Cmp::kNum, "!u"},          {Cmp::kNan, "u"}};
+      std::string cases;
+      for (const Case& c : kCases) {
+        cases += "    case " + std::to_string(static_cast<int>(c.cmp)) + ": return " + c.test + ";\n";
+      }
+      return cases;
+    }() +
+    R"(    default: return 0;
   }
 }
 )";
@@ -82,27 +84,42 @@ const char* CType(Type t) {  // the interpreter's WithInt mapping
     case Type::kS16: return "int16_t";
     case Type::kS32: return "int32_t";
     case Type::kS64: return "int64_t";
-    case Type::kU8: case Type::kB8: return "uint8_t";
-    case Type::kU16: case Type::kB16: return "uint16_t";
-    case Type::kU64: case Type::kB64: return "uint64_t";
+    case Type::kU8:
+    case Type::kB8: return "uint8_t";
+    case Type::kU16:
+    case Type::kB16: return "uint16_t";
+    case Type::kU64:
+    case Type::kB64: return "uint64_t";
     default: return "uint32_t";
   }
 }
 
 const char* UType(Type t) {
   switch (t) {
-    case Type::kS8: case Type::kU8: case Type::kB8: return "uint8_t";
-    case Type::kS16: case Type::kU16: case Type::kB16: return "uint16_t";
-    case Type::kS64: case Type::kU64: case Type::kB64: return "uint64_t";
+    case Type::kS8:
+    case Type::kU8:
+    case Type::kB8: return "uint8_t";
+    case Type::kS16:
+    case Type::kU16:
+    case Type::kB16: return "uint16_t";
+    case Type::kS64:
+    case Type::kU64:
+    case Type::kB64: return "uint64_t";
     default: return "uint32_t";
   }
 }
 
 unsigned Bits(Type t) {
   switch (t) {
-    case Type::kS8: case Type::kU8: case Type::kB8: return 8;
-    case Type::kS16: case Type::kU16: case Type::kB16: return 16;
-    case Type::kS64: case Type::kU64: case Type::kB64: return 64;
+    case Type::kS8:
+    case Type::kU8:
+    case Type::kB8: return 8;
+    case Type::kS16:
+    case Type::kU16:
+    case Type::kB16: return 16;
+    case Type::kS64:
+    case Type::kU64:
+    case Type::kB64: return 64;
     default: return 32;
   }
 }
@@ -114,7 +131,8 @@ class Translator {
   Translator(const Program& p, const KernelEntry& k) : p_(p), k_(k) {}
 
   Result<NativeSource> Run() {
-    GPUWASM_ASSIGN_OR_RETURN(cfg_, KernelCfg::Build(p_, k_, [this](const Inst& in, uint32_t pc) { return Inline(in, pc); }));
+    GPUWASM_ASSIGN_OR_RETURN(cfg_,
+                             KernelCfg::Build(p_, k_, [this](const Inst& in, uint32_t pc) { return Inline(in, pc); }));
     for (const GlobalVariable& g : p_.globals) global_slots_.insert(g.address_slot);
     // Slots some block reads before writing: their values cross block boundaries, so a block that
     // writes one stores it back. Every other per-thread value lives in C locals within its block.
@@ -140,7 +158,6 @@ class Translator {
   }
 
  private:
-
   Status Unsupported(const Inst& in, const std::string& what) {
     return Status::Unsupported("native code: " + what + " (PTX line " + std::to_string(in.line) + ")");
   }
@@ -159,14 +176,38 @@ class Translator {
   // The instructions the translation covers as C.
   static bool Translatable(Op op) {
     switch (op) {
-      case Op::kNop: case Op::kMov: case Op::kLdKParam: case Op::kLd: case Op::kSt: case Op::kCvta: case Op::kCvtaTo:
-      case Op::kMulWide: case Op::kMadWide: case Op::kSetp: case Op::kSelp: case Op::kCvt: case Op::kAdd: case Op::kSub:
-      case Op::kMulLo: case Op::kMadLo: case Op::kMin: case Op::kMax: case Op::kAnd: case Op::kOr: case Op::kXor:
-      case Op::kNot: case Op::kNeg: case Op::kShl: case Op::kShr: case Op::kFma: case Op::kBra: case Op::kBar:
-      case Op::kWarpSync: case Op::kExit: case Op::kRet:
-        return true;
-      default:
-        return false;
+      case Op::kNop:
+      case Op::kMov:
+      case Op::kLdKParam:
+      case Op::kLd:
+      case Op::kSt:
+      case Op::kCvta:
+      case Op::kCvtaTo:
+      case Op::kMulWide:
+      case Op::kMadWide:
+      case Op::kSetp:
+      case Op::kSelp:
+      case Op::kCvt:
+      case Op::kAdd:
+      case Op::kSub:
+      case Op::kMulLo:
+      case Op::kMadLo:
+      case Op::kMin:
+      case Op::kMax:
+      case Op::kAnd:
+      case Op::kOr:
+      case Op::kXor:
+      case Op::kNot:
+      case Op::kNeg:
+      case Op::kShl:
+      case Op::kShr:
+      case Op::kFma:
+      case Op::kBra:
+      case Op::kBar:
+      case Op::kWarpSync:
+      case Op::kExit:
+      case Op::kRet: return true;
+      default: return false;
     }
   }
 
@@ -226,7 +267,8 @@ class Translator {
     succ_.clear();
     if (cfg_.host.count(cfg_.starts[b])) {  // the executor runs it and moves its threads on
       const Inst& in = p_.code[cfg_.starts[b]];
-      const uint32_t to = in.op == Op::kCall ? cfg_.BlockOf(p_.calls[in.target].callee_entry) : cfg_.BlockOf(cfg_.starts[b] + 1);
+      const uint32_t to =
+          in.op == Op::kCall ? cfg_.BlockOf(p_.calls[in.target].callee_entry) : cfg_.BlockOf(cfg_.starts[b] + 1);
       const std::string B = std::to_string(b), fall = std::to_string(to);
       return "static int gw_b" + B + "(struct gw_ctx* c) { return c->host_exec(c, " + std::to_string(cfg_.starts[b]) +
              "u, " + B + "u, " + fall + "u); }\n";
@@ -269,9 +311,9 @@ class Translator {
     uused_.clear();
     uversion_.clear();
     const uint32_t first = cfg_.starts[b], end = cfg_.BlockEnd(b);
-    std::string pre, code;  // once per block run (all mode); per thread
-    uint32_t counted = 0;   // unguarded instructions: every thread runs them
-    bool any_extra = false; // uniform guarded instructions: `extra` counts those that ran
+    std::string pre, code;   // once per block run (all mode); per thread
+    uint32_t counted = 0;    // unguarded instructions: every thread runs them
+    bool any_extra = false;  // uniform guarded instructions: `extra` counts those that ran
     uint32_t temp = 0;
     bool per_thread_code = false;
     std::vector<uint32_t> thread_pcs;  // the per-thread instructions (all mode)
@@ -331,7 +373,8 @@ class Translator {
             region_.push_back(q);
           }
           per_thread_code = true;
-          code += "      if (" + guard + ") { ++n; } else {\n        n += " + std::to_string(fcount) + ";\n" + inner + "      }\n";
+          code += "      if (" + guard + ") { ++n; } else {\n        n += " + std::to_string(fcount) + ";\n" + inner +
+                  "      }\n";
           term_all = "c->go = " + std::to_string(join) + "u;";
           range = IndexRange(in, thread_pcs, setp_bound);
           range_inner = inner;
@@ -381,7 +424,7 @@ class Translator {
       cfg_.ReadsWrites(p_.code[q], reads, writes);
       for (uint32_t w : writes) written.insert(w);
     }
-    for (uint32_t q : region_) {  // run by some threads only: what they write keeps its old value
+    for (uint32_t q : region_) {                    // run by some threads only: what they write keeps its old value
       cfg_.ReadsWrites(p_.code[q], reads, writes);  // in the others, so it is loaded like a read
       for (uint32_t r : reads) {
         if (!written.count(r) && !(all_ && cfg_.IsUniform(r))) ue.insert(r);
@@ -456,7 +499,8 @@ class Translator {
   std::string IndexRange(const Inst& bra, const std::vector<uint32_t>& thread_pcs, const std::string& bound) {
     if (thread_pcs.size() != 1 || bound.empty()) return "";
     const Inst& sp = p_.code[thread_pcs[0]];
-    if (sp.op != Op::kSetp || sp.guard != kNoSlot || (sp.flags & (kHasPred3 | kDualDst)) || sp.d[0] != bra.guard) return "";
+    if (sp.op != Op::kSetp || sp.guard != kNoSlot || (sp.flags & (kHasPred3 | kDualDst)) || sp.d[0] != bra.guard)
+      return "";
     if ((sp.t != Type::kU32 && sp.t != Type::kB32) || !IsTidX(sp.s[0]) || crossing_.count(sp.d[0])) return "";
     if (sp.s[1] >= p_.slot_count || !(IsConst(sp.s[1]) || cfg_.IsUniform(sp.s[1]))) return "";
     // x(t) = t <op> B holds on a prefix [0, e) or a suffix [e, T) of the indices.
@@ -464,17 +508,23 @@ class Translator {
     std::string e;
     bool prefix = true;
     switch (static_cast<Cmp>(sp.cmp)) {
-      case Cmp::kLt: case Cmp::kLo: e = B; break;
-      case Cmp::kLe: case Cmp::kLs: e = B + " + 1"; break;
-      case Cmp::kGt: case Cmp::kHi: e = B + " + 1", prefix = false; break;
-      case Cmp::kGe: case Cmp::kHs: e = B, prefix = false; break;
+      case Cmp::kLt:
+      case Cmp::kLo: e = B; break;
+      case Cmp::kLe:
+      case Cmp::kLs: e = B + " + 1"; break;
+      case Cmp::kGt:
+      case Cmp::kHi: e = B + " + 1", prefix = false; break;
+      case Cmp::kGe:
+      case Cmp::kHs: e = B, prefix = false; break;
       default: return "";
     }
     // The branch is taken where x holds (or where it does not, negated); the region runs elsewhere.
     const bool region_where_x = bra.guard_negated;
     std::string c = "      const uint64_t e = " + e + " < T ? " + e + " : T;\n";
-    if (prefix == region_where_x) c += "      const uint32_t lo = 0, hi = (uint32_t)e;\n";
-    else c += "      const uint32_t lo = (uint32_t)e, hi = T;\n";
+    if (prefix == region_where_x)
+      c += "      const uint32_t lo = 0, hi = (uint32_t)e;\n";
+    else
+      c += "      const uint32_t lo = (uint32_t)e, hi = T;\n";
     return c;
   }
 
@@ -517,17 +567,20 @@ class Translator {
 
   // The address of a `bytes`-byte access by instruction `pc`, into `p` (faults return).
   std::string Address(const Inst& in, uint32_t pc, unsigned bytes, bool store) {
-    std::string a = "uint64_t A = " + R(in.s[0]) + " + (uint64_t)" + std::to_string(static_cast<uint64_t>(in.offset)) + "ull;";
+    std::string a =
+        "uint64_t A = " + R(in.s[0]) + " + (uint64_t)" + std::to_string(static_cast<uint64_t>(in.offset)) + "ull;";
     const std::string B = std::to_string(bytes), P = std::to_string(pc), st = store ? "1" : "0";
-    const std::string slow = "gw_slow(c, " + P + "u, " + std::to_string(static_cast<int>(in.mem)) + "u, A, " + B + "u, t, " + st + ")";
+    const std::string slow =
+        "gw_slow(c, " + P + "u, " + std::to_string(static_cast<int>(in.mem)) + "u, A, " + B + "u, t, " + st + ")";
     switch (in.mem) {
       case Mem::kGlobal:
-        return a + " struct gw_region* g = &c->regions[" + P + "]; uint64_t o = A - g->base; uint8_t* p = (g->size >= " + B +
-               " && o <= g->size - " + B + ") ? g->host + o : " + slow + "; if (!p) gw_fault";
+        return a + " struct gw_region* g = &c->regions[" + P +
+               "]; uint64_t o = A - g->base; uint8_t* p = (g->size >= " + B + " && o <= g->size - " + B +
+               ") ? g->host + o : " + slow + "; if (!p) gw_fault";
       case Mem::kShared:
-        return a + " uint8_t* p = gw_likely(shsz >= " + B + " && A <= shsz - " + B + ") ? sh + A : " + slow + "; if (!p) gw_fault";
-      default:
-        return a + " uint8_t* p = " + slow + "; if (!p) gw_fault";
+        return a + " uint8_t* p = gw_likely(shsz >= " + B + " && A <= shsz - " + B + ") ? sh + A : " + slow +
+               "; if (!p) gw_fault";
+      default: return a + " uint8_t* p = " + slow + "; if (!p) gw_fault";
     }
   }
 
@@ -570,8 +623,8 @@ class Translator {
         if (in.offset < 0) return Unsupported(in, "negative parameter offset");
         const std::string off = std::to_string(in.offset), sz = std::to_string(size);
         std::string s = "{ uint64_t v = 0; if (" + off + "ull + " + sz + " > c->params_size) { c->address(c, " +
-                        std::to_string(pc) + "u, 4u, " + off + "ull, " + sz + "u, 0, 0); return 1; } memcpy(&v, c->params + " +
-                        off + ", " + sz + ");";
+                        std::to_string(pc) + "u, 4u, " + off + "ull, " + sz +
+                        "u, 0, 0); return 1; } memcpy(&v, c->params + " + off + ", " + sz + ");";
         if (ptx::IsSigned(t) && size < 8) {
           const std::string sh = std::to_string(64 - 8 * size);
           s += " v = (uint64_t)((int64_t)(v << " + sh + ") >> " + sh + ");";
@@ -579,7 +632,9 @@ class Translator {
         return s + " " + d() + " = v; }";
       }
       case Op::kCvta: {
-        const std::string add = in.mem == Mem::kShared ? WindowC(kSharedWindow) : in.mem == Mem::kLocal ? WindowC(kLocalWindow) : "0ull";
+        const std::string add = in.mem == Mem::kShared  ? WindowC(kSharedWindow)
+                                : in.mem == Mem::kLocal ? WindowC(kLocalWindow)
+                                                        : "0ull";
         return d() + " = " + R(in.s[0]) + " + " + add + ";";
       }
       case Op::kCvtaTo: {
@@ -598,13 +653,17 @@ class Translator {
         for (unsigned k = 0; k < in.vec; ++k) {
           const std::string at = "p + " + std::to_string(k * size);
           if (store) {
-            s += std::string(" { ") + u + " x = (" + u + ")" + R(in.d[k]) + "; memcpy(" + at + ", &x, " + std::to_string(size) + "); }";
+            s += std::string(" { ") + u + " x = (" + u + ")" + R(in.d[k]) + "; memcpy(" + at + ", &x, " +
+                 std::to_string(size) + "); }";
           } else if (in.flags & kVolatile) {  // read each time: a spin on a flag another thread sets
-            s += std::string(" ") + d(k) + " = (uint64_t)*(volatile " + (ptx::IsSigned(t) && size < 8 ? sg : u) + " *)(" + at + ");";
+            s += std::string(" ") + d(k) + " = (uint64_t)*(volatile " + (ptx::IsSigned(t) && size < 8 ? sg : u) +
+                 " *)(" + at + ");";
           } else if (ptx::IsSigned(t) && size < 8) {
-            s += std::string(" { ") + sg + " x; memcpy(&x, " + at + ", " + std::to_string(size) + "); " + d(k) + " = (uint64_t)(int64_t)x; }";
+            s += std::string(" { ") + sg + " x; memcpy(&x, " + at + ", " + std::to_string(size) + "); " + d(k) +
+                 " = (uint64_t)(int64_t)x; }";
           } else {
-            s += std::string(" { ") + u + " x; memcpy(&x, " + at + ", " + std::to_string(size) + "); " + d(k) + " = (uint64_t)x; }";
+            s += std::string(" { ") + u + " x; memcpy(&x, " + at + ", " + std::to_string(size) + "); " + d(k) +
+                 " = (uint64_t)x; }";
           }
         }
         return s + " }";
@@ -614,7 +673,8 @@ class Translator {
         const Type st = in.t2;
         if (!IsIntLike(st) || Bits(st) > 32) return Unsupported(in, "wide multiply type");
         const char* w = ptx::IsSigned(st) ? "int64_t" : "uint64_t";
-        std::string e = std::string("(uint64_t)((") + w + ")" + As(st, in.s[0]) + " * (" + w + ")" + As(st, in.s[1]) + ")";
+        std::string e =
+            std::string("(uint64_t)((") + w + ")" + As(st, in.s[0]) + " * (" + w + ")" + As(st, in.s[1]) + ")";
         if (in.op == Op::kMadWide) e += " + " + R(in.s[2]);
         if (Bits(st) == 16) e = "((" + e + ") & 0xffffffffull)";
         return d() + " = " + e + ";";
@@ -622,7 +682,8 @@ class Translator {
       case Op::kSetp: return Setp(in, d(0), (in.flags & kDualDst) ? d(1) : std::string());
       case Op::kSelp: {
         const bool neg = in.flags & kNegPred3;
-        return d() + " = ((" + R(in.s[2]) + " & 1) != " + (neg ? "1" : "0") + ") ? " + R(in.s[0]) + " : " + R(in.s[1]) + ";";
+        return d() + " = ((" + R(in.s[2]) + " & 1) != " + (neg ? "1" : "0") + ") ? " + R(in.s[0]) + " : " + R(in.s[1]) +
+               ";";
       }
       case Op::kCvt: {
         if (!IsIntLike(t) || !IsIntLike(in.t2) || (in.flags & kSat)) return Unsupported(in, "cvt form");
@@ -649,7 +710,9 @@ class Translator {
   // A C expression of the register as the instruction's type T (sign- or zero-extended).
   std::string As(Type t, uint32_t slot) { return std::string("(") + CType(t) + ")" + R(slot); }
   // The 64-bit register value of a T-typed C expression (the interpreter's Store).
-  static std::string Store(Type t, const std::string& e) { return std::string("(uint64_t)(") + CType(t) + ")(" + e + ")"; }
+  static std::string Store(Type t, const std::string& e) {
+    return std::string("(uint64_t)(") + CType(t) + ")(" + e + ")";
+  }
 
   Result<std::string> Int(const Inst& in, const std::string& d) {
     const Type t = in.t;
@@ -671,7 +734,8 @@ class Translator {
       case Op::kMax: {
         const std::string x = As(t, in.s[0]), y = As(t, in.s[1]);
         const char* op = in.op == Op::kMin ? " < " : " > ";
-        return "{ " + T + " x = " + x + ", y = " + y + "; " + d + " = " + Store(t, std::string("x") + op + "y ? x : y") + "; }";
+        return "{ " + T + " x = " + x + ", y = " + y + "; " + d + " = " +
+               Store(t, std::string("x") + op + "y ? x : y") + "; }";
       }
       case Op::kAnd: return d + " = " + Store(t, A + " & " + Bv) + ";";
       case Op::kOr: return d + " = " + Store(t, A + " | " + Bv) + ";";
@@ -679,8 +743,8 @@ class Translator {
       case Op::kNot: return d + " = " + Store(t, "~" + A) + ";";
       case Op::kNeg: return d + " = " + Store(t, "0ull - " + A) + ";";
       case Op::kShl:
-        return "{ uint32_t s = (uint32_t)" + R(in.s[1]) + "; " + d + " = s >= " + bits + " ? 0 : " +
-               Store(t, "(uint64_t)(" + U + ")" + As(t, in.s[0]) + " << s") + "; }";
+        return "{ uint32_t s = (uint32_t)" + R(in.s[1]) + "; " + d + " = s >= " + bits +
+               " ? 0 : " + Store(t, "(uint64_t)(" + U + ")" + As(t, in.s[0]) + " << s") + "; }";
       case Op::kShr:
         if (ptx::IsSigned(t)) {
           return "{ uint32_t s = (uint32_t)" + R(in.s[1]) + "; " + T + " x = " + As(t, in.s[0]) + "; " + d + " = " +
@@ -722,10 +786,14 @@ class Translator {
       switch (static_cast<Cmp>(in.cmp)) {
         case Cmp::kEq: op = "=="; break;
         case Cmp::kNe: op = "!="; break;
-        case Cmp::kLt: case Cmp::kLo: op = "<"; break;
-        case Cmp::kLe: case Cmp::kLs: op = "<="; break;
-        case Cmp::kGt: case Cmp::kHi: op = ">"; break;
-        case Cmp::kGe: case Cmp::kHs: op = ">="; break;
+        case Cmp::kLt:
+        case Cmp::kLo: op = "<"; break;
+        case Cmp::kLe:
+        case Cmp::kLs: op = "<="; break;
+        case Cmp::kGt:
+        case Cmp::kHi: op = ">"; break;
+        case Cmp::kGe:
+        case Cmp::kHs: op = ">="; break;
         default: break;
       }
       cmp = op == nullptr ? std::string("0") : "(" + As(t, in.s[0]) + " " + op + " " + As(t, in.s[1]) + ")";
@@ -744,8 +812,10 @@ class Translator {
       }
     }
     s += " " + d0 + " = (uint64_t)x;";
-    if (!d1.empty()) s += " " + d1 + " = (uint64_t)y;";
-    else s += " (void)y;";
+    if (!d1.empty())
+      s += " " + d1 + " = (uint64_t)y;";
+    else
+      s += " (void)y;";
     return s + " }";
   }
 
@@ -757,7 +827,7 @@ class Translator {
   std::set<uint32_t> crossing_, global_slots_;
   std::set<uint32_t> succ_, ptrs_;
   std::vector<uint32_t> region_;  // instructions of an if-region inlined into the block
-  bool all_ = false;  // generating the all-threads-together body
+  bool all_ = false;              // generating the all-threads-together body
   bool bad_operand_ = false;
 };
 

@@ -18,9 +18,12 @@ inline uint64_t Bits(double d) { return std::bit_cast<uint64_t>(d); }
 inline double HalfToDouble(uint16_t h) {
   int e = (h >> 10) & 31, m = h & 1023;
   double v;
-  if (e == 0) v = std::ldexp(static_cast<double>(m), -24);
-  else if (e == 31) v = m ? NAN : INFINITY;
-  else v = std::ldexp(static_cast<double>(m | 1024), e - 25);
+  if (e == 0)
+    v = std::ldexp(static_cast<double>(m), -24);
+  else if (e == 31)
+    v = m ? NAN : INFINITY;
+  else
+    v = std::ldexp(static_cast<double>(m | 1024), e - 25);
   return (h & 0x8000) ? -v : v;
 }
 

@@ -22,8 +22,8 @@ const KernelEntry* Program::FindKernel(std::string_view name) const {
 namespace {
 
 Status Unsupported(const ptx::Instruction& in, const std::string& why) {
-  return Status::Unsupported("line " + std::to_string(in.pos.line) + ": unsupported instruction '" + in.text() +
-                             "'" + (why.empty() ? "" : ": " + why));
+  return Status::Unsupported("line " + std::to_string(in.pos.line) + ": unsupported instruction '" + in.text() + "'" +
+                             (why.empty() ? "" : ": " + why));
 }
 
 Status BadAt(const ptx::Instruction& in, const std::string& why) {
@@ -34,7 +34,8 @@ Status BadAt(const ptx::Instruction& in, const std::string& why) {
 uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 bool IsVideoScalar(const std::string& op) {
-  static const std::set<std::string> kOps = {"vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vset", "vmad"};
+  static const std::set<std::string> kOps = {"vadd", "vsub", "vabsdiff", "vmin", "vmax",
+                                             "vshl", "vshr", "vset",     "vmad"};
   return kOps.count(op) != 0;
 }
 
@@ -59,10 +60,9 @@ Mods ParseMods(const ptx::Instruction& in) {
   Mods m;
   static const std::map<std::string, Round> kRound = {{"rn", Round::kRn},   {"rz", Round::kRz},   {"rm", Round::kRm},
                                                       {"rp", Round::kRp},   {"rni", Round::kRni}, {"rzi", Round::kRzi},
-                                                      {"rmi", Round::kRmi}, {"rpi", Round::kRpi},
-                                                      {"rna", Round::kRna}};
-  static const std::set<std::string> kCmp = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
-                                             "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"};
+                                                      {"rmi", Round::kRmi}, {"rpi", Round::kRpi}, {"rna", Round::kRna}};
+  static const std::set<std::string> kCmp = {"eq", "ne",  "lt",  "le",  "gt",  "ge",  "lo",  "ls",  "hi",
+                                             "hs", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"};
   static const std::set<std::string> kAtom = {"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"};
   for (size_t i = 0; i < in.modifiers.size(); ++i) {
     const std::string& x = in.modifiers[i];
@@ -174,7 +174,8 @@ class Decoder {
     }
     for (auto& [site, callee] : pending_calls_) {
       auto it = entry_pc_.find(callee);
-      if (it == entry_pc_.end()) return Status::Unsupported("call to '" + m_.functions[callee].name + "', which has no body");
+      if (it == entry_pc_.end())
+        return Status::Unsupported("call to '" + m_.functions[callee].name + "', which has no body");
       p_.calls[site].callee_entry = it->second;
     }
     GPUWASM_RETURN_IF_ERROR(CheckCallGraph());
@@ -301,27 +302,46 @@ class Decoder {
       case Operand::Kind::kSink: return sink_;
       case Operand::Kind::kImmediate: {
         uint64_t bits = o.imm_bits;
-        if (t == Type::kF32 && o.imm_double) bits = ptx::F64BitsToF32Bits(bits);
-        else if (t == Type::kF64 && o.imm_float) bits = ptx::F32BitsToF64Bits(bits);
+        if (t == Type::kF32 && o.imm_double)
+          bits = ptx::F64BitsToF32Bits(bits);
+        else if (t == Type::kF64 && o.imm_float)
+          bits = ptx::F32BitsToF64Bits(bits);
         return Const(bits);
       }
       case Operand::Kind::kSpecial: {
-        static const std::map<std::string, uint32_t> kSpecials = {
-            {"%tid.x", kTidX},         {"%tid.y", kTidY},           {"%tid.z", kTidZ},         {"%ntid.x", kNtidX},
-            {"%ntid.y", kNtidY},       {"%ntid.z", kNtidZ},         {"%ctaid.x", kCtaidX},     {"%ctaid.y", kCtaidY},
-            {"%ctaid.z", kCtaidZ},     {"%nctaid.x", kNctaidX},     {"%nctaid.y", kNctaidY},   {"%nctaid.z", kNctaidZ},
-            {"%laneid", kLaneId},      {"%warpid", kWarpId},        {"%nwarpid", kNWarpId},    {"%lanemask_eq", kLanemaskEq},
-            {"%lanemask_lt", kLanemaskLt}, {"%lanemask_le", kLanemaskLe}, {"%lanemask_gt", kLanemaskGt},
-            {"%lanemask_ge", kLanemaskGe}, {"%smid", kSmId},        {"%nsmid", kNSmId},        {"%gridid", kGridId},
-            {"%dynamic_smem_size", kDynSmem}, {"%total_smem_size", kTotalSmem}};
+        static const std::map<std::string, uint32_t> kSpecials = {{"%tid.x", kTidX},
+                                                                  {"%tid.y", kTidY},
+                                                                  {"%tid.z", kTidZ},
+                                                                  {"%ntid.x", kNtidX},
+                                                                  {"%ntid.y", kNtidY},
+                                                                  {"%ntid.z", kNtidZ},
+                                                                  {"%ctaid.x", kCtaidX},
+                                                                  {"%ctaid.y", kCtaidY},
+                                                                  {"%ctaid.z", kCtaidZ},
+                                                                  {"%nctaid.x", kNctaidX},
+                                                                  {"%nctaid.y", kNctaidY},
+                                                                  {"%nctaid.z", kNctaidZ},
+                                                                  {"%laneid", kLaneId},
+                                                                  {"%warpid", kWarpId},
+                                                                  {"%nwarpid", kNWarpId},
+                                                                  {"%lanemask_eq", kLanemaskEq},
+                                                                  {"%lanemask_lt", kLanemaskLt},
+                                                                  {"%lanemask_le", kLanemaskLe},
+                                                                  {"%lanemask_gt", kLanemaskGt},
+                                                                  {"%lanemask_ge", kLanemaskGe},
+                                                                  {"%smid", kSmId},
+                                                                  {"%nsmid", kNSmId},
+                                                                  {"%gridid", kGridId},
+                                                                  {"%dynamic_smem_size", kDynSmem},
+                                                                  {"%total_smem_size", kTotalSmem}};
         auto it = kSpecials.find(o.symbol);
         if (it != kSpecials.end()) return p_.special_base + it->second;
         // A launch runs without clusters: every CTA is a cluster of one (the ISA's implicit
         // cluster), so cluster ids are CTA ids and cluster-relative values are 0 of 1 (and the
         // cluster's shared memory is the CTA's).
         static const std::map<std::string, uint32_t> kClusterAsCta = {
-            {"%clusterid.x", kCtaidX},   {"%clusterid.y", kCtaidY},   {"%clusterid.z", kCtaidZ},
-            {"%nclusterid.x", kNctaidX}, {"%nclusterid.y", kNctaidY}, {"%nclusterid.z", kNctaidZ},
+            {"%clusterid.x", kCtaidX},      {"%clusterid.y", kCtaidY},   {"%clusterid.z", kCtaidZ},
+            {"%nclusterid.x", kNctaidX},    {"%nclusterid.y", kNctaidY}, {"%nclusterid.z", kNctaidZ},
             {"%aggr_smem_size", kTotalSmem}};
         if (auto c = kClusterAsCta.find(o.symbol); c != kClusterAsCta.end()) return p_.special_base + c->second;
         const std::string base = o.symbol.substr(0, o.symbol.find('.'));
@@ -331,7 +351,8 @@ class Decoder {
           reserved_smem_ = true;
           if (base == "%reserved_smem_offset_cap") return Const(kReservedSmemBytes);
           const uint64_t off = base == "%reserved_smem_offset_end" ? kReservedSmemBytes
-                               : base == "%reserved_smem_offset_1" ? 8 : 0;
+                               : base == "%reserved_smem_offset_1" ? 8
+                                                                   : 0;
           return Const(kReservedSmemMarker | off);
         }
         if (base == "%cluster_nctaid" || base == "%cluster_nctarank") return Const(1);
@@ -426,7 +447,8 @@ class Decoder {
           local_symbols_[v.name] = {Symbol::kSlot, param_var_base_ + param_var_used_, n};
           param_var_used_ += n;
         } else {
-          GPUWASM_RETURN_IF_ERROR(Note(Status::Unsupported("line " + std::to_string(v.pos.line) + ": variable in this state space inside a function")));
+          GPUWASM_RETURN_IF_ERROR(Note(Status::Unsupported("line " + std::to_string(v.pos.line) +
+                                                           ": variable in this state space inside a function")));
         }
         continue;
       }
@@ -472,7 +494,9 @@ class Decoder {
     return Slot(in, o, x.t);
   }
   Status Srcs(const ptx::Instruction& in, Inst& x, size_t from, size_t n) {
-    for (size_t k = 0; k < n; ++k) { GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, in.operands[from + k], x.t)); }
+    for (size_t k = 0; k < n; ++k) {
+      GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, in.operands[from + k], x.t));
+    }
     return Status::Ok();
   }
   // `o` with a destination and `nsrc` sources.
@@ -500,9 +524,9 @@ class Decoder {
     // Modifiers outside the types, rounding and the few every instruction may have are read by
     // the instructions' own decoders; any other instruction with one is refused here.
     static const std::set<std::string_view> kTakesModifiers = {
-        "mov", "ld", "st", "bar", "barrier", "membar", "fence", "shfl", "vote", "atom", "red", "call", "min",
-        "max", "cvt", "div", "prmt", "shf", "ldu", "testp", "add", "sub", "mad", "addc", "subc", "madc", "redux",
-        "match", "dp2a", "szext", "bmsk", "cp"};
+        "mov",  "ld",   "st",   "bar",  "barrier", "membar", "fence", "shfl",  "vote",  "atom", "red",
+        "call", "min",  "max",  "cvt",  "div",     "prmt",   "shf",   "ldu",   "testp", "add",  "sub",
+        "mad",  "addc", "subc", "madc", "redux",   "match",  "dp2a",  "szext", "bmsk",  "cp"};
     if (!m.other.empty() && !kTakesModifiers.count(op) && !IsVideoSimd(op) && !IsVideoScalar(op)) {
       return Unsupported(in, "modifier ." + *m.other.begin());
     }
@@ -517,34 +541,69 @@ class Decoder {
     if (IsVideoScalar(op)) return VideoScalar(in, m, x);
     // Instructions whose operands are the destination and `n` sources, all of the instruction's type.
     static const std::unordered_map<std::string_view, std::pair<Op, size_t>> kArith = {
-        {"fma", {Op::kFma, 3}}, {"div", {Op::kDiv, 2}}, {"rem", {Op::kRem, 2}}, {"abs", {Op::kAbs, 1}},
-        {"neg", {Op::kNeg, 1}}, {"and", {Op::kAnd, 2}}, {"or", {Op::kOr, 2}}, {"xor", {Op::kXor, 2}},
-        {"not", {Op::kNot, 1}}, {"cnot", {Op::kCnot, 1}}, {"bfe", {Op::kBfe, 3}}, {"bfi", {Op::kBfi, 4}},
-        {"lop3", {Op::kLop3, 4}}, {"sqrt", {Op::kSqrt, 1}}, {"rcp", {Op::kRcp, 1}}, {"rsqrt", {Op::kRsqrt, 1}},
-        {"sin", {Op::kSin, 1}}, {"cos", {Op::kCos, 1}}, {"ex2", {Op::kEx2, 1}}, {"lg2", {Op::kLg2, 1}},
+        {"fma", {Op::kFma, 3}},   {"div", {Op::kDiv, 2}},          {"rem", {Op::kRem, 2}}, {"abs", {Op::kAbs, 1}},
+        {"neg", {Op::kNeg, 1}},   {"and", {Op::kAnd, 2}},          {"or", {Op::kOr, 2}},   {"xor", {Op::kXor, 2}},
+        {"not", {Op::kNot, 1}},   {"cnot", {Op::kCnot, 1}},        {"bfe", {Op::kBfe, 3}}, {"bfi", {Op::kBfi, 4}},
+        {"lop3", {Op::kLop3, 4}}, {"sqrt", {Op::kSqrt, 1}},        {"rcp", {Op::kRcp, 1}}, {"rsqrt", {Op::kRsqrt, 1}},
+        {"sin", {Op::kSin, 1}},   {"cos", {Op::kCos, 1}},          {"ex2", {Op::kEx2, 1}}, {"lg2", {Op::kLg2, 1}},
         {"tanh", {Op::kTanh, 1}}, {"copysign", {Op::kCopysign, 2}}};
     if (auto a = kArith.find(op); a != kArith.end()) return Arith(in, x, a->second.first, a->second.second);
     using Handler = Status (Decoder::*)(const ptx::Instruction&, Mods&, Inst&);
-    static const std::unordered_map<std::string_view, Handler> kHandlers = {
-        {"mov", &Decoder::DecodeMov}, {"ld", &Decoder::DecodeLoadStore}, {"ldu", &Decoder::DecodeLoadStore},
-        {"st", &Decoder::DecodeLoadStore}, {"cvta", &Decoder::DecodeCvta}, {"add", &Decoder::DecodeAddSub},
-        {"sub", &Decoder::DecodeAddSub}, {"dp4a", &Decoder::DecodeDotProduct}, {"dp2a", &Decoder::DecodeDotProduct},
-        {"mul", &Decoder::DecodeMulMad}, {"mad", &Decoder::DecodeMulMad}, {"min", &Decoder::DecodeMinMax},
-        {"max", &Decoder::DecodeMinMax}, {"shl", &Decoder::DecodeShift}, {"shr", &Decoder::DecodeShift},
-        {"popc", &Decoder::DecodeBitCount}, {"clz", &Decoder::DecodeBitCount}, {"brev", &Decoder::DecodeBitCount},
-        {"bfind", &Decoder::DecodeBitCount}, {"prmt", &Decoder::DecodePrmt}, {"shf", &Decoder::DecodeShf},
-        {"setp", &Decoder::DecodeSetp}, {"set", &Decoder::DecodeSetp}, {"selp", &Decoder::DecodeSelp},
-        {"slct", &Decoder::DecodeSlct}, {"mul24", &Decoder::DecodeMul24Mad24}, {"mad24", &Decoder::DecodeMul24Mad24},
-        {"sad", &Decoder::DecodeSad}, {"szext", &Decoder::DecodeSzextBmsk}, {"bmsk", &Decoder::DecodeSzextBmsk},
-        {"fns", &Decoder::DecodeFns}, {"testp", &Decoder::DecodeTestp}, {"isspacep", &Decoder::DecodeIsspacep},
-        {"cvt", &Decoder::DecodeCvt}, {"cp", &Decoder::DecodeCp}, {"bra", &Decoder::DecodeBra},
-        {"ret", &Decoder::DecodeRet}, {"exit", &Decoder::DecodeExit}, {"trap", &Decoder::DecodeTrap},
-        {"brkpt", &Decoder::DecodeTrap}, {"membar", &Decoder::DecodeFenceOrHint}, {"fence", &Decoder::DecodeFenceOrHint},
-        {"nanosleep", &Decoder::DecodeFenceOrHint}, {"prefetch", &Decoder::DecodeFenceOrHint},
-        {"prefetchu", &Decoder::DecodeFenceOrHint}, {"bar", &Decoder::DecodeBar}, {"barrier", &Decoder::DecodeBar},
-        {"atom", &Decoder::DecodeAtomic}, {"red", &Decoder::DecodeAtomic}, {"shfl", &Decoder::DecodeShfl},
-        {"vote", &Decoder::DecodeVote}, {"redux", &Decoder::DecodeRedux}, {"match", &Decoder::DecodeMatch},
-        {"activemask", &Decoder::DecodeActivemask}, {"call", &Decoder::DecodeCall}};
+    static const std::unordered_map<std::string_view, Handler> kHandlers = {{"mov", &Decoder::DecodeMov},
+                                                                            {"ld", &Decoder::DecodeLoadStore},
+                                                                            {"ldu", &Decoder::DecodeLoadStore},
+                                                                            {"st", &Decoder::DecodeLoadStore},
+                                                                            {"cvta", &Decoder::DecodeCvta},
+                                                                            {"add", &Decoder::DecodeAddSub},
+                                                                            {"sub", &Decoder::DecodeAddSub},
+                                                                            {"dp4a", &Decoder::DecodeDotProduct},
+                                                                            {"dp2a", &Decoder::DecodeDotProduct},
+                                                                            {"mul", &Decoder::DecodeMulMad},
+                                                                            {"mad", &Decoder::DecodeMulMad},
+                                                                            {"min", &Decoder::DecodeMinMax},
+                                                                            {"max", &Decoder::DecodeMinMax},
+                                                                            {"shl", &Decoder::DecodeShift},
+                                                                            {"shr", &Decoder::DecodeShift},
+                                                                            {"popc", &Decoder::DecodeBitCount},
+                                                                            {"clz", &Decoder::DecodeBitCount},
+                                                                            {"brev", &Decoder::DecodeBitCount},
+                                                                            {"bfind", &Decoder::DecodeBitCount},
+                                                                            {"prmt", &Decoder::DecodePrmt},
+                                                                            {"shf", &Decoder::DecodeShf},
+                                                                            {"setp", &Decoder::DecodeSetp},
+                                                                            {"set", &Decoder::DecodeSetp},
+                                                                            {"selp", &Decoder::DecodeSelp},
+                                                                            {"slct", &Decoder::DecodeSlct},
+                                                                            {"mul24", &Decoder::DecodeMul24Mad24},
+                                                                            {"mad24", &Decoder::DecodeMul24Mad24},
+                                                                            {"sad", &Decoder::DecodeSad},
+                                                                            {"szext", &Decoder::DecodeSzextBmsk},
+                                                                            {"bmsk", &Decoder::DecodeSzextBmsk},
+                                                                            {"fns", &Decoder::DecodeFns},
+                                                                            {"testp", &Decoder::DecodeTestp},
+                                                                            {"isspacep", &Decoder::DecodeIsspacep},
+                                                                            {"cvt", &Decoder::DecodeCvt},
+                                                                            {"cp", &Decoder::DecodeCp},
+                                                                            {"bra", &Decoder::DecodeBra},
+                                                                            {"ret", &Decoder::DecodeRet},
+                                                                            {"exit", &Decoder::DecodeExit},
+                                                                            {"trap", &Decoder::DecodeTrap},
+                                                                            {"brkpt", &Decoder::DecodeTrap},
+                                                                            {"membar", &Decoder::DecodeFenceOrHint},
+                                                                            {"fence", &Decoder::DecodeFenceOrHint},
+                                                                            {"nanosleep", &Decoder::DecodeFenceOrHint},
+                                                                            {"prefetch", &Decoder::DecodeFenceOrHint},
+                                                                            {"prefetchu", &Decoder::DecodeFenceOrHint},
+                                                                            {"bar", &Decoder::DecodeBar},
+                                                                            {"barrier", &Decoder::DecodeBar},
+                                                                            {"atom", &Decoder::DecodeAtomic},
+                                                                            {"red", &Decoder::DecodeAtomic},
+                                                                            {"shfl", &Decoder::DecodeShfl},
+                                                                            {"vote", &Decoder::DecodeVote},
+                                                                            {"redux", &Decoder::DecodeRedux},
+                                                                            {"match", &Decoder::DecodeMatch},
+                                                                            {"activemask", &Decoder::DecodeActivemask},
+                                                                            {"call", &Decoder::DecodeCall}};
     if (auto h = kHandlers.find(op); h != kHandlers.end()) return (this->*h->second)(in, m, x);
     return Unsupported(in, "");
   }
@@ -570,10 +629,16 @@ class Decoder {
       Type et = ptx::TypeSize(x.t) / x.vec == 2 ? Type::kB16 : ptx::TypeSize(x.t) / x.vec == 4 ? Type::kB32 : Type::kB8;
       for (size_t k = 0; k < v.elements.size(); ++k) {
         GPUWASM_ASSIGN_OR_RETURN(uint32_t s, Slot(in, v.elements[k], et));
-        if (pack) x.s[k] = s; else x.d[k] = s;
+        if (pack)
+          x.s[k] = s;
+        else
+          x.d[k] = s;
       }
-      if (pack) { GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0)); }
-      else { GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t)); }
+      if (pack) {
+        GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0));
+      } else {
+        GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t));
+      }
       return Emit(x, in);
     }
     return Arith(in, x, Op::kMov, 1);
@@ -590,7 +655,8 @@ class Decoder {
     for (const std::string& o : m.other) {
       if (o != "nc" && o != "volatile" && o != "relaxed" && o != "weak" && o != "ca" && o != "cg" && o != "cs" &&
           o != "lu" && o != "cv" && o != "wb" && o != "wt" && o != "gpu" && o != "cta" && o != "sys" &&
-          o != "acquire" && o != "release" && o != "cluster" &&  // host loads and stores are ordered enough (x86-64: TSO)
+          o != "acquire" && o != "release" &&
+          o != "cluster" &&  // host loads and stores are ordered enough (x86-64: TSO)
           o.rfind("L1::", 0) != 0 && o.rfind("L2::", 0) != 0) {
         return Unsupported(in, "modifier ." + o);
       }
@@ -636,8 +702,11 @@ class Decoder {
     }
     uint32_t vals[4];
     if (val.kind == Operand::Kind::kVector) {
-      if (val.elements.size() != static_cast<size_t>(m.vec)) return BadAt(in, "vector size does not match ." + std::string(m.vec == 2 ? "v2" : "v4"));
-      for (int k = 0; k < m.vec; ++k) { GPUWASM_ASSIGN_OR_RETURN(vals[k], Slot(in, val.elements[k], x.t)); }
+      if (val.elements.size() != static_cast<size_t>(m.vec))
+        return BadAt(in, "vector size does not match ." + std::string(m.vec == 2 ? "v2" : "v4"));
+      for (int k = 0; k < m.vec; ++k) {
+        GPUWASM_ASSIGN_OR_RETURN(vals[k], Slot(in, val.elements[k], x.t));
+      }
     } else {
       if (m.vec != 1) return BadAt(in, "vector access needs a vector operand");
       GPUWASM_ASSIGN_OR_RETURN(vals[0], Slot(in, val, x.t));
@@ -705,7 +774,9 @@ class Decoder {
       GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0));
       GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], x.t2));
       GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], x.t2));
-      if (mad) { GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], x.t)); }
+      if (mad) {
+        GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], x.t));
+      }
       return Emit(x, in);
     }
     if (m.hi) return Arith(in, x, mad ? Op::kMadHi : Op::kMulHi, mad ? 3 : 2);
@@ -765,7 +836,8 @@ class Decoder {
     if (set) {
       if (m.types.size() != 2) return BadAt(in, "set needs a destination and a source type");
       x.t2 = m.types[0];
-      if (x.t2 != Type::kU32 && x.t2 != Type::kS32 && x.t2 != Type::kF32) return BadAt(in, "set's destination type must be u32, s32 or f32");
+      if (x.t2 != Type::kU32 && x.t2 != Type::kS32 && x.t2 != Type::kF32)
+        return BadAt(in, "set's destination type must be u32, s32 or f32");
       if (ops[0].reg2 >= 0) return BadAt(in, "set has one destination");
     }
     static const std::map<std::string, Cmp> kCmps = {
@@ -777,8 +849,10 @@ class Decoder {
     if (c == kCmps.end()) return BadAt(in, op + " needs a comparison");
     x.op = set ? Op::kSet : Op::kSetp;
     x.cmp = static_cast<uint8_t>(c->second);
-    x.bool_op = static_cast<uint8_t>(m.boolop == "and" ? BoolOp::kAnd : m.boolop == "or" ? BoolOp::kOr
-                                                      : m.boolop == "xor" ? BoolOp::kXor : BoolOp::kNone);
+    x.bool_op = static_cast<uint8_t>(m.boolop == "and"   ? BoolOp::kAnd
+                                     : m.boolop == "or"  ? BoolOp::kOr
+                                     : m.boolop == "xor" ? BoolOp::kXor
+                                                         : BoolOp::kNone);
     GPUWASM_ASSIGN_OR_RETURN(x.d[0], Slot(in, ops[0], set ? x.t2 : Type::kPred));
     if (ops[0].reg2 >= 0) {
       x.d[1] = static_cast<uint32_t>(ops[0].reg2);
@@ -828,7 +902,8 @@ class Decoder {
     const std::string& op = in.opcode;
     if (m.hi == m.lo) return BadAt(in, op + " needs .hi or .lo");
     if (x.t != Type::kU32 && x.t != Type::kS32) return BadAt(in, op + " is .u32 or .s32");
-    if ((x.flags & kSat) && (op != "mad24" || !m.hi || x.t != Type::kS32)) return BadAt(in, ".sat is for mad24.hi.s32 only");
+    if ((x.flags & kSat) && (op != "mad24" || !m.hi || x.t != Type::kS32))
+      return BadAt(in, ".sat is for mad24.hi.s32 only");
     if (m.hi) x.cmp = 1;
     return Arith(in, x, op == "mul24" ? Op::kMul24 : Op::kMad24, op == "mul24" ? 2 : 3);
   }
@@ -843,7 +918,8 @@ class Decoder {
   Status DecodeSzextBmsk(const ptx::Instruction& in, Mods& m, Inst& x) {
     const std::string& op = in.opcode;
     const bool clamp = m.other.count("clamp") != 0;
-    if (clamp == ((x.flags & kWrap) != 0) || m.other.size() != (clamp ? 1u : 0u)) return BadAt(in, op + " needs .clamp or .wrap");
+    if (clamp == ((x.flags & kWrap) != 0) || m.other.size() != (clamp ? 1u : 0u))
+      return BadAt(in, op + " needs .clamp or .wrap");
     if (op == "szext" ? (x.t != Type::kU32 && x.t != Type::kS32) : x.t != Type::kB32) {
       return BadAt(in, op == "szext" ? "szext is .u32 or .s32" : "bmsk is .b32");
     }
@@ -866,8 +942,8 @@ class Decoder {
   // testp.
   Status DecodeTestp(const ptx::Instruction& in, Mods& m, Inst& x) {
     const auto& ops = in.operands;
-    static const std::map<std::string, uint8_t> kTests = {{"finite", 0}, {"infinite", 1}, {"number", 2},
-                                                          {"notanumber", 3}, {"normal", 4}, {"subnormal", 5}};
+    static const std::map<std::string, uint8_t> kTests = {{"finite", 0},     {"infinite", 1}, {"number", 2},
+                                                          {"notanumber", 3}, {"normal", 4},   {"subnormal", 5}};
     if (m.other.size() != 1 || kTests.count(*m.other.begin()) == 0) return Unsupported(in, "");
     x.cmp = kTests.at(*m.other.begin());
     GPUWASM_RETURN_IF_ERROR(NeedOperands(in, 2));
@@ -891,14 +967,10 @@ class Decoder {
   }
 
   // cvt.
-  Status DecodeCvt(const ptx::Instruction& in, Mods& m, Inst& x) {
-    return Convert(in, m, x);
-  }
+  Status DecodeCvt(const ptx::Instruction& in, Mods& m, Inst& x) { return Convert(in, m, x); }
 
   // cp.
-  Status DecodeCp(const ptx::Instruction& in, [[maybe_unused]] Mods& m, Inst& x) {
-    return CpAsync(in, x);
-  }
+  Status DecodeCp(const ptx::Instruction& in, [[maybe_unused]] Mods& m, Inst& x) { return CpAsync(in, x); }
 
   // bra.
   Status DecodeBra(const ptx::Instruction& in, [[maybe_unused]] Mods& m, Inst& x) {
@@ -955,8 +1027,8 @@ class Decoder {
     const auto& ops = in.operands;
     const std::string& op = in.opcode;
     static const std::map<std::string, AtomOp> kAtoms = {
-        {"add", AtomOp::kAdd}, {"min", AtomOp::kMin}, {"max", AtomOp::kMax}, {"inc", AtomOp::kInc},
-        {"dec", AtomOp::kDec}, {"and", AtomOp::kAnd}, {"or", AtomOp::kOr},   {"xor", AtomOp::kXor},
+        {"add", AtomOp::kAdd},   {"min", AtomOp::kMin}, {"max", AtomOp::kMax}, {"inc", AtomOp::kInc},
+        {"dec", AtomOp::kDec},   {"and", AtomOp::kAnd}, {"or", AtomOp::kOr},   {"xor", AtomOp::kXor},
         {"exch", AtomOp::kExch}, {"cas", AtomOp::kCas}};
     auto a = kAtoms.find(m.atom);
     if (a == kAtoms.end()) return BadAt(in, "atomic operation missing");
@@ -968,7 +1040,8 @@ class Decoder {
       }
     }
     const bool min_max = a->second == AtomOp::kMin || a->second == AtomOp::kMax;
-    if (IsHalfLike(x.t) && a->second != AtomOp::kAdd && !min_max) return BadAt(in, "a half-precision atomic adds, or takes the min or max");
+    if (IsHalfLike(x.t) && a->second != AtomOp::kAdd && !min_max)
+      return BadAt(in, "a half-precision atomic adds, or takes the min or max");
     if (IsHalfLike(x.t) && min_max && m.vec == 1) return BadAt(in, "a half-precision .min/.max atomic is a vector one");
     const bool b16 = x.t == Type::kB16 && (a->second == AtomOp::kCas || a->second == AtomOp::kExch);
     const bool b128 = x.t == Type::kB128;
@@ -1017,17 +1090,23 @@ class Decoder {
         e.vec = 1;
         e.offset += static_cast<int64_t>(ptx::TypeSize(x.t) * k);
         e.d[0] = sink_;
-        if (!red) { GPUWASM_ASSIGN_OR_RETURN(e.d[0], Slot(in, ops[0].elements[k], x.t)); }
+        if (!red) {
+          GPUWASM_ASSIGN_OR_RETURN(e.d[0], Slot(in, ops[0].elements[k], x.t));
+        }
         GPUWASM_ASSIGN_OR_RETURN(e.s[1], Slot(in, vals.elements[k], x.t));
         GPUWASM_RETURN_IF_ERROR(Emit(e, in));
       }
       return Status::Ok();
     }
     x.d[0] = red ? sink_ : 0;
-    if (!red) { GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0)); }
+    if (!red) {
+      GPUWASM_ASSIGN_OR_RETURN(x.d[0], Dst(in, x, 0));
+    }
     GPUWASM_RETURN_IF_ERROR(Address(in, ops[base], &x));
     GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[base + 1], x.t));
-    if (nvals == 2) { GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[base + 2], x.t)); }
+    if (nvals == 2) {
+      GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[base + 2], x.t));
+    }
     return Emit(x, in);
   }
 
@@ -1050,7 +1129,9 @@ class Decoder {
     GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kB32));
     GPUWASM_ASSIGN_OR_RETURN(x.s[2], Slot(in, ops[3], Type::kB32));
     x.s[3] = Const(0xffffffffu);
-    if (ops.size() == 5) { GPUWASM_ASSIGN_OR_RETURN(x.s[3], Slot(in, ops[4], Type::kB32)); }
+    if (ops.size() == 5) {
+      GPUWASM_ASSIGN_OR_RETURN(x.s[3], Slot(in, ops[4], Type::kB32));
+    }
     return Emit(x, in);
   }
 
@@ -1068,7 +1149,9 @@ class Decoder {
     GPUWASM_ASSIGN_OR_RETURN(x.s[0], Slot(in, ops[1], Type::kPred));
     if (ops[1].negate) x.flags |= kNegSrc0;
     x.s[1] = Const(0xffffffffu);
-    if (ops.size() == 3) { GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kB32)); }
+    if (ops.size() == 3) {
+      GPUWASM_ASSIGN_OR_RETURN(x.s[1], Slot(in, ops[2], Type::kB32));
+    }
     return Emit(x, in);
   }
 
@@ -1076,12 +1159,14 @@ class Decoder {
   Status DecodeRedux(const ptx::Instruction& in, Mods& m, Inst& x) {
     const auto& ops = in.operands;
     static const std::map<std::string, ReduxOp> kOps = {{"add", ReduxOp::kAdd}, {"min", ReduxOp::kMin},
-                                                       {"max", ReduxOp::kMax}, {"and", ReduxOp::kAnd},
-                                                       {"or", ReduxOp::kOr},   {"xor", ReduxOp::kXor}};
+                                                        {"max", ReduxOp::kMax}, {"and", ReduxOp::kAnd},
+                                                        {"or", ReduxOp::kOr},   {"xor", ReduxOp::kXor}};
     int found = -1;
     for (const std::string& o : m.other) {
-      if (auto r = kOps.find(o); r != kOps.end() && found < 0) found = static_cast<int>(r->second);
-      else if (o != "sync") return Unsupported(in, "modifier ." + o);
+      if (auto r = kOps.find(o); r != kOps.end() && found < 0)
+        found = static_cast<int>(r->second);
+      else if (o != "sync")
+        return Unsupported(in, "modifier ." + o);
     }
     if (found < 0) return BadAt(in, "redux needs an operation");
     if (ptx::IsFloat(x.t) || ptx::TypeSize(x.t) != 4) return Unsupported(in, "redux of this type");
@@ -1189,17 +1274,23 @@ class Decoder {
     bool ca = false, cg = false, shared = false, global = false, hint = false;
     for (size_t i = 1; i < mods.size(); ++i) {
       const std::string& o = mods[i];
-      if (o == "ca") ca = true;
-      else if (o == "cg") cg = true;
-      else if (o == "shared" || o == "shared::cta") shared = true;
-      else if (o == "global") global = true;
-      else if (o == "L2::cache_hint") hint = true;
-      else if (o != "L2::64B" && o != "L2::128B" && o != "L2::256B") return Unsupported(in, "modifier ." + o);
+      if (o == "ca")
+        ca = true;
+      else if (o == "cg")
+        cg = true;
+      else if (o == "shared" || o == "shared::cta")
+        shared = true;
+      else if (o == "global")
+        global = true;
+      else if (o == "L2::cache_hint")
+        hint = true;
+      else if (o != "L2::64B" && o != "L2::128B" && o != "L2::256B")
+        return Unsupported(in, "modifier ." + o);
     }
     if (ca == cg || !shared || !global) return BadAt(in, "cp.async copies .ca or .cg from .global to .shared");
     if (ops.size() < 3 || ops.size() > 5) return BadAt(in, "expected 3 to 5 operands");
-    if (ops[2].kind != Operand::Kind::kImmediate || (ops[2].imm_bits != 4 && ops[2].imm_bits != 8 && ops[2].imm_bits != 16) ||
-        (cg && ops[2].imm_bits != 16)) {
+    if (ops[2].kind != Operand::Kind::kImmediate ||
+        (ops[2].imm_bits != 4 && ops[2].imm_bits != 8 && ops[2].imm_bits != 16) || (cg && ops[2].imm_bits != 16)) {
       return BadAt(in, "cp-size is 4, 8 or 16 (.cg: 16)");
     }
     x.op = Op::kCpAsync;
@@ -1244,7 +1335,9 @@ class Decoder {
       uint32_t* out = side == 0 ? d : s;
       if (o.kind == Operand::Kind::kVector) {
         if (o.elements.size() != 2) return BadAt(in, "a .b128 pair has 2 elements");
-        for (int k = 0; k < 2; ++k) { GPUWASM_ASSIGN_OR_RETURN(out[k], Slot(in, o.elements[k], Type::kB64)); }
+        for (int k = 0; k < 2; ++k) {
+          GPUWASM_ASSIGN_OR_RETURN(out[k], Slot(in, o.elements[k], Type::kB64));
+        }
       } else {
         GPUWASM_ASSIGN_OR_RETURN(out[0], WideSlot(in, o));
         out[1] = out[0] + 1;
@@ -1266,14 +1359,16 @@ class Decoder {
     const auto& ops = in.operands;
     auto need = [&](size_t n) { return NeedOperands(in, n); };
     auto srcs = [&](size_t n, Type t) -> Status {
-      for (size_t k = 0; k < n; ++k) { GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, ops[k + 1], t)); }
+      for (size_t k = 0; k < n; ++k) {
+        GPUWASM_ASSIGN_OR_RETURN(x.s[k], Slot(in, ops[k + 1], t));
+      }
       return Status::Ok();
     };
     if (m.other.count("rs") != 0) return Unsupported(in, "stochastic rounding (.rs)");
     if (m.rnd == Round::kRna && m.other.count("tf32") == 0) return BadAt(in, ".rna rounds conversions to tf32 only");
     static const std::map<std::string, MiniFormat> kMini = {
-        {"e4m3x2", MiniFormat::kE4M3}, {"e5m2x2", MiniFormat::kE5M2},   {"e2m1x2", MiniFormat::kE2M1},
-        {"e2m3x2", MiniFormat::kE2M3}, {"e3m2x2", MiniFormat::kE3M2},   {"ue8m0x2", MiniFormat::kUE8M0},
+        {"e4m3x2", MiniFormat::kE4M3}, {"e5m2x2", MiniFormat::kE5M2}, {"e2m1x2", MiniFormat::kE2M1},
+        {"e2m3x2", MiniFormat::kE2M3}, {"e3m2x2", MiniFormat::kE3M2}, {"ue8m0x2", MiniFormat::kUE8M0},
         {"tf32", MiniFormat::kTF32}};
     if (m.other.count("pack") != 0) {
       // cvt.pack.sat.{u16,s16}.s32 d, a, b; cvt.pack.sat.{u8,s8,u4,s4,u2,s2}.s32.b32 d, a, b, c: a
@@ -1315,8 +1410,10 @@ class Decoder {
     }
     const std::string* mini = nullptr;
     for (const std::string& o : m.other) {
-      if (kMini.count(o) != 0 && mini == nullptr) mini = &o;
-      else return Unsupported(in, "modifier ." + o);  // (the x4 formats come with .rs only)
+      if (kMini.count(o) != 0 && mini == nullptr)
+        mini = &o;
+      else
+        return Unsupported(in, "modifier ." + o);  // (the x4 formats come with .rs only)
     }
     if (mini != nullptr) return ConvertMini(in, m, *mini, kMini.at(*mini), x);
     if (m.types.size() != 2) return BadAt(in, "cvt needs a destination and a source type");
@@ -1385,9 +1482,13 @@ class Decoder {
       return Emit(x, in);
     }
     if (tf32 ? !(m.rnd == Round::kRna || rn || m.rnd == Round::kRz) : ue8m0 ? !rz_rp : !rn) {
-      return BadAt(in, "a conversion to ." + name + (tf32 ? " rounds .rna, .rn or .rz" : ue8m0 ? " rounds .rz or .rp" : " rounds .rn"));
+      return BadAt(in, "a conversion to ." + name +
+                           (tf32    ? " rounds .rna, .rn or .rz"
+                            : ue8m0 ? " rounds .rz or .rp"
+                                    : " rounds .rn"));
     }
-    if (!tf32 && !ue8m0 && !(x.flags & kSatFinite)) return Unsupported(in, "a ." + name + " conversion without .satfinite");
+    if (!tf32 && !ue8m0 && !(x.flags & kSatFinite))
+      return Unsupported(in, "a ." + name + " conversion without .satfinite");
     if ((x.flags & kRelu) && (ue8m0 || m.rnd == Round::kRna)) return BadAt(in, ".relu with this conversion");
     const bool pair = other == Type::kF32 && !tf32;
     if (!pair && !tf32) {  // from packed halves: f16x2 to fp8, bf16x2 to ue8m0
@@ -1428,7 +1529,7 @@ class Decoder {
     const unsigned n = x.vec;
     const char part = n == 2 ? 'h' : 'b';
     // Selects `n` elements of {b, a}, digits from the highest element down; absent: `first`...
-    auto select = [&](const Operand& o, uint32_t first, uint32_t (&out)[4]) -> Status {
+    auto select = [&](const Operand& o, uint32_t first, uint32_t(&out)[4]) -> Status {
       for (unsigned i = 0; i < n; ++i) out[i] = first + i;
       if (o.select.empty()) return Status::Ok();
       if (o.select[0] != part || o.select.size() != n + 1) {
@@ -1464,11 +1565,12 @@ class Decoder {
   // (or a*b + c + 1), scaled by .shr7/.shr15, saturated.
   Status VideoScalar(const ptx::Instruction& in, const Mods& m, Inst x) {
     static const std::map<std::string, VideoOp> kOps = {
-        {"vadd", VideoOp::kAdd}, {"vsub", VideoOp::kSub}, {"vabsdiff", VideoOp::kAbsdiff}, {"vmin", VideoOp::kMin},
-        {"vmax", VideoOp::kMax}, {"vshl", VideoOp::kShl}, {"vshr", VideoOp::kShr},     {"vset", VideoOp::kSet},
-        {"vmad", VideoOp::kMad}};
+        {"vadd", VideoOp::kAdd}, {"vsub", VideoOp::kSub}, {"vabsdiff", VideoOp::kAbsdiff},
+        {"vmin", VideoOp::kMin}, {"vmax", VideoOp::kMax}, {"vshl", VideoOp::kShl},
+        {"vshr", VideoOp::kShr}, {"vset", VideoOp::kSet}, {"vmad", VideoOp::kMad}};
     const VideoOp vop = kOps.at(in.opcode);
-    const bool set = vop == VideoOp::kSet, mad = vop == VideoOp::kMad, shift = vop == VideoOp::kShl || vop == VideoOp::kShr;
+    const bool set = vop == VideoOp::kSet, mad = vop == VideoOp::kMad,
+               shift = vop == VideoOp::kShl || vop == VideoOp::kShr;
     x.op = Op::kVideoScalar;
     x.cmp = static_cast<uint8_t>(vop);
     ScalarSel sel;
@@ -1570,7 +1672,9 @@ class Decoder {
       }
     }
     GPUWASM_ASSIGN_OR_RETURN(x->d[0], Slot(in, in.operands[0], Type::kB32));
-    for (size_t k = 0; k < nsrc; ++k) { GPUWASM_ASSIGN_OR_RETURN(x->s[k], Slot(in, in.operands[k + 1], Type::kB32)); }
+    for (size_t k = 0; k < nsrc; ++k) {
+      GPUWASM_ASSIGN_OR_RETURN(x->s[k], Slot(in, in.operands[k + 1], Type::kB32));
+    }
     return Emit(*x, in);
   }
 
@@ -1620,10 +1724,14 @@ class Decoder {
     const Operand* args = nullptr;
     const Operand* callee = nullptr;
     for (const Operand& o : in.operands) {
-      if (o.kind == Operand::Kind::kSymbol) callee = &o;
-      else if (o.kind == Operand::Kind::kVector && callee == nullptr) ret = &o;
-      else if (o.kind == Operand::Kind::kVector) args = &o;
-      else return Unsupported(in, "indirect calls");
+      if (o.kind == Operand::Kind::kSymbol)
+        callee = &o;
+      else if (o.kind == Operand::Kind::kVector && callee == nullptr)
+        ret = &o;
+      else if (o.kind == Operand::Kind::kVector)
+        args = &o;
+      else
+        return Unsupported(in, "indirect calls");
     }
     if (callee == nullptr) return BadAt(in, "call without a target");
     int fi = -1;
@@ -1643,7 +1751,8 @@ class Decoder {
       auto s = args->elements[k].kind == Operand::Kind::kSymbol ? Lookup(args->elements[k].symbol) : std::nullopt;
       const auto [param, n] = func_param_slot_[fi][f.params[k].name];
       if (s && s->kind == Symbol::kSlot) {
-        if (s->slots != n) return BadAt(in, "argument " + std::to_string(k + 1) + " differs in size from the parameter");
+        if (s->slots != n)
+          return BadAt(in, "argument " + std::to_string(k + 1) + " differs in size from the parameter");
         for (uint32_t j = 0; j < n; ++j) {
           cs.arg_slots.push_back(static_cast<uint32_t>(s->value) + j);
           cs.param_slots.push_back(param + j);
@@ -1682,7 +1791,9 @@ class Decoder {
       state[f] = 1;
       size_t d = 0;
       for (int g : callees_[f]) {
-        if (state[g] == 1) return Status::Unsupported("recursive call to '" + m_.functions[g].name + "' is not supported by the CPU device");
+        if (state[g] == 1)
+          return Status::Unsupported("recursive call to '" + m_.functions[g].name +
+                                     "' is not supported by the CPU device");
         if (state[g] == 0) GPUWASM_RETURN_IF_ERROR(visit(g));
         d = std::max(d, depth[g] + 1);
       }
@@ -1719,8 +1830,8 @@ class Decoder {
   std::map<int, uint32_t> entry_pc_;
   std::vector<std::pair<size_t, int>> pending_calls_;
   std::vector<std::string> unsupported_;  // Note()
-  uint32_t cc_ = 0;  // the carry flag CC.CF of add.cc/addc and family, a register of its own
-  bool reserved_smem_ = false;  // a %reserved_smem_offset_* is read: the region is laid out
+  uint32_t cc_ = 0;                       // the carry flag CC.CF of add.cc/addc and family, a register of its own
+  bool reserved_smem_ = false;            // a %reserved_smem_offset_* is read: the region is laid out
   std::map<int, std::set<int>> callees_;
   int current_function_ = -1;
 
@@ -1751,12 +1862,25 @@ std::vector<uint8_t> LaunchInvariant(const Program& p) {
   }
   auto pure = [](Op op) {
     switch (op) {
-      case Op::kNop: case Op::kLd: case Op::kSt: case Op::kAtom: case Op::kShfl: case Op::kVote:
-      case Op::kActivemask: case Op::kClock: case Op::kTrap: case Op::kBra: case Op::kCall: case Op::kRet:
-      case Op::kExit: case Op::kBar: case Op::kWarpSync: case Op::kRedux: case Op::kMatch: case Op::kCpAsync:
-        return false;
-      default:
-        return true;  // register-to-register arithmetic, conversions, ld.param of the kernel
+      case Op::kNop:
+      case Op::kLd:
+      case Op::kSt:
+      case Op::kAtom:
+      case Op::kShfl:
+      case Op::kVote:
+      case Op::kActivemask:
+      case Op::kClock:
+      case Op::kTrap:
+      case Op::kBra:
+      case Op::kCall:
+      case Op::kRet:
+      case Op::kExit:
+      case Op::kBar:
+      case Op::kWarpSync:
+      case Op::kRedux:
+      case Op::kMatch:
+      case Op::kCpAsync: return false;
+      default: return true;  // register-to-register arithmetic, conversions, ld.param of the kernel
     }
   };
   std::vector<uint8_t> inv(p.code.size(), 0);

@@ -19,14 +19,91 @@
 namespace gpuwasm::device::cpu {
 
 enum class Op : uint8_t {
-  kNop, kMov, kPack, kUnpack, kLdKParam, kLd, kSt, kCvta, kCvtaTo,
-  kAdd, kSub, kMulLo, kMulHi, kMulWide, kMadLo, kMadHi, kMadWide, kFma, kDiv, kRem, kMin, kMax, kAbs, kNeg,
-  kAnd, kOr, kXor, kNot, kCnot, kShl, kShr, kPopc, kClz, kBrev, kBfind, kBfe, kBfi, kPrmt, kShf, kLop3,
-  kSetp, kSelp, kSqrt, kRcp, kRsqrt, kSin, kCos, kEx2, kLg2, kTanh, kCopysign, kCvt, kTestp,
-  kAddC, kSubC, kMadC, kDp4a, kDp2a, kVideo, kVideoScalar, kCvtPack, kCvtMini,
-  kMul24, kMad24, kSad, kSzext, kBmsk, kFns, kSet, kSlct,  // cmp=1: mul24/mad24 .hi; kWrap: szext/bmsk .wrap
-  kBra, kCall, kRet, kExit, kBar, kWarpSync, kAtom, kShfl, kVote, kRedux, kMatch, kActivemask, kClock, kTrap,
-  kCpAsync,  // cp.async: done at once (see Decoder::CpAsync)
+  kNop,
+  kMov,
+  kPack,
+  kUnpack,
+  kLdKParam,
+  kLd,
+  kSt,
+  kCvta,
+  kCvtaTo,
+  kAdd,
+  kSub,
+  kMulLo,
+  kMulHi,
+  kMulWide,
+  kMadLo,
+  kMadHi,
+  kMadWide,
+  kFma,
+  kDiv,
+  kRem,
+  kMin,
+  kMax,
+  kAbs,
+  kNeg,
+  kAnd,
+  kOr,
+  kXor,
+  kNot,
+  kCnot,
+  kShl,
+  kShr,
+  kPopc,
+  kClz,
+  kBrev,
+  kBfind,
+  kBfe,
+  kBfi,
+  kPrmt,
+  kShf,
+  kLop3,
+  kSetp,
+  kSelp,
+  kSqrt,
+  kRcp,
+  kRsqrt,
+  kSin,
+  kCos,
+  kEx2,
+  kLg2,
+  kTanh,
+  kCopysign,
+  kCvt,
+  kTestp,
+  kAddC,
+  kSubC,
+  kMadC,
+  kDp4a,
+  kDp2a,
+  kVideo,
+  kVideoScalar,
+  kCvtPack,
+  kCvtMini,
+  kMul24,
+  kMad24,
+  kSad,
+  kSzext,
+  kBmsk,
+  kFns,
+  kSet,
+  kSlct,  // cmp=1: mul24/mad24 .hi; kWrap: szext/bmsk .wrap
+  kBra,
+  kCall,
+  kRet,
+  kExit,
+  kBar,
+  kWarpSync,
+  kAtom,
+  kShfl,
+  kVote,
+  kRedux,
+  kMatch,
+  kActivemask,
+  kClock,
+  kTrap,
+  kCpAsync,   // cp.async: done at once (see Decoder::CpAsync)
   kIsspacep,  // mem: the space asked about; cmp 1: .const or .param (never a generic address here)
 };
 
@@ -38,12 +115,19 @@ enum class Mem : uint8_t { kGlobal, kShared, kLocal, kGeneric };
 enum class Round : uint8_t { kDefault, kRn, kRz, kRm, kRp, kRni, kRzi, kRmi, kRpi, kRna };  // rna: tf32
 
 enum Flag : uint16_t {
-  kFtz = 1, kSat = 2, kApprox = 4, kShiftAmt = 8, kWrap = 16, kLeft = 32, kHasPred3 = 64, kNegPred3 = 128,
-  kNegSrc0 = 256,  // vote: the predicate operand is negated
-  kDualDst = 512,  // setp/shfl: a second (predicate) destination
-  kVolatile = 1024,  // ld/st.volatile
-  kCarryIn = 2048,   // addc/subc/madc: adds the carry flag (slot s[3])
-  kCarryOut = 4096,  // .cc: writes the carry flag (slot d[1])
+  kFtz = 1,
+  kSat = 2,
+  kApprox = 4,
+  kShiftAmt = 8,
+  kWrap = 16,
+  kLeft = 32,
+  kHasPred3 = 64,
+  kNegPred3 = 128,
+  kNegSrc0 = 256,      // vote: the predicate operand is negated
+  kDualDst = 512,      // setp/shfl: a second (predicate) destination
+  kVolatile = 1024,    // ld/st.volatile
+  kCarryIn = 2048,     // addc/subc/madc: adds the carry flag (slot s[3])
+  kCarryOut = 4096,    // .cc: writes the carry flag (slot d[1])
   kAccumulate = 8192,  // video SIMD .add: the elements' sum plus c, not a merge
   kRelu = 16384,       // cvt .relu: negative results become +0
   kSatFinite = 32768,  // cvt .satfinite: infinities and overflows become the largest finite value
@@ -55,7 +139,26 @@ enum Flag : uint16_t {
 enum class MiniFormat : uint8_t { kE4M3, kE5M2, kE2M1, kE2M3, kE3M2, kUE8M0, kTF32 };
 constexpr uint8_t kMiniFromHalves = 1, kMiniToHalves = 2;
 
-enum class Cmp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kLo, kLs, kHi, kHs, kEqu, kNeu, kLtu, kLeu, kGtu, kGeu, kNum, kNan };
+enum class Cmp : uint8_t {
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kLo,
+  kLs,
+  kHi,
+  kHs,
+  kEqu,
+  kNeu,
+  kLtu,
+  kLeu,
+  kGtu,
+  kGeu,
+  kNum,
+  kNan
+};
 enum class BoolOp : uint8_t { kNone, kAnd, kOr, kXor };
 enum class AtomOp : uint8_t { kAdd, kMin, kMax, kInc, kDec, kAnd, kOr, kXor, kExch, kCas };
 enum class ShflMode : uint8_t { kUp, kDown, kBfly, kIdx };
@@ -85,9 +188,9 @@ struct ScalarSel {
   VideoPart a = VideoPart::kWord, b = VideoPart::kWord, d = VideoPart::kWord;  // d: merge into c
   VideoOp2 op2 = VideoOp2::kNone;
   bool a_signed = false, b_signed = false;
-  bool wrap = false;       // vshl/vshr: the shift amount modulo 32 (else clamped to 32)
-  uint8_t scale = 0;       // vmad: 0, 7 or 15 (.shr7, .shr15)
-  bool plus_one = false;   // vmad .po
+  bool wrap = false;                        // vshl/vshr: the shift amount modulo 32 (else clamped to 32)
+  uint8_t scale = 0;                        // vmad: 0, 7 or 15 (.shr7, .shr15)
+  bool plus_one = false;                    // vmad .po
   bool neg_product = false, neg_c = false;  // vmad: -a*b (one of a, b negated), -c
 
   constexpr uint32_t Pack() const {
@@ -126,30 +229,30 @@ struct Inst {
                                     // type (t: the compared type); slct: c's type
   Mem mem = Mem::kGlobal;
   Round rnd = Round::kDefault;
-  uint8_t cmp = 0;                  // Cmp for setp and set; AtomOp; ShflMode; VoteMode
-  uint8_t bool_op = 0;              // BoolOp for setp and set
-  uint8_t vec = 1;                  // ld/st vector width; pack/unpack element count
+  uint8_t cmp = 0;      // Cmp for setp and set; AtomOp; ShflMode; VoteMode
+  uint8_t bool_op = 0;  // BoolOp for setp and set
+  uint8_t vec = 1;      // ld/st vector width; pack/unpack element count
   uint16_t flags = 0;
-  uint8_t dst_bits = 0;             // destination register width (sign extension of loads)
-  uint32_t guard = kNoSlot;         // predicate slot, or none
+  uint8_t dst_bits = 0;      // destination register width (sign extension of loads)
+  uint32_t guard = kNoSlot;  // predicate slot, or none
   bool guard_negated = false;
   uint32_t d[4] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
   uint32_t s[5] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot, kNoSlot};  // s[4]: atom.cas.b128's c (upper half)
-  int64_t offset = 0;               // address offset; kernel-param offset
-  union {                           // (no instruction has two of these)
-    uint32_t target = 0;            // branch target pc, or call-site index
-    uint32_t sel;                   // video: selectors, masks and modes (SimdSel, ScalarSel)
-    int32_t src_offset;             // cp.async: the source address's offset
+  int64_t offset = 0;                                             // address offset; kernel-param offset
+  union {                                                         // (no instruction has two of these)
+    uint32_t target = 0;                                          // branch target pc, or call-site index
+    uint32_t sel;        // video: selectors, masks and modes (SimdSel, ScalarSel)
+    int32_t src_offset;  // cp.async: the source address's offset
   };
-  uint32_t line = 0;                // PTX line, for faults
+  uint32_t line = 0;  // PTX line, for faults
 };
 
 static_assert(sizeof(Inst) <= 72, "an Inst is the interpreter's working set: keep it small");
 
 struct CallSite {
   uint32_t callee_entry = 0;
-  std::vector<uint32_t> arg_slots, param_slots;  // copied caller -> callee at the call
-  std::vector<uint32_t> ret_slots, result_slots; // copied callee -> caller at the return
+  std::vector<uint32_t> arg_slots, param_slots;   // copied caller -> callee at the call
+  std::vector<uint32_t> ret_slots, result_slots;  // copied callee -> caller at the return
 };
 
 struct KernelEntry {
@@ -162,9 +265,32 @@ struct KernelEntry {
 
 // Special registers, each a per-warp slot at special_base + index.
 enum Special : uint32_t {
-  kTidX, kTidY, kTidZ, kNtidX, kNtidY, kNtidZ, kCtaidX, kCtaidY, kCtaidZ, kNctaidX, kNctaidY, kNctaidZ,
-  kLaneId, kWarpId, kNWarpId, kLanemaskEq, kLanemaskLt, kLanemaskLe, kLanemaskGt, kLanemaskGe, kSmId, kNSmId,
-  kGridId, kDynSmem, kTotalSmem, kSpecialCount,
+  kTidX,
+  kTidY,
+  kTidZ,
+  kNtidX,
+  kNtidY,
+  kNtidZ,
+  kCtaidX,
+  kCtaidY,
+  kCtaidZ,
+  kNctaidX,
+  kNctaidY,
+  kNctaidZ,
+  kLaneId,
+  kWarpId,
+  kNWarpId,
+  kLanemaskEq,
+  kLanemaskLt,
+  kLanemaskLe,
+  kLanemaskGt,
+  kLanemaskGe,
+  kSmId,
+  kNSmId,
+  kGridId,
+  kDynSmem,
+  kTotalSmem,
+  kSpecialCount,
 };
 
 struct GlobalVariable {
@@ -186,7 +312,7 @@ struct Program {
   uint32_t slot_count = 0;
   uint32_t static_shared_bytes = 0;  // all .shared variables of the module
   uint32_t dynamic_shared_offset = 0;
-  uint32_t local_bytes = 0;          // per-thread local frame
+  uint32_t local_bytes = 0;             // per-thread local frame
   std::vector<GlobalVariable> globals;  // .global/.const variables to allocate at load
   size_t max_call_depth = 0;
   // Per instruction: its result is the same for every thread of every CTA of a launch (computed

@@ -22,8 +22,8 @@ CtaExec::CtaExec(LaunchRun& run, const Program& p, const KernelEntry& k)
   invariant_done_.assign(p.code.size(), 0);
   uniform_base_.assign(slots_, 0);
   for (size_t c = 0; c < p.consts.size(); ++c) uniform_base_[p.const_base + c] = 1;
-  for (uint32_t s : {kNtidX, kNtidY, kNtidZ, kCtaidX, kCtaidY, kCtaidZ, kNctaidX, kNctaidY, kNctaidZ, kNWarpId,
-                     kSmId, kNSmId, kGridId, kDynSmem, kTotalSmem}) {
+  for (uint32_t s : {kNtidX, kNtidY, kNtidZ, kCtaidX, kCtaidY, kCtaidZ, kNctaidX, kNctaidY, kNctaidZ, kNWarpId, kSmId,
+                     kNSmId, kGridId, kDynSmem, kTotalSmem}) {
     uniform_base_[p.special_base + s] = 1;
   }
   uniform_ = uniform_base_;
@@ -123,7 +123,7 @@ bool CtaExec::RunNative(const NativeCode& code) {
       while (b < nblocks && native_count_[b] == 0) ++b;
       if (b == nblocks) {
         if (c.waiting == 0) break;  // (cannot happen: live threads are somewhere)
-        uint32_t last = 0, k = 0;  // every live thread waits at a barrier: release them
+        uint32_t last = 0, k = 0;   // every live thread waits at a barrier: release them
         for (uint32_t& n : native_next_) {
           if (n & kNativeWait) {
             n &= ~kNativeWait;
@@ -162,7 +162,7 @@ bool CtaExec::RunNative(const NativeCode& code) {
     }
     if (all) {
       if (c.go == kNativeExited) break;  // every thread exited
-      together = c.go;                    // kNativeApart: next[] and count[] were written
+      together = c.go;                   // kNativeApart: next[] and count[] were written
     }
   }
   run_.AddInstructions(c.instructions);
@@ -266,7 +266,7 @@ int CtaExec::NativeCallRet(NativeCtx* c, const Inst& in, uint32_t pc, uint32_t b
     c->count[block] = 0;
   } else if (same) {
     c->go = common;  // every thread goes on together (or every one exited)
-  } else {  // they part: the executor zeroed the counts for the `all` call; count where each goes
+  } else {           // they part: the executor zeroed the counts for the `all` call; count where each goes
     for (uint32_t t = 0; t < threads_; ++t) {
       if (c->next[t] != kNativeExited) ++c->count[c->next[t]];
     }
@@ -276,7 +276,7 @@ int CtaExec::NativeCallRet(NativeCtx* c, const Inst& in, uint32_t pc, uint32_t b
 }
 
 uint8_t* CtaExec::NativeAddress(NativeCtx* c, uint32_t pc, uint32_t space, uint64_t addr, uint32_t bytes,
-                              uint32_t thread, int store) {
+                                uint32_t thread, int store) {
   auto* e = static_cast<CtaExec*>(c->host);
   const Inst& in = e->p_.code[pc];
   if (space == 4) {
@@ -442,9 +442,18 @@ CtaExec::Converged CtaExec::RunConverged(uint32_t& pc) {
 
 bool CtaExec::SourcesUniform(const Inst& in) const {
   switch (in.op) {
-    case Op::kLd: case Op::kSt: case Op::kAtom: case Op::kShfl: case Op::kVote: case Op::kActivemask:
-    case Op::kClock: case Op::kNop: case Op::kWarpSync: case Op::kRedux: case Op::kMatch: case Op::kCpAsync:
-      return false;
+    case Op::kLd:
+    case Op::kSt:
+    case Op::kAtom:
+    case Op::kShfl:
+    case Op::kVote:
+    case Op::kActivemask:
+    case Op::kClock:
+    case Op::kNop:
+    case Op::kWarpSync:
+    case Op::kRedux:
+    case Op::kMatch:
+    case Op::kCpAsync: return false;
     default: break;
   }
   if (in.d[0] == kNoSlot) return false;
@@ -468,13 +477,16 @@ bool CtaExec::ExecuteUniform(const Inst& in, uint64_t* R) {
 bool CtaExec::ExecuteConverged(const Inst& in, uint64_t* R, const uint32_t* exec, bool dense) {
   bool per_warp = false;
   switch (in.op) {
-    case Op::kAtom: case Op::kShfl: case Op::kVote: case Op::kRedux: case Op::kMatch: case Op::kActivemask:
-    case Op::kClock: case Op::kCpAsync:
-      per_warp = true;
-      break;
-    case Op::kLd: case Op::kSt:
-      per_warp = in.vec != 1 || (in.mem != Mem::kGlobal && in.mem != Mem::kShared);
-      break;
+    case Op::kAtom:
+    case Op::kShfl:
+    case Op::kVote:
+    case Op::kRedux:
+    case Op::kMatch:
+    case Op::kActivemask:
+    case Op::kClock:
+    case Op::kCpAsync: per_warp = true; break;
+    case Op::kLd:
+    case Op::kSt: per_warp = in.vec != 1 || (in.mem != Mem::kGlobal && in.mem != Mem::kShared); break;
     default: break;
   }
   if (!per_warp) {

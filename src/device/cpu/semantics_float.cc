@@ -1,9 +1,8 @@
 // Float, half and conversion instructions for the interpreter (cta_exec.h).
-#include "device/cpu/cta_exec.h"
-
 #include <cmath>
 #include <limits>
 
+#include "device/cpu/cta_exec.h"
 #include "device/cpu/float_formats.h"
 
 namespace gpuwasm::device::cpu {
@@ -34,15 +33,15 @@ namespace {
 
 #endif
 
-GPUWASM_FMA_CLONES void FmaLanesF32(const Lanes& mask, uint64_t* d, const uint64_t* a,
-                                                                    const uint64_t* b, const uint64_t* c) {
+GPUWASM_FMA_CLONES void FmaLanesF32(const Lanes& mask, uint64_t* d, const uint64_t* a, const uint64_t* b,
+                                    const uint64_t* c) {
   ForLanes(mask, [&](int l) {
     d[l] = ToBits(std::fma(FromBits<float>(a[l]), FromBits<float>(b[l]), FromBits<float>(c[l])));
   });
 }
 
-GPUWASM_FMA_CLONES void FmaLanesF64(const Lanes& mask, uint64_t* d, const uint64_t* a,
-                                                                    const uint64_t* b, const uint64_t* c) {
+GPUWASM_FMA_CLONES void FmaLanesF64(const Lanes& mask, uint64_t* d, const uint64_t* a, const uint64_t* b,
+                                    const uint64_t* c) {
   ForLanes(mask, [&](int l) {
     d[l] = ToBits(std::fma(FromBits<double>(a[l]), FromBits<double>(b[l]), FromBits<double>(c[l])));
   });
@@ -78,7 +77,8 @@ bool CtaExec::FloatOp(const Inst& in, Lanes mask, uint64_t* R) {
   const bool ftz = in.flags & kFtz, sat = in.flags & kSat;
   // The common case: round-to-nearest, no flushing or saturation.
   if (!ftz && !sat && (in.rnd == Round::kDefault || in.rnd == Round::kRn)) {
-    if (in.t == Type::kF64 ? PlainFloatOp<double>(in.op, mask, d, a, b, c) : PlainFloatOp<float>(in.op, mask, d, a, b, c)) {
+    if (in.t == Type::kF64 ? PlainFloatOp<double>(in.op, mask, d, a, b, c)
+                           : PlainFloatOp<float>(in.op, mask, d, a, b, c)) {
       return true;
     }
   }
@@ -121,8 +121,10 @@ bool CtaExec::FloatOp(const Inst& in, Lanes mask, uint64_t* R) {
       default: break;
     }
   };
-  if (in.t == Type::kF64) body(double{});
-  else body(float{});
+  if (in.t == Type::kF64)
+    body(double{});
+  else
+    body(float{});
   return true;
 }
 
@@ -155,7 +157,10 @@ bool CtaExec::HalfOp(const Inst& in, Lanes mask, uint64_t* R) {
         case Op::kAbs: r = std::fabs(x); break;
         case Op::kEx2: r = std::exp2(x); break;
         case Op::kTanh: r = std::tanh(x); break;
-        default: ok = false; r = 0; break;
+        default:
+          ok = false;
+          r = 0;
+          break;
       }
       if (in.flags & kSat) r = std::isnan(r) ? 0.0 : std::clamp(r, 0.0, 1.0);
       out |= static_cast<uint64_t>(from(r)) << (16 * h);

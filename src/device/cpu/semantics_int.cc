@@ -1,8 +1,8 @@
 // setp and integer arithmetic for the interpreter (cta_exec.h).
-#include "device/cpu/cta_exec.h"
-
 #include <climits>
 #include <limits>
+
+#include "device/cpu/cta_exec.h"
 
 namespace gpuwasm::device::cpu {
 
@@ -48,7 +48,9 @@ void CtaExec::Setp(const Inst& in, Lanes mask, uint64_t* R) {
     bool f = !t;
     if (pred3) {
       bool cv = (c[l] & 1) != neg3;
-      auto combine = [&](bool x) { return bop == BoolOp::kAnd ? (x && cv) : bop == BoolOp::kOr ? (x || cv) : (x != cv); };
+      auto combine = [&](bool x) {
+        return bop == BoolOp::kAnd ? (x && cv) : bop == BoolOp::kOr ? (x || cv) : (x != cv);
+      };
       t = combine(t);
       f = combine(f);
     }
@@ -71,12 +73,14 @@ void CtaExec::Setp(const Inst& in, Lanes mask, uint64_t* R) {
     case Type::kF64: ForLanes(mask, [&](int l) { finish(l, CompareFloat(cmp, AsF64(a[l]), AsF64(b[l]))); }); return;
     case Type::kF16:
       ForLanes(mask, [&](int l) {
-        finish(l, CompareFloat(cmp, HalfToDouble(static_cast<uint16_t>(a[l])), HalfToDouble(static_cast<uint16_t>(b[l]))));
+        finish(l,
+               CompareFloat(cmp, HalfToDouble(static_cast<uint16_t>(a[l])), HalfToDouble(static_cast<uint16_t>(b[l]))));
       });
       return;
     case Type::kBF16:
       ForLanes(mask, [&](int l) {
-        finish(l, CompareFloat(cmp, Bf16ToDouble(static_cast<uint16_t>(a[l])), Bf16ToDouble(static_cast<uint16_t>(b[l]))));
+        finish(l,
+               CompareFloat(cmp, Bf16ToDouble(static_cast<uint16_t>(a[l])), Bf16ToDouble(static_cast<uint16_t>(b[l]))));
       });
       return;
     default:
@@ -92,10 +96,14 @@ void CtaExec::Setp(const Inst& in, Lanes mask, uint64_t* R) {
         switch (cmp) {
           case Cmp::kEq: run([](T x, T y) { return x == y; }); break;
           case Cmp::kNe: run([](T x, T y) { return x != y; }); break;
-          case Cmp::kLt: case Cmp::kLo: run([](T x, T y) { return x < y; }); break;
-          case Cmp::kLe: case Cmp::kLs: run([](T x, T y) { return x <= y; }); break;
-          case Cmp::kGt: case Cmp::kHi: run([](T x, T y) { return x > y; }); break;
-          case Cmp::kGe: case Cmp::kHs: run([](T x, T y) { return x >= y; }); break;
+          case Cmp::kLt:
+          case Cmp::kLo: run([](T x, T y) { return x < y; }); break;
+          case Cmp::kLe:
+          case Cmp::kLs: run([](T x, T y) { return x <= y; }); break;
+          case Cmp::kGt:
+          case Cmp::kHi: run([](T x, T y) { return x > y; }); break;
+          case Cmp::kGe:
+          case Cmp::kHs: run([](T x, T y) { return x >= y; }); break;
           default: run([](T, T) { return false; }); break;
         }
       });
@@ -165,20 +173,30 @@ void CtaExec::IntOp(const Inst& in, Lanes mask, uint64_t* R) {
     };
     switch (in.op) {
       case Op::kAdd:
-        if (in.flags & kSat) ForLanes(mask, [&](int l) { d[l] = Store(sat_add(A(l), B(l), false)); });
-        else ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(static_cast<U>(A(l)) + static_cast<U>(B(l)))); });
+        if (in.flags & kSat)
+          ForLanes(mask, [&](int l) { d[l] = Store(sat_add(A(l), B(l), false)); });
+        else
+          ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(static_cast<U>(A(l)) + static_cast<U>(B(l)))); });
         break;
       case Op::kSub:
-        if (in.flags & kSat) ForLanes(mask, [&](int l) { d[l] = Store(sat_add(A(l), B(l), true)); });
-        else ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(static_cast<U>(A(l)) - static_cast<U>(B(l)))); });
+        if (in.flags & kSat)
+          ForLanes(mask, [&](int l) { d[l] = Store(sat_add(A(l), B(l), true)); });
+        else
+          ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(static_cast<U>(A(l)) - static_cast<U>(B(l)))); });
         break;
-      case Op::kMulLo: ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(static_cast<U>(A(l)) * static_cast<U>(B(l)))); }); break;
+      case Op::kMulLo:
+        ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(static_cast<U>(A(l)) * static_cast<U>(B(l)))); });
+        break;
       case Op::kMulHi: ForLanes(mask, [&](int l) { d[l] = Store(MulHi<T>(A(l), B(l))); }); break;
       case Op::kMadLo:
-        ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(static_cast<U>(A(l)) * static_cast<U>(B(l)) + static_cast<U>(C(l)))); });
+        ForLanes(mask, [&](int l) {
+          d[l] = Store(static_cast<T>(static_cast<U>(A(l)) * static_cast<U>(B(l)) + static_cast<U>(C(l))));
+        });
         break;
       case Op::kMadHi:
-        ForLanes(mask, [&](int l) { d[l] = Store(static_cast<T>(static_cast<U>(MulHi<T>(A(l), B(l))) + static_cast<U>(C(l)))); });
+        ForLanes(mask, [&](int l) {
+          d[l] = Store(static_cast<T>(static_cast<U>(MulHi<T>(A(l), B(l))) + static_cast<U>(C(l))));
+        });
         break;
       case Op::kDiv: ForLanes(mask, [&](int l) { d[l] = Store(IntDiv<T>(A(l), B(l))); }); break;
       case Op::kRem: ForLanes(mask, [&](int l) { d[l] = Store(IntRem<T>(A(l), B(l))); }); break;
@@ -206,11 +224,15 @@ void CtaExec::IntOp(const Inst& in, Lanes mask, uint64_t* R) {
         ForLanes(mask, [&](int l) {
           uint32_t s = static_cast<uint32_t>(b[l]);
           T x = A(l);
-          if (s >= kBits) d[l] = Store(static_cast<T>(std::is_signed_v<T> && x < 0 ? -1 : 0));
-          else d[l] = Store(static_cast<T>(x >> s));
+          if (s >= kBits)
+            d[l] = Store(static_cast<T>(std::is_signed_v<T> && x < 0 ? -1 : 0));
+          else
+            d[l] = Store(static_cast<T>(x >> s));
         });
         break;
-      case Op::kPopc: ForLanes(mask, [&](int l) { d[l] = static_cast<uint32_t>(std::popcount(static_cast<U>(A(l)))); }); break;
+      case Op::kPopc:
+        ForLanes(mask, [&](int l) { d[l] = static_cast<uint32_t>(std::popcount(static_cast<U>(A(l)))); });
+        break;
       case Op::kClz: ForLanes(mask, [&](int l) { d[l] = Clz(A(l)); }); break;
       case Op::kBrev:
         ForLanes(mask, [&](int l) {

@@ -1,9 +1,8 @@
 // ld, st, atom, red and cp.async for the interpreter (cta_exec.h): every access checked.
-#include "device/cpu/cta_exec.h"
-
 #include <atomic>
 #include <cstring>
 
+#include "device/cpu/cta_exec.h"
 #include "device/cpu/float_formats.h"
 
 namespace gpuwasm::device::cpu {
@@ -26,8 +25,9 @@ uint8_t* CtaExec::GlobalFast(uint64_t addr, uint32_t bytes) {
 
 template <unsigned kSize, bool kStore, bool kSigned>
 bool CtaExec::MemLanes(const Inst& in, Lanes mask, uint32_t w, uint64_t* R) {
-  using U = std::conditional_t<kSize == 1, uint8_t, std::conditional_t<kSize == 2, uint16_t,
-            std::conditional_t<kSize == 4, uint32_t, uint64_t>>>;
+  using U =
+      std::conditional_t<kSize == 1, uint8_t,
+                         std::conditional_t<kSize == 2, uint16_t, std::conditional_t<kSize == 4, uint32_t, uint64_t>>>;
   using S = std::make_signed_t<U>;
   const uint64_t* base = REG(in.s[0]);
   const uint64_t offset = static_cast<uint64_t>(in.offset);
@@ -73,7 +73,9 @@ bool CtaExec::MemLanes(const Inst& in, Lanes mask, uint32_t w, uint64_t* R) {
           std::memcpy(region + (base[l] + offset - rbase), &x, kSize);
         });
       } else if constexpr (kSigned) {
-        ForLanes(mask, [&](int l) { v[l] = static_cast<uint64_t>(static_cast<int64_t>(Load<S>(region + (base[l] + offset - rbase)))); });
+        ForLanes(mask, [&](int l) {
+          v[l] = static_cast<uint64_t>(static_cast<int64_t>(Load<S>(region + (base[l] + offset - rbase))));
+        });
       } else {
         ForLanes(mask, [&](int l) { v[l] = Load<U>(region + (base[l] + offset - rbase)); });
       }
@@ -169,9 +171,18 @@ bool CtaExec::Memory(const Inst& in, Lanes mask, uint32_t w, uint64_t* R) {
   }
   const bool sign = ptx::IsSigned(in.t);
   switch (ptx::TypeSize(in.t)) {
-    case 1: return store ? MemLanes<1, true, false>(in, mask, w, R) : sign ? MemLanes<1, false, true>(in, mask, w, R) : MemLanes<1, false, false>(in, mask, w, R);
-    case 2: return store ? MemLanes<2, true, false>(in, mask, w, R) : sign ? MemLanes<2, false, true>(in, mask, w, R) : MemLanes<2, false, false>(in, mask, w, R);
-    case 4: return store ? MemLanes<4, true, false>(in, mask, w, R) : sign ? MemLanes<4, false, true>(in, mask, w, R) : MemLanes<4, false, false>(in, mask, w, R);
+    case 1:
+      return store  ? MemLanes<1, true, false>(in, mask, w, R)
+             : sign ? MemLanes<1, false, true>(in, mask, w, R)
+                    : MemLanes<1, false, false>(in, mask, w, R);
+    case 2:
+      return store  ? MemLanes<2, true, false>(in, mask, w, R)
+             : sign ? MemLanes<2, false, true>(in, mask, w, R)
+                    : MemLanes<2, false, false>(in, mask, w, R);
+    case 4:
+      return store  ? MemLanes<4, true, false>(in, mask, w, R)
+             : sign ? MemLanes<4, false, true>(in, mask, w, R)
+                    : MemLanes<4, false, false>(in, mask, w, R);
     default: return store ? MemLanes<8, true, false>(in, mask, w, R) : MemLanes<8, false, false>(in, mask, w, R);
   }
 }
@@ -185,20 +196,30 @@ T AtomicApply(AtomOp op, T old, T b, T c) {
     case AtomOp::kMin: return std::min(old, b);
     case AtomOp::kMax: return std::max(old, b);
     case AtomOp::kInc:
-      if constexpr (std::is_integral_v<T>) return old >= b ? T{0} : static_cast<T>(old + 1);
-      else return old;
+      if constexpr (std::is_integral_v<T>)
+        return old >= b ? T{0} : static_cast<T>(old + 1);
+      else
+        return old;
     case AtomOp::kDec:
-      if constexpr (std::is_integral_v<T>) return (old == 0 || old > b) ? b : static_cast<T>(old - 1);
-      else return old;
+      if constexpr (std::is_integral_v<T>)
+        return (old == 0 || old > b) ? b : static_cast<T>(old - 1);
+      else
+        return old;
     case AtomOp::kAnd:
-      if constexpr (std::is_integral_v<T>) return old & b;
-      else return old;
+      if constexpr (std::is_integral_v<T>)
+        return old & b;
+      else
+        return old;
     case AtomOp::kOr:
-      if constexpr (std::is_integral_v<T>) return old | b;
-      else return old;
+      if constexpr (std::is_integral_v<T>)
+        return old | b;
+      else
+        return old;
     case AtomOp::kXor:
-      if constexpr (std::is_integral_v<T>) return old ^ b;
-      else return old;
+      if constexpr (std::is_integral_v<T>)
+        return old ^ b;
+      else
+        return old;
     case AtomOp::kExch: return b;
     case AtomOp::kCas: return old == b ? c : old;
   }
@@ -338,12 +359,10 @@ bool CtaExec::Atomic(const Inst& in, Lanes mask, uint32_t w, uint64_t* R) {
       case Type::kF64: go(double{}); break;
       case Type::kS32: go(int32_t{}); break;
       case Type::kS64: go(int64_t{}); break;
-      case Type::kF16: case Type::kBF16:
-        old = HalfAtomicRmw<uint16_t>(p, op, in.t, static_cast<uint16_t>(b), shared);
-        break;
-      case Type::kF16x2: case Type::kBF16x2:
-        old = HalfAtomicRmw<uint32_t>(p, op, in.t, static_cast<uint32_t>(b), shared);
-        break;
+      case Type::kF16:
+      case Type::kBF16: old = HalfAtomicRmw<uint16_t>(p, op, in.t, static_cast<uint16_t>(b), shared); break;
+      case Type::kF16x2:
+      case Type::kBF16x2: old = HalfAtomicRmw<uint32_t>(p, op, in.t, static_cast<uint32_t>(b), shared); break;
       case Type::kB128: {  // halves in slot pairs: b in s[1..2], c in s[3..4], the old value to d[0..1]
         auto wide = [&](uint32_t lo) {
           return lo == kNoSlot ? 0 : REG(lo)[l] | static_cast<unsigned __int128>(REG(lo + 1)[l]) << 64;
@@ -354,9 +373,12 @@ bool CtaExec::Atomic(const Inst& in, Lanes mask, uint32_t w, uint64_t* R) {
         return;
       }
       default:
-        if (size == 2) go(uint16_t{});
-        else if (size == 4) go(uint32_t{});
-        else go(uint64_t{});
+        if (size == 2)
+          go(uint16_t{});
+        else if (size == 4)
+          go(uint32_t{});
+        else
+          go(uint64_t{});
         break;
     }
     REG(in.d[0])[l] = size == 2 ? (old & 0xffffu) : size == 4 ? (old & 0xffffffffu) : old;

@@ -1,8 +1,8 @@
 // Carry chains, dot products, video, integer misc, set/slct, redux and match (cta_exec.h).
-#include "device/cpu/cta_exec.h"
-
 #include <climits>
 #include <limits>
+
+#include "device/cpu/cta_exec.h"
 
 namespace gpuwasm::device::cpu {
 
@@ -127,7 +127,8 @@ namespace {
 int64_t VideoPartOf(uint32_t v, VideoPart p, bool sign) {
   switch (p) {
     case VideoPart::kWord: return sign ? int64_t{static_cast<int32_t>(v)} : int64_t{v};
-    case VideoPart::kH0: case VideoPart::kH1: return Element(v, 16, p == VideoPart::kH1, sign);
+    case VideoPart::kH0:
+    case VideoPart::kH1: return Element(v, 16, p == VideoPart::kH1, sign);
     default: return Element(v, 8, static_cast<unsigned>(p) - static_cast<unsigned>(VideoPart::kB0), sign);
   }
 }
@@ -185,7 +186,8 @@ void CtaExec::VideoScalar(const Inst& in, Lanes mask, uint64_t* R) {
       case VideoOp::kAbsdiff: tmp = ta > tb ? __int128{ta} - tb : __int128{tb} - ta; break;
       case VideoOp::kMin: tmp = std::min(ta, tb); break;
       case VideoOp::kMax: tmp = std::max(ta, tb); break;
-      case VideoOp::kShl: case VideoOp::kShr: {  // b is unsigned
+      case VideoOp::kShl:
+      case VideoOp::kShr: {  // b is unsigned
         const int64_t n = sel.wrap ? (tb & 31) : std::min<int64_t>(tb, 32);
         tmp = vop == VideoOp::kShl ? __int128{ta} << n : __int128{ta} >> n;
         break;
@@ -217,7 +219,8 @@ void CtaExec::IntMisc(const Inst& in, Lanes mask, uint64_t* R) {
   const uint64_t* c = in.s[2] != kNoSlot ? REG(in.s[2]) : a;
   const bool sign = ptx::IsSigned(in.t), wrap = in.flags & kWrap;
   switch (in.op) {
-    case Op::kMul24: case Op::kMad24: {  // the low 24 bits of a and b, extended by the type
+    case Op::kMul24:
+    case Op::kMad24: {  // the low 24 bits of a and b, extended by the type
       const bool hi = in.cmp == 1, mad = in.op == Op::kMad24, sat = in.flags & kSat;
       auto low24 = [&](uint64_t v) -> int64_t {
         const uint32_t x = static_cast<uint32_t>(v) & 0xffffffu;
@@ -227,8 +230,11 @@ void CtaExec::IntMisc(const Inst& in, Lanes mask, uint64_t* R) {
         const int64_t p = low24(a[l]) * low24(b[l]);  // 48 bits
         int64_t r = hi ? (sign ? p >> 16 : static_cast<int64_t>(static_cast<uint64_t>(p) >> 16)) : p;
         if (mad) {
-          if (sat) r = std::clamp<int64_t>(static_cast<int32_t>(r) + int64_t{static_cast<int32_t>(c[l])}, INT32_MIN, INT32_MAX);
-          else r += static_cast<int64_t>(c[l]);
+          if (sat)
+            r = std::clamp<int64_t>(static_cast<int32_t>(r) + int64_t{static_cast<int32_t>(c[l])}, INT32_MIN,
+                                    INT32_MAX);
+          else
+            r += static_cast<int64_t>(c[l]);
         }
         d[l] = sign ? Store(static_cast<int32_t>(r)) : Store(static_cast<uint32_t>(r));
       });
@@ -240,7 +246,8 @@ void CtaExec::IntMisc(const Inst& in, Lanes mask, uint64_t* R) {
         using U = std::make_unsigned_t<T>;
         ForLanes(mask, [&](int l) {
           const T x = static_cast<T>(a[l]), y = static_cast<T>(b[l]);
-          const U diff = x < y ? static_cast<U>(static_cast<U>(y) - static_cast<U>(x)) : static_cast<U>(static_cast<U>(x) - static_cast<U>(y));
+          const U diff = x < y ? static_cast<U>(static_cast<U>(y) - static_cast<U>(x))
+                               : static_cast<U>(static_cast<U>(x) - static_cast<U>(y));
           d[l] = Store(static_cast<T>(static_cast<U>(static_cast<U>(c[l]) + diff)));
         });
       });
@@ -267,9 +274,12 @@ void CtaExec::IntMisc(const Inst& in, Lanes mask, uint64_t* R) {
         const uint32_t pos = static_cast<uint32_t>(a[l]), width = static_cast<uint32_t>(b[l]);
         const uint32_t p = pos & 31, w = width & 31;
         uint64_t lo = uint64_t{0xffffffffu} << p, hi = p + w >= 32 ? 0 : uint64_t{0xffffffffu} << (p + w);
-        if (!wrap && pos >= 32) lo = 0;
-        else if (!wrap && width >= 32) hi = 0;
-        else if (p + w < 32 && w == 0) hi = 0xffffffffu;
+        if (!wrap && pos >= 32)
+          lo = 0;
+        else if (!wrap && width >= 32)
+          hi = 0;
+        else if (p + w < 32 && w == 0)
+          hi = 0xffffffffu;
         d[l] = static_cast<uint32_t>(lo & ~hi);
       });
       return;
@@ -338,10 +348,14 @@ void CtaExec::Redux(const Inst& in, Lanes mask, uint64_t* R) {
       case ReduxOp::kOr: r |= v; break;
       case ReduxOp::kXor: r ^= v; break;
       case ReduxOp::kMin:
-        r = first ? v : sign ? static_cast<uint32_t>(std::min(static_cast<int32_t>(r), static_cast<int32_t>(v))) : std::min(r, v);
+        r = first  ? v
+            : sign ? static_cast<uint32_t>(std::min(static_cast<int32_t>(r), static_cast<int32_t>(v)))
+                   : std::min(r, v);
         break;
       case ReduxOp::kMax:
-        r = first ? v : sign ? static_cast<uint32_t>(std::max(static_cast<int32_t>(r), static_cast<int32_t>(v))) : std::max(r, v);
+        r = first  ? v
+            : sign ? static_cast<uint32_t>(std::max(static_cast<int32_t>(r), static_cast<int32_t>(v)))
+                   : std::max(r, v);
         break;
     }
     first = false;

@@ -122,8 +122,8 @@ class CudaKernel final : public Kernel {
 // What a kernel is in one core: its function and the limits the JIT gave it.
 struct Compiled {
   void* function = nullptr;
-  uint32_t max_threads = 0;     // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK (registers decide)
-  uint32_t dynamic_optin = 0;   // dynamic shared bytes opted in with cuFuncSetAttribute
+  uint32_t max_threads = 0;    // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK (registers decide)
+  uint32_t dynamic_optin = 0;  // dynamic shared bytes opted in with cuFuncSetAttribute
 };
 
 // What the watcher does for a stream outside every stream lock (cuCtxDestroy is never called
@@ -223,12 +223,12 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
   std::vector<std::unique_ptr<Core>> abandoned_;  // guarded by core_mu_; never destroyed
   std::atomic<uint64_t> resets_{0};
 
-  mutable std::mutex mu_;  // allocs_, allocated_, leaked_, modules_, reset_reason_
-  std::map<DevicePtr, uint64_t> allocs_;  // live allocations of the current core: size
+  mutable std::mutex mu_;                        // allocs_, allocated_, leaked_, modules_, reset_reason_
+  std::map<DevicePtr, uint64_t> allocs_;         // live allocations of the current core: size
   std::map<DevicePtr, uint64_t> window_allocs_;  // live buffers in windows of the current core: size
   std::atomic<uint64_t> window_mapped_{0};       // device memory mapped into windows
-  uint64_t allocated_ = 0;                // live allocations + leaked_
-  uint64_t leaked_ = 0;                   // of ended cores, never freed: held until the process ends
+  uint64_t allocated_ = 0;                       // live allocations + leaked_
+  uint64_t leaked_ = 0;                          // of ended cores, never freed: held until the process ends
   std::map<std::string, std::weak_ptr<const CudaModule>> modules_;
   std::string reset_reason_;
 
@@ -381,15 +381,17 @@ class CudaModule final : public Module, public std::enable_shared_from_this<Cuda
       std::string log(error.data(), strnlen(error.data(), error.size()));
       Status s = ctx_->Check(r, "cuModuleLoadDataEx");
       if (s.code() == StatusCode::kDeviceFault) return s;
-      return Status(s.code() == StatusCode::kInternal ? StatusCode::kInvalidArgument : s.code(),
-                    "the CUDA driver's JIT rejected the PTX: " + (log.empty() ? s.message() : log + " (" + s.message() + ")"));
+      return Status(
+          s.code() == StatusCode::kInternal ? StatusCode::kInvalidArgument : s.code(),
+          "the CUDA driver's JIT rejected the PTX: " + (log.empty() ? s.message() : log + " (" + s.message() + ")"));
     }
     std::map<std::string, Compiled> fns;
     for (const auto& [name, sig] : kernels_) {
       Compiled c;
       Status s = ctx_->Check(sym.cuModuleGetFunction(&c.function, m, name.c_str()), "cuModuleGetFunction");
       int v = 0;
-      if (s.ok()) s = ctx_->Check(sym.cuFuncGetAttribute(&v, kFuncMaxThreadsPerBlock, c.function), "cuFuncGetAttribute");
+      if (s.ok())
+        s = ctx_->Check(sym.cuFuncGetAttribute(&v, kFuncMaxThreadsPerBlock, c.function), "cuFuncGetAttribute");
       if (!s.ok()) {
         (void)sym.cuModuleUnload(m);
         return s;
@@ -416,14 +418,16 @@ class CudaModule final : public Module, public std::enable_shared_from_this<Cuda
   Status OptInShared(const Core& core, const std::string& name, uint32_t bytes) const {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = functions_.find(name);
-    if (core_id_ != core.id || it == functions_.end()) return Status::Internal("kernel '" + name + "' is not compiled here");
+    if (core_id_ != core.id || it == functions_.end())
+      return Status::Internal("kernel '" + name + "' is not compiled here");
     if (it->second.dynamic_optin >= bytes) return Status::Ok();
     if (ctx_->sym().cuFuncSetAttribute == nullptr) {
-      return Status::Unsupported("the CUDA driver has no cuFuncSetAttribute: no dynamic shared memory beyond the default");
+      return Status::Unsupported(
+          "the CUDA driver has no cuFuncSetAttribute: no dynamic shared memory beyond the default");
     }
-    GPUWASM_RETURN_IF_ERROR(ctx_->Check(ctx_->sym().cuFuncSetAttribute(it->second.function, kFuncMaxDynamicSharedBytes,
-                                                                       static_cast<int>(bytes)),
-                                        "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"));
+    GPUWASM_RETURN_IF_ERROR(ctx_->Check(
+        ctx_->sym().cuFuncSetAttribute(it->second.function, kFuncMaxDynamicSharedBytes, static_cast<int>(bytes)),
+        "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"));
     it->second.dynamic_optin = bytes;
     return Status::Ok();
   }
@@ -481,9 +485,10 @@ class CudaStream final : public Stream {
       // The slot is given back when this chunk's copy completed (or was never issued).
       std::shared_ptr<const void> keep(ring.get(), [ring, s = *slot](const void*) { ring->Give(s); });
       const DevicePtr to = dst + off;
-      GPUWASM_RETURN_IF_ERROR(Submit("copy to the device", false, {}, std::move(keep), {}, nullptr, {}, [&](const Core&) {
-        return ctx_->Check(ctx_->sym().cuMemcpyHtoDAsync_v2(to, staged, n, stream_), "cuMemcpyHtoDAsync");
-      }));
+      GPUWASM_RETURN_IF_ERROR(
+          Submit("copy to the device", false, {}, std::move(keep), {}, nullptr, {}, [&](const Core&) {
+            return ctx_->Check(ctx_->sym().cuMemcpyHtoDAsync_v2(to, staged, n, stream_), "cuMemcpyHtoDAsync");
+          }));
       off += n;
     }
     return Status::Ok();
@@ -550,11 +555,11 @@ class CudaStream final : public Stream {
                           "' allows on this GPU (" + std::to_string(fn.max_threads) + ", limited by its registers)");
                     }
                     if (optin) GPUWASM_RETURN_IF_ERROR(k->module().OptInShared(core, sig.name, config.shared_bytes));
-                    return ctx_->Check(ctx_->sym().cuLaunchKernel(fn.function, config.grid.x, config.grid.y,
-                                                                  config.grid.z, config.block.x, config.block.y,
-                                                                  config.block.z, config.shared_bytes, stream_,
-                                                                  args.empty() ? nullptr : args.data(), nullptr),
-                                       "cuLaunchKernel");
+                    return ctx_->Check(
+                        ctx_->sym().cuLaunchKernel(fn.function, config.grid.x, config.grid.y, config.grid.z,
+                                                   config.block.x, config.block.y, config.block.z, config.shared_bytes,
+                                                   stream_, args.empty() ? nullptr : args.data(), nullptr),
+                        "cuLaunchKernel");
                   });
   }
 
@@ -624,8 +629,9 @@ class CudaStream final : public Stream {
   // are returned; once the stream failed, later work completes at once with that error. An
   // instrumented kernel's launch gives its control block and the kernel's name (Poll reads it).
   template <class Issue>
-  Status Submit(std::string what, bool timed, std::optional<Clock::time_point> deadline, std::shared_ptr<const void> keep,
-                Completion done, const void* control, std::string kernel, Issue&& issue) {
+  Status Submit(std::string what, bool timed, std::optional<Clock::time_point> deadline,
+                std::shared_ptr<const void> keep, Completion done, const void* control, std::string kernel,
+                Issue&& issue) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       if (!sticky_.ok()) {
@@ -739,7 +745,7 @@ bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
           state = kDone;
           if (start != nullptr) {
             auto elapsed = ctx_->sym().cuEventElapsedTime_v2 != nullptr ? ctx_->sym().cuEventElapsedTime_v2
-                                                                       : ctx_->sym().cuEventElapsedTime;
+                                                                        : ctx_->sym().cuEventElapsedTime;
             if (elapsed == nullptr || elapsed(&ms, start, end) != CUDA_SUCCESS) ms = -1;
           }
         } else if (r != CUDA_ERROR_NOT_READY) {
@@ -763,15 +769,19 @@ bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
           if (sticky_.ok()) sticky_ = result;
         }
         if (p.stop_by && now >= *p.stop_by) {
-          action = Deferred{this, Deferred::kAbandon, core_id,
+          action = Deferred{this,
+                            Deferred::kAbandon,
+                            core_id,
                             p.what + " kept running " + std::to_string(ctx_->device().options().runaway_grace.count()) +
                                 " ms past its deadline or cancellation; a GPU cannot stop one kernel, only ending the "
                                 "process does",
-                            {}, {}};
+                            {},
+                            {}};
         }
       } else {
         if (state == kDone) {
-          if (ms >= 0) kernel_ns_.fetch_add(static_cast<int64_t>(static_cast<double>(ms) * 1e6), std::memory_order_relaxed);
+          if (ms >= 0)
+            kernel_ns_.fetch_add(static_cast<int64_t>(static_cast<double>(ms) * 1e6), std::memory_order_relaxed);
           // An instrumented kernel that stopped itself ended cleanly: its control block says why.
           if (p.control != nullptr) result = ptx::ControlBlockStatus(p.control, p.kernel);
         } else if (state == kFailed) {
@@ -920,8 +930,8 @@ Status CudaContext::Bind(const Core& core) {
   // The driver's current context is per thread, and other code in the process may change it: ask
   // the driver (a thread-local read) rather than remember.
   void* current = nullptr;
-  if (t_bound_core == core.id && sym().cuCtxGetCurrent != nullptr &&
-      sym().cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == core.ctx) {
+  if (t_bound_core == core.id && sym().cuCtxGetCurrent != nullptr && sym().cuCtxGetCurrent(&current) == CUDA_SUCCESS &&
+      current == core.ctx) {
     return Status::Ok();
   }
   GPUWASM_RETURN_IF_ERROR(Check(sym().cuCtxSetCurrent(core.ctx), "cuCtxSetCurrent"));
@@ -972,9 +982,9 @@ void CudaContext::Reset(uint64_t id, const std::string& why, bool abandon) {
   // its own, so this context's watcher keeps completing the tenant's other work meanwhile.
   std::thread([device = device_, core = std::move(gone)] { DestroyCore(device->driver().sym(), *core); }).detach();
   if (unfreed > 0) {
-    device_->NeedRestart(std::to_string(unfreed) + " bytes of device memory of a reset GPU context could not be freed (" +
-                             why + ")",
-                         /*lost=*/false);
+    device_->NeedRestart(
+        std::to_string(unfreed) + " bytes of device memory of a reset GPU context could not be freed (" + why + ")",
+        /*lost=*/false);
   }
 }
 
@@ -1057,10 +1067,9 @@ Result<DevicePtr> CudaContext::Allocate(uint64_t bytes, uint64_t* generation) {
     std::lock_guard<std::mutex> lock(mu_);
     if (bytes > options_.max_bytes || allocated_ > options_.max_bytes - bytes) {
       std::string held = leaked_ == 0 ? "" : ", " + std::to_string(leaked_) + " of them held by a reset context";
-      return Status::ResourceExhausted("allocating " + std::to_string(bytes) +
-                                       " bytes would exceed the context's quota of " +
-                                       std::to_string(options_.max_bytes) + " bytes (" + std::to_string(allocated_) +
-                                       " in use" + held + ")");
+      return Status::ResourceExhausted(
+          "allocating " + std::to_string(bytes) + " bytes would exceed the context's quota of " +
+          std::to_string(options_.max_bytes) + " bytes (" + std::to_string(allocated_) + " in use" + held + ")");
     }
     allocated_ += bytes;  // reserved; given back below on failure
   }
@@ -1186,8 +1195,8 @@ Result<std::shared_ptr<const Module>> CudaContext::LoadModule(std::string_view p
     for (const std::string& name : module->KernelNames()) {
       GPUWASM_ASSIGN_OR_RETURN(Compiled fn, module->Function(*core, name));
       int shared = 0;
-      GPUWASM_RETURN_IF_ERROR(Check(sym().cuFuncGetAttribute(&shared, kFuncSharedSizeBytes, fn.function),
-                                    "cuFuncGetAttribute"));
+      GPUWASM_RETURN_IF_ERROR(
+          Check(sym().cuFuncGetAttribute(&shared, kFuncSharedSizeBytes, fn.function), "cuFuncGetAttribute"));
       module->SetStaticShared(name, static_cast<uint32_t>(std::max(shared, 0)));
     }
     return Status::Ok();
@@ -1207,9 +1216,9 @@ Status CudaContext::AddWindowAllocation(uint64_t core_id, DevicePtr p, uint64_t 
   std::lock_guard<std::mutex> lock(mu_);
   if (!core_ || core_->id != core_id) return GoneStatus("a new buffer");
   if (bytes > options_.max_bytes || allocated_ > options_.max_bytes - bytes) {
-    return Status::ResourceExhausted("allocating " + std::to_string(bytes) + " bytes would exceed the context's quota of " +
-                                     std::to_string(options_.max_bytes) + " bytes (" + std::to_string(allocated_) +
-                                     " in use)");
+    return Status::ResourceExhausted(
+        "allocating " + std::to_string(bytes) + " bytes would exceed the context's quota of " +
+        std::to_string(options_.max_bytes) + " bytes (" + std::to_string(allocated_) + " in use)");
   }
   allocated_ += bytes;
   window_allocs_[p] = bytes;
@@ -1249,8 +1258,9 @@ void CudaContext::LeakWindow(uint64_t bytes) {
     leaked_ += bytes;
     allocated_ += bytes;
   }
-  device_->NeedRestart(std::to_string(bytes) + " bytes of device memory mapped into an instance's window of a reset GPU "
-                       "context cannot be unmapped safely",
+  device_->NeedRestart(std::to_string(bytes) +
+                           " bytes of device memory mapped into an instance's window of a reset GPU "
+                           "context cannot be unmapped safely",
                        /*lost=*/false);
 }
 
@@ -1261,17 +1271,23 @@ void CudaContext::LeakWindow(uint64_t bytes) {
 // their bytes count as reserved. The control block is a page of the host's own memory registered
 // with the driver and mapped into the device (cuMemHostRegister with DEVICEMAP): the host raises the
 // abort word with a plain store the kernels' volatile loads see, and the page stays the host's
-// when the driver's context goes (memory cuMemHostAlloc gave would go with it). Everything belongs to one core: after a reset, allocating fails and freeing
-// frees nothing (the memory went with the window's core); the mappings are given back when the
-// window ends, unless a kernel still runs in that core (then at the process's end).
+// when the driver's context goes (memory cuMemHostAlloc gave would go with it). Everything belongs to one core: after a
+// reset, allocating fails and freeing frees nothing (the memory went with the window's core); the mappings are given
+// back when the window ends, unless a kernel still runs in that core (then at the process's end).
 class CudaWindow final : public Window {
  public:
   static constexpr uint64_t kAlign = 256;
 
   CudaWindow(std::shared_ptr<CudaContext> ctx, uint64_t core_id, DevicePtr base, uint64_t size, uint64_t granule,
              DevicePtr control, void* control_host)
-      : ctx_(std::move(ctx)), core_id_(core_id), base_(base), size_(size), granule_(granule), control_(control),
-        control_host_(control_host), ranges_(size) {}
+      : ctx_(std::move(ctx)),
+        core_id_(core_id),
+        base_(base),
+        size_(size),
+        granule_(granule),
+        control_(control),
+        control_host_(control_host),
+        ranges_(size) {}
 
   ~CudaWindow() override {
     ranges_.ForEachTaken([this](uint64_t off) { ctx_->RemoveWindowAllocation(core_id_, base_ + off); });
@@ -1376,8 +1392,8 @@ class CudaWindow final : public Window {
   const uint64_t size_, granule_;
   const DevicePtr control_;
   void* const control_host_;
-  WindowRanges ranges_;                              // the buffers
-  std::map<uint64_t, unsigned long long> mapped_;    // granule index -> its physical memory
+  WindowRanges ranges_;                            // the buffers
+  std::map<uint64_t, unsigned long long> mapped_;  // granule index -> its physical memory
 };
 
 Result<std::unique_ptr<Window>> CudaContext::CreateWindow(uint64_t max_bytes) {
@@ -1396,7 +1412,8 @@ Result<std::unique_ptr<Window>> CudaContext::CreateWindow(uint64_t max_bytes) {
   granule = std::max<size_t>(granule, 4096);
   // Room for the instance's buffers, fragmentation and the 256-byte rounding of 4096 of them.
   const uint64_t want = std::min<uint64_t>(max_bytes, uint64_t{1} << 40);
-  const uint64_t size = std::max<uint64_t>(ptx::kMinWindowBytes, (want + want / 4 + (1 << 20) + granule - 1) / granule * granule);
+  const uint64_t size =
+      std::max<uint64_t>(ptx::kMinWindowBytes, (want + want / 4 + (1 << 20) + granule - 1) / granule * granule);
   DevicePtr base = 0;
   GPUWASM_RETURN_IF_ERROR(Check(s.cuMemAddressReserve(&base, size, granule, 0, 0), "cuMemAddressReserve"));
   constexpr size_t kPage = 4096;  // registrations are by page: one page per control block
@@ -1546,18 +1563,17 @@ Result<std::shared_ptr<Device>> CreateCudaDevice(std::shared_ptr<CudaDriver> dri
   // Instance windows (instrumented PTX) need the virtual memory management API and mapped pinned
   // memory; without them the host runs tenants' kernels as written (docs/adr/0009).
   int vmm = 0;
-  info.instance_windows = s.cuMemAddressReserve != nullptr && s.cuMemAddressFree != nullptr && s.cuMemCreate != nullptr &&
-                          s.cuMemRelease != nullptr && s.cuMemMap != nullptr && s.cuMemUnmap != nullptr &&
-                          s.cuMemSetAccess != nullptr && s.cuMemGetAllocationGranularity != nullptr &&
-                          s.cuMemHostGetDevicePointer_v2 != nullptr && s.cuMemHostRegister_v2 != nullptr &&
-                          s.cuMemHostUnregister != nullptr &&
-                          s.cuDeviceGetAttribute(&vmm, kAttrVirtualMemoryManagement, handle) == CUDA_SUCCESS && vmm == 1;
+  info.instance_windows =
+      s.cuMemAddressReserve != nullptr && s.cuMemAddressFree != nullptr && s.cuMemCreate != nullptr &&
+      s.cuMemRelease != nullptr && s.cuMemMap != nullptr && s.cuMemUnmap != nullptr && s.cuMemSetAccess != nullptr &&
+      s.cuMemGetAllocationGranularity != nullptr && s.cuMemHostGetDevicePointer_v2 != nullptr &&
+      s.cuMemHostRegister_v2 != nullptr && s.cuMemHostUnregister != nullptr &&
+      s.cuDeviceGetAttribute(&vmm, kAttrVirtualMemoryManagement, handle) == CUDA_SUCCESS && vmm == 1;
   int default_shared = 0;
   GPUWASM_RETURN_IF_ERROR(driver->Check(s.cuDeviceGetAttribute(&default_shared, 8, handle),
                                         "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK)"));
-  return std::shared_ptr<Device>(std::make_shared<CudaDevice>(std::move(driver), handle, std::move(info),
-                                                              static_cast<uint32_t>(std::max(default_shared, 0)),
-                                                              options));
+  return std::shared_ptr<Device>(std::make_shared<CudaDevice>(
+      std::move(driver), handle, std::move(info), static_cast<uint32_t>(std::max(default_shared, 0)), options));
 }
 
 }  // namespace gpuwasm::device::cuda

@@ -24,8 +24,7 @@ inline constexpr CUresult CUDA_SUCCESS = 0;
 inline constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
 inline constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 inline constexpr CUresult CUDA_ERROR_NOT_READY = 600;
-inline constexpr int kMinDriverVersion =
-    12000;  // CUDA 12.0: stream-ordered pools, cuLibrary*, v4 ctx
+inline constexpr int kMinDriverVersion = 12000;  // CUDA 12.0: stream-ordered pools, cuLibrary*, v4 ctx
 
 // "CUDA_ERROR_NO_DEVICE" for the codes gpuwasm meets (the driver's own names when it can say).
 const char* CuResultName(CUresult r);
