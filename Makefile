@@ -7,7 +7,7 @@ JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 
-.PHONY: all build configure test demo bench asan tsan fuzz deps ptx-update format clean help gpu-bundle
+.PHONY: all build configure test demo bench asan tsan fuzz deps ptx-update format format-check tidy clean help gpu-bundle
 
 all: build
 
@@ -22,7 +22,9 @@ help:
 	@echo "make deps       install the Debian packages the build needs (scripts/install-deps.sh)"
 	@echo "make ptx-update refresh committed .ptx fixtures from nvcc (needs the CUDA toolkit)"
 	@echo "make gpu-bundle the GPU check, self-contained, in $(BUILD)/gpu-bundle (docs/development.md)"
-	@echo "make format     clang-format every C/C++ source"
+	@echo "make format     reformat the C++ sources to .clang-format (scripts/format.sh)"
+	@echo "make format-check  fail on any C++ source that differs from .clang-format (CI runs it)"
+	@echo "make tidy       clang-tidy (.clang-tidy) over src/, after make; fails on any finding (CI runs it)"
 	@echo "make clean      remove every build directory (build, build-asan, build-tsan, build-fuzz)"
 
 $(BUILD)/CMakeCache.txt:
@@ -75,8 +77,16 @@ ptx-update: configure
 	cmake --build $(BUILD) --target ptx-update
 
 format:
-	find src tests bench sdk examples \( -name '*.cc' -o -name '*.h' -o -name '*.c' -o -name '*.cu' \) \
-	  -print0 | xargs -0 clang-format -i
+	scripts/format.sh
+
+format-check:
+	scripts/format.sh --check
+
+# .clang-tidy over every source of src/ (four files per clang-tidy, JOBS at once) after a build
+# (generated headers); fails on any finding.
+tidy: configure
+	git ls-files 'src/*.cc' | xargs -P $(JOBS) -n 4 clang-tidy -p $(BUILD) --quiet \
+	  --extra-arg=-Wno-unknown-warning-option
 
 # Every build directory the targets above make (fuzz: scripts/fuzz.sh's build-fuzz).
 clean:

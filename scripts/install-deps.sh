@@ -25,6 +25,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev wrk python3 python3-yaml postgresql
   # sanitizers and fuzzers with clang
   libclang-rt-14-dev
+  # the style check (scripts/format.sh) and static analysis (.clang-tidy)
+  clang-format clang-tidy
 )
 
 missing=()

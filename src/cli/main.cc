@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -9,7 +10,9 @@
 #include "runtime/worker_main.h"
 #include "wasm/translate.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int Main(int argc, char** argv) {
   // Internal entry points of the children gpuwasm starts from itself, not listed in --help.
   if (argc >= 2 && std::strcmp(argv[1], "__translate") == 0) return gpuwasm::wasm::TranslatorMain(argc, argv);
   if (argc >= 2 && std::strcmp(argv[1], "__worker") == 0) return gpuwasm::runtime::WorkerMain(argc, argv);
@@ -44,4 +47,16 @@ int main(int argc, char** argv) {
     return gpuwasm::cli::kExitUnavailable;  // as for an unreachable server
   }
   return gpuwasm::cli::ExitCode();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    // A bug (or memory exhausted): say so and exit with EX_SOFTWARE rather than abort.
+    std::fprintf(stderr, "gpuwasm: internal error: %s\n", e.what());
+    return gpuwasm::cli::kExitSoftware;
+  }
 }

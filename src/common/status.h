@@ -79,7 +79,7 @@ std::ostream& operator<<(std::ostream& os, const Status& s);
 
 // Result<T>: a T, or the Status saying why there is none. Never holds an OK status.
 template <typename T>
-class [[nodiscard]] Result {
+class [[nodiscard]] Result {  // NOLINT(bugprone-exception-escape): moves throw only if T's do
  public:
   Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design, like std::expected
   Result(Status status) : v_(std::move(status)) {  // NOLINT

@@ -188,7 +188,7 @@ uint32_t Z_wasi_snapshot_preview1Z_fd_read(void* env, uint32_t fd, uint32_t iovs
     uint8_t* p = io.GuestPtr(buf, len);
     if (p == nullptr) return kFault;
     uint64_t n = std::min<uint64_t>(len, in.size() - io.stdin_pos);
-    std::memcpy(p, in.data() + io.stdin_pos, n);
+    std::memcpy(p, in.data() + io.stdin_pos, n);  // NOLINT(bugprone-not-null-terminated-result): bytes, not a string
     io.stdin_pos += n;
     total += n;
   }
@@ -308,7 +308,7 @@ uint32_t Z_gpuwasmZ_input_read(void* env, uint32_t dst, uint32_t len, uint32_t o
   const std::string& in = io.options().input;
   if (offset >= in.size()) return 0;
   uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(len, in.size() - offset));
-  std::memcpy(p, in.data() + offset, n);
+  std::memcpy(p, in.data() + offset, n);  // NOLINT(bugprone-not-null-terminated-result): bytes, not a string
   return n;
 }
 

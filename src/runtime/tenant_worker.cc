@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -506,7 +507,13 @@ TenantWorkers::TenantWorkers(WorkerSettings settings)
   monitor_ = std::thread([this] { Monitor(); });
 }
 
-TenantWorkers::~TenantWorkers() { Stop(std::chrono::milliseconds(0)); }
+TenantWorkers::~TenantWorkers() {
+  try {
+    Stop(std::chrono::milliseconds(0));
+  } catch (const std::exception& e) {  // a thread that cannot be joined, memory exhausted
+    std::fprintf(stderr, "gpuwasm: stopping the tenant worker processes failed: %s\n", e.what());
+  }
+}
 
 Result<std::shared_ptr<WorkerProcess>> TenantWorkers::Acquire(const TenantConfig& tenant) {
   TenantSlot* slot = nullptr;

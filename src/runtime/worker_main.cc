@@ -66,8 +66,11 @@ Status DenyNetwork() {
   if (ctx == nullptr) return Status::IoError("seccomp_init failed");
   int rc = 0;
   for (int family : {AF_INET, AF_INET6, AF_PACKET}) {
-    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
-                           SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family)));
+    scmp_arg_cmp first_is_family{};  // SCMP_A0(SCMP_CMP_EQ, family), every field named
+    first_is_family.arg = 0;
+    first_is_family.op = SCMP_CMP_EQ;
+    first_is_family.datum_a = static_cast<scmp_datum_t>(family);
+    rc |= seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1, first_is_family);
   }
   if (rc == 0) rc = seccomp_load(ctx);
   seccomp_release(ctx);

@@ -27,6 +27,7 @@ using Request = boost::beast::http::request<boost::beast::http::string_body>;
 using Response = boost::beast::http::response<boost::beast::http::string_body>;
 
 // What Admit() decided about a request, from its header.
+// NOLINTNEXTLINE(bugprone-exception-escape): its moves throw only if a Beast message's do
 struct Admission {
   std::optional<Response> reject;  // answer this instead of reading the body
   std::string tenant;

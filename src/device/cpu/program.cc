@@ -1834,8 +1834,6 @@ class Decoder {
   bool reserved_smem_ = false;            // a %reserved_smem_offset_* is read: the region is laid out
   std::map<int, std::set<int>> callees_;
   int current_function_ = -1;
-
-  friend Result<Program> DecodeImpl(const ptx::Module&);
 };
 
 }  // namespace

@@ -270,7 +270,7 @@ void CtaExec::Convert(const Inst& in, Lanes mask, uint64_t* R) {
         using D = decltype(dtag);
         if (sat) {
           if constexpr (std::is_signed_v<S>) {
-            int64_t v = x;
+            int64_t v = x;  // NOLINT(bugprone-signed-char-misuse): an s8 register widens as a number
             int64_t lo = std::is_signed_v<D> ? static_cast<int64_t>(std::numeric_limits<D>::min()) : 0;
             int64_t hi = std::numeric_limits<D>::max() > static_cast<uint64_t>(INT64_MAX)
                              ? INT64_MAX
