@@ -29,7 +29,7 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kJitLogBytes = 16 * 1024;
 
 std::atomic<uint64_t> g_next_core{1};
-thread_local uint64_t t_bound_core = 0;  // the core made current on this thread
+thread_local uint64_t t_bound_gen = 0;  // the generation made current on this thread
 
 class CudaDevice;
 class CudaContext;
@@ -91,10 +91,11 @@ class StagingRing {
   bool closed_ = false;
 };
 
-// One CUDA context with its memory pool, the utility stream allocations are zeroed on, and its
-// pinned staging memory. A reset replaces the whole core; `id` is unique in the process, so stale
-// users notice, and it is the generation of the memory allocated in it.
-struct Core {
+// One generation of a tenant's GPU context (CudaContext): the driver's CUDA context with its memory
+// pool, the utility stream allocations are zeroed on, and its pinned staging memory. A reset ends
+// the generation and the next use builds a new one; `id` is unique in the process, so stale users
+// notice, and the memory allocated in it carries it (Allocate's `generation`). ADR 0015.
+struct Generation {
   uint64_t id = 0;
   void* ctx = nullptr;
   void* pool = nullptr;
@@ -119,7 +120,7 @@ class CudaKernel final : public Kernel {
   KernelSignature sig_;
 };
 
-// What a kernel is in one core: its function and the limits the JIT gave it.
+// What a kernel is in one generation: its function and the limits the JIT gave it.
 struct Compiled {
   void* function = nullptr;
   uint32_t max_threads = 0;    // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK (registers decide)
@@ -127,13 +128,13 @@ struct Compiled {
 };
 
 // What the watcher does for a stream outside every stream lock (cuCtxDestroy is never called
-// while streams_mu_ or a stream's lock is held): reset or abandon a core, then complete the
+// while streams_mu_ or a stream's lock is held): reset or abandon a generation, then complete the
 // operation that called for it.
 struct Deferred {
   enum Kind { kComplete, kReset, kAbandon };
   CudaStream* stream = nullptr;
   Kind kind = kComplete;
-  uint64_t core_id = 0;
+  uint64_t gen_id = 0;
   std::string why;
   Completion done;
   Status result;
@@ -156,17 +157,17 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
   }
   uint64_t reserved_bytes() const override;
 
-  // The current core, bound to this thread, with `lock` holding it (shared). Builds a fresh core
+  // The current generation, bound to this thread, with `lock` holding it (shared). Builds a fresh generation
   // when there is none (first use, or after a reset). DeviceFault once the GPU is lost.
-  Result<Core*> Acquire(std::shared_lock<std::shared_mutex>& lock);
-  // Core `id`, bound to this thread, if it is still the current one (nullptr otherwise, and once
+  Result<Generation*> Acquire(std::shared_lock<std::shared_mutex>& lock);
+  // Generation `id`, bound to this thread, if it is still the current one (nullptr otherwise, and once
   // the GPU is lost); never builds one.
-  Core* Current(std::shared_lock<std::shared_mutex>& lock, uint64_t id);
-  // Makes `core` current on this thread (the caller holds it).
-  Status Bind(const Core& core);
-  // Ends core `id` (if it is still the current one) because of `why`: destroys it after freeing
+  Generation* Current(std::shared_lock<std::shared_mutex>& lock, uint64_t id);
+  // Makes `gen` current on this thread (the caller holds it).
+  Status Bind(const Generation& gen);
+  // Ends generation `id` (if it is still the current one) because of `why`: destroys it after freeing
   // its memory, or, when `abandon` (a kernel in it would not stop, and cuCtxDestroy is not
-  // documented to stop one), leaves it to the end of the process. Later users of the core fail
+  // documented to stop one), leaves it to the end of the process. Later users of the generation fail
   // naming `why`; memory that could not be freed stays charged to the context's quota.
   void Reset(uint64_t id, const std::string& why, bool abandon = false);
   std::string reset_reason() const {
@@ -174,27 +175,27 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
     return reset_reason_;
   }
   uint64_t resets() const override { return resets_.load(); }
-  // What work on a core that is gone reports: the GPU's loss, or the reset.
+  // What work on a generation that is gone reports: the GPU's loss, or the reset.
   Status GoneStatus(const std::string& what) const;
 
-  Result<void*> TakeEvent(Core& core);
-  void ReturnEvent(uint64_t core_id, void* event);
-  // Polls `event` of core `core_id` until it completed (OK), the core was reset or it failed.
-  Status WaitEvent(uint64_t core_id, void* event, const char* what);
+  Result<void*> TakeEvent(Generation& gen);
+  void ReturnEvent(uint64_t gen_id, void* event);
+  // Polls `event` of generation `gen_id` until it completed (OK), the generation was reset or it failed.
+  Status WaitEvent(uint64_t gen_id, void* event, const char* what);
   // Checked range of one live allocation (OutOfRange otherwise), like the CPU device.
   Status CheckRange(DevicePtr ptr, uint64_t bytes) const;
-  // The staging memory of core `id`, or nullptr when that core is gone.
+  // The staging memory of generation `id`, or nullptr when that generation is gone.
   std::shared_ptr<StagingRing> StagingOf(uint64_t id);
 
-  // Windows (CudaWindow): a buffer placed in a window's mapped memory of core `core_id` counts
+  // Windows (CudaWindow): a buffer placed in a window's mapped memory of generation `gen_id` counts
   // against the quota and is a live allocation for copies (ResourceExhausted beyond the quota,
-  // DeviceFault when the core is gone); removing it gives the bytes back.
-  Status AddWindowAllocation(uint64_t core_id, DevicePtr p, uint64_t bytes);
-  void RemoveWindowAllocation(uint64_t core_id, DevicePtr p);
+  // DeviceFault when the generation is gone); removing it gives the bytes back.
+  Status AddWindowAllocation(uint64_t gen_id, DevicePtr p, uint64_t bytes);
+  void RemoveWindowAllocation(uint64_t gen_id, DevicePtr p);
   void WindowMapped(int64_t bytes) { window_mapped_.fetch_add(static_cast<uint64_t>(bytes)); }
-  // Zero-fills [p, p + bytes) of core `core_id` on its utility stream and waits for it.
-  Status Zero(uint64_t core_id, DevicePtr p, uint64_t bytes);
-  // A window of a core that is gone keeps its `bytes` of mapped memory: charged to the quota
+  // Zero-fills [p, p + bytes) of generation `gen_id` on its utility stream and waits for it.
+  Status Zero(uint64_t gen_id, DevicePtr p, uint64_t bytes);
+  // A window of a generation that is gone keeps its `bytes` of mapped memory: charged to the quota
   // until the process ends, which it then needs.
   void LeakWindow(uint64_t bytes);
 
@@ -209,26 +210,26 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
   Status Check(CUresult r, const char* call, const std::string& what = "") const;
 
  private:
-  Status BuildCore();  // with core_mu_ held exclusively
-  // Destroys a core no one else can reach any more (its memory was freed).
-  static void DestroyCore(const DriverSymbols& s, Core& core);
+  Status BuildCore();  // with gen_mu_ held exclusively
+  // Destroys a generation no one else can reach any more (its memory was freed).
+  static void DestroyCore(const DriverSymbols& s, Generation& gen);
   void Watch();
   void TrimPool();
 
   std::shared_ptr<CudaDevice> device_;
   ContextOptions options_;
 
-  mutable std::shared_mutex core_mu_;
-  std::unique_ptr<Core> core_;
-  std::vector<std::unique_ptr<Core>> abandoned_;  // guarded by core_mu_; never destroyed
+  mutable std::shared_mutex gen_mu_;
+  std::unique_ptr<Generation> gen_;
+  std::vector<std::unique_ptr<Generation>> abandoned_;  // guarded by gen_mu_; never destroyed
   std::atomic<uint64_t> resets_{0};
 
   mutable std::mutex mu_;                        // allocs_, allocated_, leaked_, modules_, reset_reason_
-  std::map<DevicePtr, uint64_t> allocs_;         // live allocations of the current core: size
-  std::map<DevicePtr, uint64_t> window_allocs_;  // live buffers in windows of the current core: size
+  std::map<DevicePtr, uint64_t> allocs_;         // live allocations of the current generation: size
+  std::map<DevicePtr, uint64_t> window_allocs_;  // live buffers in windows of the current generation: size
   std::atomic<uint64_t> window_mapped_{0};       // device memory mapped into windows
   uint64_t allocated_ = 0;                       // live allocations + leaked_
-  uint64_t leaked_ = 0;                          // of ended cores, never freed: held until the process ends
+  uint64_t leaked_ = 0;                          // of ended generations, never freed: held until the process ends
   std::map<std::string, std::weak_ptr<const CudaModule>> modules_;
   std::string reset_reason_;
 
@@ -337,7 +338,7 @@ Status CudaContext::GoneStatus(const std::string& what) const {
   return Status::DeviceFault(what + ": the GPU context was reset: " + reset_reason());
 }
 
-// PTX text, its kernels' signatures, and the module compiled in the context's current core
+// PTX text, its kernels' signatures, and the module compiled in the context's current generation
 // (compiled again, from the retained text, after a reset).
 class CudaModule final : public Module, public std::enable_shared_from_this<CudaModule> {
  public:
@@ -347,7 +348,7 @@ class CudaModule final : public Module, public std::enable_shared_from_this<Cuda
   ~CudaModule() override {
     if (module_ == nullptr) return;
     std::shared_lock<std::shared_mutex> lock;
-    if (ctx_->Current(lock, core_id_) != nullptr) (void)ctx_->sym().cuModuleUnload(module_);
+    if (ctx_->Current(lock, gen_id_) != nullptr) (void)ctx_->sym().cuModuleUnload(module_);
   }
 
   // Before the module is shared: static shared memory as the JIT laid it out.
@@ -365,10 +366,10 @@ class CudaModule final : public Module, public std::enable_shared_from_this<Cuda
     return names;
   }
 
-  // JIT-compiles the PTX in `core` (the caller holds it) unless already done there.
-  Status CompileIn(const Core& core) const {
+  // JIT-compiles the PTX in `gen` (the caller holds it) unless already done there.
+  Status CompileIn(const Generation& gen) const {
     std::lock_guard<std::mutex> lock(mu_);
-    if (module_ != nullptr && core_id_ == core.id) return Status::Ok();
+    if (module_ != nullptr && gen_id_ == gen.id) return Status::Ok();
     module_ = nullptr;
     functions_.clear();
     const DriverSymbols& sym = ctx_->sym();
@@ -400,25 +401,25 @@ class CudaModule final : public Module, public std::enable_shared_from_this<Cuda
       fns[name] = c;
     }
     module_ = m;
-    core_id_ = core.id;
+    gen_id_ = gen.id;
     functions_ = std::move(fns);
     return Status::Ok();
   }
 
-  Result<Compiled> Function(const Core& core, const std::string& name) const {
-    GPUWASM_RETURN_IF_ERROR(CompileIn(core));
+  Result<Compiled> Function(const Generation& gen, const std::string& name) const {
+    GPUWASM_RETURN_IF_ERROR(CompileIn(gen));
     std::lock_guard<std::mutex> lock(mu_);
     auto it = functions_.find(name);
     if (it == functions_.end()) return Status::NotFound("no kernel named '" + name + "' in the module");
     return it->second;
   }
 
-  // Lets kernel `name` (compiled in `core`, which the caller holds) use `bytes` of dynamic shared
+  // Lets kernel `name` (compiled in `gen`, which the caller holds) use `bytes` of dynamic shared
   // memory beyond the default window: CUDA refuses such a launch until the kernel opts in.
-  Status OptInShared(const Core& core, const std::string& name, uint32_t bytes) const {
+  Status OptInShared(const Generation& gen, const std::string& name, uint32_t bytes) const {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = functions_.find(name);
-    if (core_id_ != core.id || it == functions_.end())
+    if (gen_id_ != gen.id || it == functions_.end())
       return Status::Internal("kernel '" + name + "' is not compiled here");
     if (it->second.dynamic_optin >= bytes) return Status::Ok();
     if (ctx_->sym().cuFuncSetAttribute == nullptr) {
@@ -438,19 +439,19 @@ class CudaModule final : public Module, public std::enable_shared_from_this<Cuda
   std::map<std::string, KernelSignature> kernels_;
   mutable std::mutex mu_;
   mutable void* module_ = nullptr;
-  mutable uint64_t core_id_ = 0;
+  mutable uint64_t gen_id_ = 0;
   mutable std::map<std::string, Compiled> functions_;
 };
 
 // Work enqueued on a stream and not yet known to be complete.
 struct Pending {
-  uint64_t core_id = 0;
+  uint64_t gen_id = 0;
   void* start = nullptr;  // launches only
   void* end = nullptr;
   Completion done;
   std::string what;                           // "kernel 'vadd'", "copy to the device", ...
   std::optional<Clock::time_point> deadline;  // launches with a deadline
-  std::optional<Clock::time_point> stop_by;   // abandon the core if still running then
+  std::optional<Clock::time_point> stop_by;   // abandon the generation if still running then
   bool reported = false;                      // done() already called (deadline, cancel)
   std::shared_ptr<const void> keep;           // a staging slot, the kernel
   const void* control = nullptr;              // an instrumented kernel's control block (host view)
@@ -459,8 +460,8 @@ struct Pending {
 
 class CudaStream final : public Stream {
  public:
-  CudaStream(std::shared_ptr<CudaContext> ctx, uint64_t core_id, void* stream)
-      : ctx_(std::move(ctx)), core_id_(core_id), stream_(stream) {
+  CudaStream(std::shared_ptr<CudaContext> ctx, uint64_t gen_id, void* stream)
+      : ctx_(std::move(ctx)), gen_id_(gen_id), stream_(stream) {
     ctx_->Register(this);
   }
 
@@ -468,25 +469,25 @@ class CudaStream final : public Stream {
     (void)Synchronize();
     ctx_->Unregister(this);
     std::shared_lock<std::shared_mutex> lock;
-    if (ctx_->Current(lock, core_id_) != nullptr) (void)ctx_->sym().cuStreamDestroy_v2(stream_);
+    if (ctx_->Current(lock, gen_id_) != nullptr) (void)ctx_->sym().cuStreamDestroy_v2(stream_);
   }
 
   Status MemcpyHtoD(DevicePtr dst, const void* src, uint64_t bytes) override {
     GPUWASM_RETURN_IF_ERROR(ctx_->CheckRange(dst, bytes));
     const auto* from = static_cast<const uint8_t*>(src);
-    std::shared_ptr<StagingRing> ring = ctx_->StagingOf(core_id_);
+    std::shared_ptr<StagingRing> ring = ctx_->StagingOf(gen_id_);
     for (uint64_t off = 0; off < bytes;) {
       uint64_t n = std::min<uint64_t>(bytes - off, ring != nullptr ? ring->slot_bytes() : bytes);
       std::optional<uint32_t> slot;
       if (ring != nullptr) slot = ring->Take([&] { return sticky().ok(); });
-      if (!slot) return Dead();  // the core went, or the stream failed: sticky, like any execution error
+      if (!slot) return Dead();  // the generation went, or the stream failed: sticky, like any execution error
       std::memcpy(ring->At(*slot), from + off, n);
       const uint8_t* staged = ring->At(*slot);
       // The slot is given back when this chunk's copy completed (or was never issued).
       std::shared_ptr<const void> keep(ring.get(), [ring, s = *slot](const void*) { ring->Give(s); });
       const DevicePtr to = dst + off;
       GPUWASM_RETURN_IF_ERROR(
-          Submit("copy to the device", false, {}, std::move(keep), {}, nullptr, {}, [&](const Core&) {
+          Submit("copy to the device", false, {}, std::move(keep), {}, nullptr, {}, [&](const Generation&) {
             return ctx_->Check(ctx_->sym().cuMemcpyHtoDAsync_v2(to, staged, n, stream_), "cuMemcpyHtoDAsync");
           }));
       off += n;
@@ -500,33 +501,33 @@ class CudaStream final : public Stream {
     void* event = nullptr;
     {
       std::shared_lock<std::shared_mutex> lock;
-      Core* core = ctx_->Current(lock, core_id_);
-      if (core == nullptr) return ctx_->GoneStatus("copy to the host");
-      GPUWASM_ASSIGN_OR_RETURN(event, ctx_->TakeEvent(*core));
+      Generation* gen = ctx_->Current(lock, gen_id_);
+      if (gen == nullptr) return ctx_->GoneStatus("copy to the host");
+      GPUWASM_ASSIGN_OR_RETURN(event, ctx_->TakeEvent(*gen));
       Status s = ctx_->Check(ctx_->sym().cuMemcpyDtoHAsync_v2(dst, src, bytes, stream_), "cuMemcpyDtoHAsync");
       if (s.ok()) s = ctx_->Check(ctx_->sym().cuEventRecord(event, stream_), "cuEventRecord");
       if (!s.ok()) {
-        lock.unlock();  // ReturnEvent and Reset take the core lock themselves
-        ctx_->ReturnEvent(core_id_, event);
-        return Fail(s, core_id_);
+        lock.unlock();  // ReturnEvent and Reset take the generation lock themselves
+        ctx_->ReturnEvent(gen_id_, event);
+        return Fail(s, gen_id_);
       }
     }
-    Status s = ctx_->WaitEvent(core_id_, event, "copy to the host");
-    if (s.ok()) ctx_->ReturnEvent(core_id_, event);
+    Status s = ctx_->WaitEvent(gen_id_, event, "copy to the host");
+    if (s.ok()) ctx_->ReturnEvent(gen_id_, event);
     return s;
   }
 
   Status MemcpyDtoD(DevicePtr dst, DevicePtr src, uint64_t bytes) override {
     GPUWASM_RETURN_IF_ERROR(ctx_->CheckRange(dst, bytes));
     GPUWASM_RETURN_IF_ERROR(ctx_->CheckRange(src, bytes));
-    return Submit("device-to-device copy", false, {}, nullptr, {}, nullptr, {}, [&](const Core&) {
+    return Submit("device-to-device copy", false, {}, nullptr, {}, nullptr, {}, [&](const Generation&) {
       return ctx_->Check(ctx_->sym().cuMemcpyDtoDAsync_v2(dst, src, bytes, stream_), "cuMemcpyDtoDAsync");
     });
   }
 
   Status Memset(DevicePtr dst, uint8_t value, uint64_t bytes) override {
     GPUWASM_RETURN_IF_ERROR(ctx_->CheckRange(dst, bytes));
-    return Submit("memset", false, {}, nullptr, {}, nullptr, {}, [&](const Core&) {
+    return Submit("memset", false, {}, nullptr, {}, nullptr, {}, [&](const Generation&) {
       return ctx_->Check(ctx_->sym().cuMemsetD8Async(dst, value, bytes, stream_), "cuMemsetD8Async");
     });
   }
@@ -546,15 +547,15 @@ class CudaStream final : public Stream {
     std::shared_ptr<const void> keep(k->module_ptr(), k);  // the module outlives the launch
     const bool optin = uint64_t{sig.static_shared_bytes} + config.shared_bytes > ctx_->device().default_shared();
     return Submit("kernel '" + sig.name + "'", true, options.deadline, std::move(keep), std::move(options.on_complete),
-                  options.control, sig.name, [&](const Core& core) -> Status {
-                    GPUWASM_ASSIGN_OR_RETURN(Compiled fn, k->module().Function(core, sig.name));
+                  options.control, sig.name, [&](const Generation& gen) -> Status {
+                    GPUWASM_ASSIGN_OR_RETURN(Compiled fn, k->module().Function(gen, sig.name));
                     uint64_t threads = config.block.count();
                     if (fn.max_threads != 0 && threads > fn.max_threads) {
                       return Status::InvalidArgument(
                           "block of " + std::to_string(threads) + " threads exceeds what kernel '" + sig.name +
                           "' allows on this GPU (" + std::to_string(fn.max_threads) + ", limited by its registers)");
                     }
-                    if (optin) GPUWASM_RETURN_IF_ERROR(k->module().OptInShared(core, sig.name, config.shared_bytes));
+                    if (optin) GPUWASM_RETURN_IF_ERROR(k->module().OptInShared(gen, sig.name, config.shared_bytes));
                     return ctx_->Check(
                         ctx_->sym().cuLaunchKernel(fn.function, config.grid.x, config.grid.y, config.grid.z,
                                                    config.block.x, config.block.y, config.block.z, config.shared_bytes,
@@ -590,7 +591,7 @@ class CudaStream final : public Stream {
   }
 
   // Called by the context's watcher (with streams_mu_ held): completes finished work in order and
-  // reports deadlines. A fault that needs the core reset, or a kernel past its deadline and grace,
+  // reports deadlines. A fault that needs the generation reset, or a kernel past its deadline and grace,
   // is handed back in `deferred` for the watcher to deal with outside the locks. Returns whether
   // work is still pending.
   bool Poll(bool* progress, std::vector<Deferred>* deferred);
@@ -607,7 +608,7 @@ class CudaStream final : public Stream {
     return sticky_;
   }
 
-  // Work for a stream whose core is gone: the stream fails for good (sticky), and so does this.
+  // Work for a stream whose generation is gone: the stream fails for good (sticky), and so does this.
   Status Dead() {
     Status dead = ctx_->GoneStatus("this stream's work was lost");
     std::lock_guard<std::mutex> lock(mu_);
@@ -615,10 +616,10 @@ class CudaStream final : public Stream {
     return Status::Ok();  // like an execution error: through Synchronize
   }
 
-  // A failed driver call: device faults end the core; the stream keeps the first error.
-  Status Fail(Status s, uint64_t core_id) {
+  // A failed driver call: device faults end the generation; the stream keeps the first error.
+  Status Fail(Status s, uint64_t gen_id) {
     if (s.code() == StatusCode::kDeviceFault) {
-      ctx_->Reset(core_id, s.message());
+      ctx_->Reset(gen_id, s.message());
       std::lock_guard<std::mutex> lock(mu_);
       if (sticky_.ok()) sticky_ = s;
     }
@@ -650,11 +651,11 @@ class CudaStream final : public Stream {
     p.control = control;
     p.kernel = std::move(kernel);
     {
-      // Only this stream's own core: a stream of a core that is gone is dead, and a new core (built
+      // Only this stream's own generation: a stream of a generation that is gone is dead, and a new generation (built
       // for the tenant's next instance) is not this stream's to touch, nor to build.
       std::shared_lock<std::shared_mutex> lock;
-      Core* core = ctx_->Current(lock, core_id_);
-      if (core == nullptr) {
+      Generation* gen = ctx_->Current(lock, gen_id_);
+      if (gen == nullptr) {
         lock = {};
         Status dead = ctx_->GoneStatus("the GPU context of this stream is gone");
         {
@@ -666,16 +667,16 @@ class CudaStream final : public Stream {
       }
       Status s;
       if (timed) {
-        Result<void*> e = ctx_->TakeEvent(*core);
+        Result<void*> e = ctx_->TakeEvent(*gen);
         s = e.status();
         if (e.ok()) {
           p.start = *e;
           s = ctx_->Check(ctx_->sym().cuEventRecord(p.start, stream_), "cuEventRecord");
         }
       }
-      if (s.ok()) s = issue(*core);
+      if (s.ok()) s = issue(*gen);
       if (s.ok()) {
-        Result<void*> e = ctx_->TakeEvent(*core);
+        Result<void*> e = ctx_->TakeEvent(*gen);
         s = e.status();
         if (e.ok()) {
           p.end = *e;
@@ -683,8 +684,8 @@ class CudaStream final : public Stream {
         }
       }
       if (!s.ok()) {
-        uint64_t id = core_id_;
-        if (lock.owns_lock()) lock.unlock();  // ReturnEvent and Reset take the core lock themselves
+        uint64_t id = gen_id_;
+        if (lock.owns_lock()) lock.unlock();  // ReturnEvent and Reset take the generation lock themselves
         if (p.start != nullptr) ctx_->ReturnEvent(id, p.start);
         if (p.end != nullptr) ctx_->ReturnEvent(id, p.end);
         if (s.code() == StatusCode::kDeviceFault) {
@@ -696,7 +697,7 @@ class CudaStream final : public Stream {
         }
         return s;
       }
-      p.core_id = core->id;
+      p.gen_id = gen->id;
     }
     if (timed) ctx_->device().LaunchIssued(p.what);
     {
@@ -708,7 +709,7 @@ class CudaStream final : public Stream {
   }
 
   std::shared_ptr<CudaContext> ctx_;
-  const uint64_t core_id_;
+  const uint64_t gen_id_;
   void* const stream_;
   std::mutex mu_;
   std::condition_variable idle_cv_;
@@ -722,14 +723,14 @@ bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
   for (;;) {
     void* start = nullptr;
     void* end = nullptr;
-    uint64_t core_id = 0;
+    uint64_t gen_id = 0;
     std::string what;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (pending_.empty()) return false;
       start = pending_.front().start;
       end = pending_.front().end;
-      core_id = pending_.front().core_id;
+      gen_id = pending_.front().gen_id;
       what = pending_.front().what;
     }
     enum { kDone, kRunning, kFailed, kStale } state = kRunning;
@@ -737,7 +738,7 @@ bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
     float ms = -1;
     {
       std::shared_lock<std::shared_mutex> lock;
-      if (ctx_->Current(lock, core_id) == nullptr) {
+      if (ctx_->Current(lock, gen_id) == nullptr) {
         state = kStale;
       } else {
         CUresult r = ctx_->sym().cuEventQuery(end);
@@ -771,7 +772,7 @@ bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
         if (p.stop_by && now >= *p.stop_by) {
           action = Deferred{this,
                             Deferred::kAbandon,
-                            core_id,
+                            gen_id,
                             p.what + " kept running " + std::to_string(ctx_->device().options().runaway_grace.count()) +
                                 " ms past its deadline or cancellation; a GPU cannot stop one kernel, only ending the "
                                 "process does",
@@ -788,9 +789,9 @@ bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
           result = failure.code() == StatusCode::kDeviceFault
                        ? Status::DeviceFault(p.what + " failed: " + failure.message())
                        : failure;
-          // A context-level fault ends the core; after a process-fatal one nothing is destroyed.
+          // A context-level fault ends the generation; after a process-fatal one nothing is destroyed.
           if (failure.code() == StatusCode::kDeviceFault && !ctx_->device().lost()) {
-            action = Deferred{this, Deferred::kReset, core_id, result.message(), {}, {}};
+            action = Deferred{this, Deferred::kReset, gen_id, result.message(), {}, {}};
           }
         } else {
           result = ctx_->GoneStatus(p.what + " was lost");
@@ -804,12 +805,12 @@ bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
       // Synchronize() waits for this too: the reset and the completion happen before it returns.
       if (done || action || state == kDone) ++completing_;
     }
-    if (state == kDone) {  // outside mu_: the core lock is never taken under a stream's lock
-      ctx_->ReturnEvent(core_id, end);
-      if (start != nullptr) ctx_->ReturnEvent(core_id, start);
+    if (state == kDone) {  // outside mu_: the generation lock is never taken under a stream's lock
+      ctx_->ReturnEvent(gen_id, end);
+      if (start != nullptr) ctx_->ReturnEvent(gen_id, start);
     }
     if (action) {
-      // The core goes before anyone waiting on this stream hears of the failure: the watcher does
+      // The generation goes before anyone waiting on this stream hears of the failure: the watcher does
       // both, outside the locks.
       action->done = std::move(done);
       action->result = result;
@@ -836,44 +837,44 @@ CudaContext::~CudaContext() {
   }
   watch_cv_.notify_all();
   watcher_.join();
-  std::unique_lock<std::shared_mutex> lock(core_mu_);
-  if (core_ && !device_->lost()) {
+  std::unique_lock<std::shared_mutex> lock(gen_mu_);
+  if (gen_ && !device_->lost()) {
     // Pool memory outlives the context: buffers still live (their owners went without freeing
     // them) are freed first, so destroying the context gives every byte back.
-    if (sym().cuCtxSetCurrent(core_->ctx) == CUDA_SUCCESS) {
-      t_bound_core = core_->id;
+    if (sym().cuCtxSetCurrent(gen_->ctx) == CUDA_SUCCESS) {
+      t_bound_gen = gen_->id;
       std::lock_guard<std::mutex> l(mu_);
-      for (const auto& [ptr, size] : allocs_) (void)sym().cuMemFreeAsync(ptr, core_->util);
+      for (const auto& [ptr, size] : allocs_) (void)sym().cuMemFreeAsync(ptr, gen_->util);
       allocs_.clear();
     }
     std::lock_guard<std::mutex> l(events_mu_);
-    DestroyCore(sym(), *core_);
+    DestroyCore(sym(), *gen_);
   }
-  // abandoned_ keeps its cores' driver objects: a kernel still runs in each (the process's end
-  // stops it). The Core records themselves are freed.
+  // abandoned_ keeps its generations' driver objects: a kernel still runs in each (the process's end
+  // stops it). The Generation records themselves are freed.
 }
 
 Status CudaContext::BuildCore() {
   if (device_->lost()) return device_->LostStatus();
   const DriverSymbols& s = sym();
-  auto core = std::make_unique<Core>();
-  core->id = g_next_core.fetch_add(1);
-  CUresult r = s.cuCtxCreate_v4 != nullptr ? s.cuCtxCreate_v4(&core->ctx, nullptr, 0, device_->handle())
-                                           : s.cuCtxCreate_v2(&core->ctx, 0, device_->handle());
+  auto gen = std::make_unique<Generation>();
+  gen->id = g_next_core.fetch_add(1);
+  CUresult r = s.cuCtxCreate_v4 != nullptr ? s.cuCtxCreate_v4(&gen->ctx, nullptr, 0, device_->handle())
+                                           : s.cuCtxCreate_v2(&gen->ctx, 0, device_->handle());
   GPUWASM_RETURN_IF_ERROR(Check(r, "cuCtxCreate"));
-  t_bound_core = core->id;  // cuCtxCreate made it current here
+  t_bound_gen = gen->id;  // cuCtxCreate made it current here
   PoolProps props;
   props.alloc_type = kMemAllocationTypePinned;
   props.location_type = kMemLocationTypeDevice;
   props.location_id = device_->handle();
-  Status st = Check(s.cuMemPoolCreate(&core->pool, &props), "cuMemPoolCreate");
+  Status st = Check(s.cuMemPoolCreate(&gen->pool, &props), "cuMemPoolCreate");
   if (st.ok() && s.cuMemPoolSetAttribute != nullptr) {
     // Freed memory stays in the pool for the next allocation instead of going back to the driver
     // at every synchronisation; the watcher trims an idle context's pool (TrimPool).
     uint64_t keep_all = UINT64_MAX;
-    (void)s.cuMemPoolSetAttribute(core->pool, kPoolAttrReleaseThreshold, &keep_all);
+    (void)s.cuMemPoolSetAttribute(gen->pool, kPoolAttrReleaseThreshold, &keep_all);
   }
-  if (st.ok()) st = Check(s.cuStreamCreate(&core->util, kStreamNonBlocking), "cuStreamCreate");
+  if (st.ok()) st = Check(s.cuStreamCreate(&gen->util, kStreamNonBlocking), "cuStreamCreate");
   const CudaDeviceOptions& o = device_->options();
   const uint32_t slots = std::max<uint32_t>(1, o.staging_slots);
   const size_t slot_bytes = std::max<size_t>(4096, o.staging_slot_bytes);
@@ -881,85 +882,85 @@ Status CudaContext::BuildCore() {
     if (s.cuMemHostAlloc == nullptr || s.cuMemFreeHost == nullptr) {
       st = Status::Unavailable("the CUDA driver lacks cuMemHostAlloc/cuMemFreeHost (pinned staging memory)");
     } else {
-      st = Check(s.cuMemHostAlloc(&core->pinned, slot_bytes * slots, kMemHostAllocPortable), "cuMemHostAlloc");
+      st = Check(s.cuMemHostAlloc(&gen->pinned, slot_bytes * slots, kMemHostAllocPortable), "cuMemHostAlloc");
     }
   }
   if (!st.ok()) {
-    DestroyCore(s, *core);
-    t_bound_core = 0;
+    DestroyCore(s, *gen);
+    t_bound_gen = 0;
     return st;
   }
-  core->staging = std::make_shared<StagingRing>(static_cast<uint8_t*>(core->pinned), slot_bytes, slots);
-  core_ = std::move(core);
+  gen->staging = std::make_shared<StagingRing>(static_cast<uint8_t*>(gen->pinned), slot_bytes, slots);
+  gen_ = std::move(gen);
   return Status::Ok();
 }
 
-void CudaContext::DestroyCore(const DriverSymbols& s, Core& core) {
-  if (core.ctx != nullptr && s.cuCtxSetCurrent(core.ctx) == CUDA_SUCCESS) t_bound_core = core.id;
-  if (core.staging) core.staging->Close();
-  for (void* e : core.spare_events) (void)s.cuEventDestroy_v2(e);  // the rest go with the context
-  core.spare_events.clear();
-  if (core.pool != nullptr) {
+void CudaContext::DestroyCore(const DriverSymbols& s, Generation& gen) {
+  if (gen.ctx != nullptr && s.cuCtxSetCurrent(gen.ctx) == CUDA_SUCCESS) t_bound_gen = gen.id;
+  if (gen.staging) gen.staging->Close();
+  for (void* e : gen.spare_events) (void)s.cuEventDestroy_v2(e);  // the rest go with the context
+  gen.spare_events.clear();
+  if (gen.pool != nullptr) {
     // Pool memory is not tied to the context: cuCtxDestroy leaves it, and cuMemPoolDestroy defers
     // while pointers live. Everything was freed by now (Reset frees what it can first); give the
     // pool's reserve back before destroying it.
-    if (s.cuMemPoolTrimTo != nullptr) (void)s.cuMemPoolTrimTo(core.pool, 0);
-    (void)s.cuMemPoolDestroy(core.pool);
+    if (s.cuMemPoolTrimTo != nullptr) (void)s.cuMemPoolTrimTo(gen.pool, 0);
+    (void)s.cuMemPoolDestroy(gen.pool);
   }
-  if (core.pinned != nullptr) (void)s.cuMemFreeHost(core.pinned);
-  if (core.ctx != nullptr) (void)s.cuCtxDestroy_v2(core.ctx);  // its streams, events and modules
-  if (t_bound_core == core.id) t_bound_core = 0;
-  core.ctx = core.pool = core.util = core.pinned = nullptr;
+  if (gen.pinned != nullptr) (void)s.cuMemFreeHost(gen.pinned);
+  if (gen.ctx != nullptr) (void)s.cuCtxDestroy_v2(gen.ctx);  // its streams, events and modules
+  if (t_bound_gen == gen.id) t_bound_gen = 0;
+  gen.ctx = gen.pool = gen.util = gen.pinned = nullptr;
 }
 
-Result<Core*> CudaContext::Acquire(std::shared_lock<std::shared_mutex>& lock) {
+Result<Generation*> CudaContext::Acquire(std::shared_lock<std::shared_mutex>& lock) {
   for (;;) {
     if (device_->lost()) return device_->LostStatus();
-    lock = std::shared_lock<std::shared_mutex>(core_mu_);
-    if (core_) {
-      GPUWASM_RETURN_IF_ERROR(Bind(*core_));
-      return core_.get();
+    lock = std::shared_lock<std::shared_mutex>(gen_mu_);
+    if (gen_) {
+      GPUWASM_RETURN_IF_ERROR(Bind(*gen_));
+      return gen_.get();
     }
     lock.unlock();
-    std::unique_lock<std::shared_mutex> exclusive(core_mu_);
-    if (!core_) GPUWASM_RETURN_IF_ERROR(BuildCore());
+    std::unique_lock<std::shared_mutex> exclusive(gen_mu_);
+    if (!gen_) GPUWASM_RETURN_IF_ERROR(BuildCore());
   }
 }
 
-Status CudaContext::Bind(const Core& core) {
+Status CudaContext::Bind(const Generation& gen) {
   // The driver's current context is per thread, and other code in the process may change it: ask
   // the driver (a thread-local read) rather than remember.
   void* current = nullptr;
-  if (t_bound_core == core.id && sym().cuCtxGetCurrent != nullptr && sym().cuCtxGetCurrent(&current) == CUDA_SUCCESS &&
-      current == core.ctx) {
+  if (t_bound_gen == gen.id && sym().cuCtxGetCurrent != nullptr && sym().cuCtxGetCurrent(&current) == CUDA_SUCCESS &&
+      current == gen.ctx) {
     return Status::Ok();
   }
-  GPUWASM_RETURN_IF_ERROR(Check(sym().cuCtxSetCurrent(core.ctx), "cuCtxSetCurrent"));
-  t_bound_core = core.id;
+  GPUWASM_RETURN_IF_ERROR(Check(sym().cuCtxSetCurrent(gen.ctx), "cuCtxSetCurrent"));
+  t_bound_gen = gen.id;
   return Status::Ok();
 }
 
-Core* CudaContext::Current(std::shared_lock<std::shared_mutex>& lock, uint64_t id) {
+Generation* CudaContext::Current(std::shared_lock<std::shared_mutex>& lock, uint64_t id) {
   if (device_->lost()) return nullptr;
-  lock = std::shared_lock<std::shared_mutex>(core_mu_);
-  if (!core_ || core_->id != id) return nullptr;
-  return Bind(*core_).ok() ? core_.get() : nullptr;
+  lock = std::shared_lock<std::shared_mutex>(gen_mu_);
+  if (!gen_ || gen_->id != id) return nullptr;
+  return Bind(*gen_).ok() ? gen_.get() : nullptr;
 }
 
 void CudaContext::Reset(uint64_t id, const std::string& why, bool abandon) {
   if (device_->lost()) return;  // nothing can be destroyed or freed any more; the process must end
-  std::unique_ptr<Core> gone;
+  std::unique_ptr<Generation> gone;
   uint64_t unfreed = 0;
   {
-    std::unique_lock<std::shared_mutex> lock(core_mu_);
-    if (!core_ || core_->id != id) return;
-    gone = std::move(core_);
+    std::unique_lock<std::shared_mutex> lock(gen_mu_);
+    if (!gen_ || gen_->id != id) return;
+    gone = std::move(gen_);
     resets_.fetch_add(1);
     if (gone->staging) gone->staging->Close();  // waiting copies give up
-    std::lock_guard<std::mutex> l(mu_);         // order: core_mu_, then mu_
+    std::lock_guard<std::mutex> l(mu_);         // order: gen_mu_, then mu_
     reset_reason_ = why;
     if (!abandon && sym().cuCtxSetCurrent(gone->ctx) == CUDA_SUCCESS) {
-      t_bound_core = gone->id;
+      t_bound_gen = gone->id;
       // Pool memory outlives the context: free every live buffer first. A fault may make the driver
       // refuse; what it refuses stays charged to the quota until the process ends.
       for (const auto& [ptr, size] : allocs_) {
@@ -978,9 +979,9 @@ void CudaContext::Reset(uint64_t id, const std::string& why, bool abandon) {
     device_->NeedRestart(why, /*lost=*/false);
     return;
   }
-  // cuCtxDestroy may wait for the core's kernels still running on other streams: on a thread of
+  // cuCtxDestroy may wait for the generation's kernels still running on other streams: on a thread of
   // its own, so this context's watcher keeps completing the tenant's other work meanwhile.
-  std::thread([device = device_, core = std::move(gone)] { DestroyCore(device->driver().sym(), *core); }).detach();
+  std::thread([device = device_, gen = std::move(gone)] { DestroyCore(device->driver().sym(), *gen); }).detach();
   if (unfreed > 0) {
     device_->NeedRestart(
         std::to_string(unfreed) + " bytes of device memory of a reset GPU context could not be freed (" + why + ")",
@@ -988,12 +989,12 @@ void CudaContext::Reset(uint64_t id, const std::string& why, bool abandon) {
   }
 }
 
-Result<void*> CudaContext::TakeEvent(Core& core) {
+Result<void*> CudaContext::TakeEvent(Generation& gen) {
   {
     std::lock_guard<std::mutex> lock(events_mu_);
-    if (!core.spare_events.empty()) {
-      void* e = core.spare_events.back();
-      core.spare_events.pop_back();
+    if (!gen.spare_events.empty()) {
+      void* e = gen.spare_events.back();
+      gen.spare_events.pop_back();
       return e;
     }
   }
@@ -1002,25 +1003,25 @@ Result<void*> CudaContext::TakeEvent(Core& core) {
   return e;
 }
 
-void CudaContext::ReturnEvent(uint64_t core_id, void* event) {
-  std::shared_lock<std::shared_mutex> lock(core_mu_);
-  if (!core_ || core_->id != core_id) return;  // destroyed with its context
+void CudaContext::ReturnEvent(uint64_t gen_id, void* event) {
+  std::shared_lock<std::shared_mutex> lock(gen_mu_);
+  if (!gen_ || gen_->id != gen_id) return;  // destroyed with its context
   std::lock_guard<std::mutex> l(events_mu_);
-  core_->spare_events.push_back(event);
+  gen_->spare_events.push_back(event);
 }
 
-Status CudaContext::WaitEvent(uint64_t core_id, void* event, const char* what) {
+Status CudaContext::WaitEvent(uint64_t gen_id, void* event, const char* what) {
   auto delay = std::chrono::microseconds(5);
   for (;;) {
     {
       std::shared_lock<std::shared_mutex> lock;
-      if (Current(lock, core_id) == nullptr) return GoneStatus(std::string(what) + " was lost");
+      if (Current(lock, gen_id) == nullptr) return GoneStatus(std::string(what) + " was lost");
       CUresult r = sym().cuEventQuery(event);
       if (r == CUDA_SUCCESS) return Status::Ok();
       if (r != CUDA_ERROR_NOT_READY) {
         Status s = Check(r, "cuEventQuery");
         lock.unlock();
-        if (s.code() == StatusCode::kDeviceFault) Reset(core_id, std::string(what) + " failed: " + s.message());
+        if (s.code() == StatusCode::kDeviceFault) Reset(gen_id, std::string(what) + " failed: " + s.message());
         return s;
       }
     }
@@ -1043,18 +1044,18 @@ Status CudaContext::CheckRange(DevicePtr ptr, uint64_t bytes) const {
 }
 
 std::shared_ptr<StagingRing> CudaContext::StagingOf(uint64_t id) {
-  std::shared_lock<std::shared_mutex> lock(core_mu_);
-  if (!core_ || core_->id != id || device_->lost()) return nullptr;
-  return core_->staging;
+  std::shared_lock<std::shared_mutex> lock(gen_mu_);
+  if (!gen_ || gen_->id != id || device_->lost()) return nullptr;
+  return gen_->staging;
 }
 
 uint64_t CudaContext::reserved_bytes() const {
   uint64_t reserved = 0;
   {
-    std::shared_lock<std::shared_mutex> lock(core_mu_);
-    if (core_ && !device_->lost() && sym().cuMemPoolGetAttribute != nullptr) {
+    std::shared_lock<std::shared_mutex> lock(gen_mu_);
+    if (gen_ && !device_->lost() && sym().cuMemPoolGetAttribute != nullptr) {
       uint64_t v = 0;
-      if (sym().cuMemPoolGetAttribute(core_->pool, kPoolAttrReservedMemCurrent, &v) == CUDA_SUCCESS) reserved = v;
+      if (sym().cuMemPoolGetAttribute(gen_->pool, kPoolAttrReservedMemCurrent, &v) == CUDA_SUCCESS) reserved = v;
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -1078,32 +1079,32 @@ Result<DevicePtr> CudaContext::Allocate(uint64_t bytes, uint64_t* generation) {
     allocated_ -= std::min(allocated_, bytes);
   };
   DevicePtr p = 0;
-  uint64_t core_id = 0;
+  uint64_t gen_id = 0;
   void* event = nullptr;
   {
     std::shared_lock<std::shared_mutex> lock;
-    Result<Core*> core = Acquire(lock);
-    if (!core.ok()) {
+    Result<Generation*> gen = Acquire(lock);
+    if (!gen.ok()) {
       unreserve();
-      return core.status();
+      return gen.status();
     }
-    core_id = (*core)->id;
-    Status s = Check(sym().cuMemAllocFromPoolAsync(&p, bytes, (*core)->pool, (*core)->util), "cuMemAllocFromPoolAsync");
+    gen_id = (*gen)->id;
+    Status s = Check(sym().cuMemAllocFromPoolAsync(&p, bytes, (*gen)->pool, (*gen)->util), "cuMemAllocFromPoolAsync");
     if (s.ok()) {
       // Pool memory may hold an earlier buffer's bytes: zero it before anyone can read it.
-      s = Check(sym().cuMemsetD8Async(p, 0, bytes, (*core)->util), "cuMemsetD8Async");
-      Result<void*> e = s.ok() ? TakeEvent(**core) : Result<void*>(s);
+      s = Check(sym().cuMemsetD8Async(p, 0, bytes, (*gen)->util), "cuMemsetD8Async");
+      Result<void*> e = s.ok() ? TakeEvent(**gen) : Result<void*>(s);
       s = e.status();
       if (e.ok()) {
         event = *e;
-        s = Check(sym().cuEventRecord(event, (*core)->util), "cuEventRecord");
+        s = Check(sym().cuEventRecord(event, (*gen)->util), "cuEventRecord");
       }
-      if (!s.ok()) (void)sym().cuMemFreeAsync(p, (*core)->util);
+      if (!s.ok()) (void)sym().cuMemFreeAsync(p, (*gen)->util);
     }
     if (!s.ok()) {
       lock.unlock();
       unreserve();
-      if (s.code() == StatusCode::kDeviceFault) Reset(core_id, "allocation failed: " + s.message());
+      if (s.code() == StatusCode::kDeviceFault) Reset(gen_id, "allocation failed: " + s.message());
       if (s.code() == StatusCode::kResourceExhausted) {
         return Status::ResourceExhausted("the GPU has no room for " + std::to_string(bytes) + " more bytes (" +
                                          s.message() + ")");
@@ -1111,36 +1112,36 @@ Result<DevicePtr> CudaContext::Allocate(uint64_t bytes, uint64_t* generation) {
       return s;
     }
   }
-  if (Status s = WaitEvent(core_id, event, "zeroing a new buffer"); !s.ok()) {
+  if (Status s = WaitEvent(gen_id, event, "zeroing a new buffer"); !s.ok()) {
     unreserve();
     return s;
   }
-  ReturnEvent(core_id, event);
-  std::shared_lock<std::shared_mutex> core_lock(core_mu_);
+  ReturnEvent(gen_id, event);
+  std::shared_lock<std::shared_mutex> gen_lock(gen_mu_);
   std::lock_guard<std::mutex> lock(mu_);
-  if (!core_ || core_->id != core_id) {
-    // Reset while the buffer was being zeroed: it went with its core (and was counted there).
+  if (!gen_ || gen_->id != gen_id) {
+    // Reset while the buffer was being zeroed: it went with its generation (and was counted there).
     allocated_ -= std::min(allocated_ - leaked_, bytes);
     return GoneStatus("a new buffer");
   }
   allocs_[p] = bytes;
-  if (generation != nullptr) *generation = core_id;
+  if (generation != nullptr) *generation = gen_id;
   return p;
 }
 
 Status CudaContext::Free(DevicePtr ptr) {
   uint64_t current = 0;
   {
-    std::shared_lock<std::shared_mutex> lock(core_mu_);
-    current = core_ ? core_->id : 0;
+    std::shared_lock<std::shared_mutex> lock(gen_mu_);
+    current = gen_ ? gen_->id : 0;
   }
   return FreeIfCurrent(ptr, current);
 }
 
 Status CudaContext::FreeIfCurrent(DevicePtr ptr, uint64_t generation) {
   std::shared_lock<std::shared_mutex> lock;
-  Core* core = Current(lock, generation);
-  if (core == nullptr) {
+  Generation* gen = Current(lock, generation);
+  if (gen == nullptr) {
     // The memory went with a reset (or with the GPU): nothing of this generation is left to free.
     if (device_->lost() || generation != 0) return Status::Ok();
     return Status::InvalidArgument("free of " + Hex(ptr) + ", which is not a live allocation");
@@ -1153,7 +1154,7 @@ Status CudaContext::FreeIfCurrent(DevicePtr ptr, uint64_t generation) {
     allocs_.erase(it);
   }
   // Stream-ordered on the utility stream; callers free only after the buffer's users finished.
-  return Check(sym().cuMemFreeAsync(ptr, core->util), "cuMemFreeAsync");
+  return Check(sym().cuMemFreeAsync(ptr, gen->util), "cuMemFreeAsync");
 }
 
 Result<std::shared_ptr<const Module>> CudaContext::LoadModule(std::string_view ptx) {
@@ -1185,15 +1186,15 @@ Result<std::shared_ptr<const Module>> CudaContext::LoadModule(std::string_view p
   std::string text(ptx);
   if (text.empty() || text.back() != '\0') text.push_back('\0');  // the JIT reads a C string
   auto module = std::make_shared<CudaModule>(shared_from_this(), std::move(text), std::move(kernels));
-  uint64_t core_id = 0;
+  uint64_t gen_id = 0;
   Status compiled = [&]() -> Status {
     std::shared_lock<std::shared_mutex> lock;
-    GPUWASM_ASSIGN_OR_RETURN(Core * core, Acquire(lock));
-    core_id = core->id;
-    GPUWASM_RETURN_IF_ERROR(module->CompileIn(*core));
+    GPUWASM_ASSIGN_OR_RETURN(Generation * gen, Acquire(lock));
+    gen_id = gen->id;
+    GPUWASM_RETURN_IF_ERROR(module->CompileIn(*gen));
     // Static shared memory as the JIT laid it out.
     for (const std::string& name : module->KernelNames()) {
-      GPUWASM_ASSIGN_OR_RETURN(Compiled fn, module->Function(*core, name));
+      GPUWASM_ASSIGN_OR_RETURN(Compiled fn, module->Function(*gen, name));
       int shared = 0;
       GPUWASM_RETURN_IF_ERROR(
           Check(sym().cuFuncGetAttribute(&shared, kFuncSharedSizeBytes, fn.function), "cuFuncGetAttribute"));
@@ -1203,7 +1204,7 @@ Result<std::shared_ptr<const Module>> CudaContext::LoadModule(std::string_view p
   }();
   if (!compiled.ok()) {
     // A fault an earlier kernel left in the context surfaces here too: the context must go.
-    if (compiled.code() == StatusCode::kDeviceFault) Reset(core_id, "loading a module failed: " + compiled.message());
+    if (compiled.code() == StatusCode::kDeviceFault) Reset(gen_id, "loading a module failed: " + compiled.message());
     return compiled;
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -1211,10 +1212,10 @@ Result<std::shared_ptr<const Module>> CudaContext::LoadModule(std::string_view p
   return std::shared_ptr<const Module>(module);
 }
 
-Status CudaContext::AddWindowAllocation(uint64_t core_id, DevicePtr p, uint64_t bytes) {
-  std::shared_lock<std::shared_mutex> core_lock(core_mu_);
+Status CudaContext::AddWindowAllocation(uint64_t gen_id, DevicePtr p, uint64_t bytes) {
+  std::shared_lock<std::shared_mutex> gen_lock(gen_mu_);
   std::lock_guard<std::mutex> lock(mu_);
-  if (!core_ || core_->id != core_id) return GoneStatus("a new buffer");
+  if (!gen_ || gen_->id != gen_id) return GoneStatus("a new buffer");
   if (bytes > options_.max_bytes || allocated_ > options_.max_bytes - bytes) {
     return Status::ResourceExhausted(
         "allocating " + std::to_string(bytes) + " bytes would exceed the context's quota of " +
@@ -1225,29 +1226,29 @@ Status CudaContext::AddWindowAllocation(uint64_t core_id, DevicePtr p, uint64_t 
   return Status::Ok();
 }
 
-void CudaContext::RemoveWindowAllocation(uint64_t core_id, DevicePtr p) {
-  std::shared_lock<std::shared_mutex> core_lock(core_mu_);
+void CudaContext::RemoveWindowAllocation(uint64_t gen_id, DevicePtr p) {
+  std::shared_lock<std::shared_mutex> gen_lock(gen_mu_);
   std::lock_guard<std::mutex> lock(mu_);
-  if (!core_ || core_->id != core_id) return;  // went with a reset
+  if (!gen_ || gen_->id != gen_id) return;  // went with a reset
   auto it = window_allocs_.find(p);
   if (it == window_allocs_.end()) return;
   allocated_ -= std::min(allocated_, it->second);
   window_allocs_.erase(it);
 }
 
-Status CudaContext::Zero(uint64_t core_id, DevicePtr p, uint64_t bytes) {
+Status CudaContext::Zero(uint64_t gen_id, DevicePtr p, uint64_t bytes) {
   void* event = nullptr;
   {
     std::shared_lock<std::shared_mutex> lock;
-    Core* core = Current(lock, core_id);
-    if (core == nullptr) return GoneStatus("zeroing a new buffer");
-    GPUWASM_RETURN_IF_ERROR(Check(sym().cuMemsetD8Async(p, 0, bytes, core->util), "cuMemsetD8Async"));
-    GPUWASM_ASSIGN_OR_RETURN(event, TakeEvent(*core));
-    Status s = Check(sym().cuEventRecord(event, core->util), "cuEventRecord");
+    Generation* gen = Current(lock, gen_id);
+    if (gen == nullptr) return GoneStatus("zeroing a new buffer");
+    GPUWASM_RETURN_IF_ERROR(Check(sym().cuMemsetD8Async(p, 0, bytes, gen->util), "cuMemsetD8Async"));
+    GPUWASM_ASSIGN_OR_RETURN(event, TakeEvent(*gen));
+    Status s = Check(sym().cuEventRecord(event, gen->util), "cuEventRecord");
     if (!s.ok()) return s;
   }
-  GPUWASM_RETURN_IF_ERROR(WaitEvent(core_id, event, "zeroing a new buffer"));
-  ReturnEvent(core_id, event);
+  GPUWASM_RETURN_IF_ERROR(WaitEvent(gen_id, event, "zeroing a new buffer"));
+  ReturnEvent(gen_id, event);
   return Status::Ok();
 }
 
@@ -1271,17 +1272,18 @@ void CudaContext::LeakWindow(uint64_t bytes) {
 // their bytes count as reserved. The control block is a page of the host's own memory registered
 // with the driver and mapped into the device (cuMemHostRegister with DEVICEMAP): the host raises the
 // abort word with a plain store the kernels' volatile loads see, and the page stays the host's
-// when the driver's context goes (memory cuMemHostAlloc gave would go with it). Everything belongs to one core: after a
-// reset, allocating fails and freeing frees nothing (the memory went with the window's core); the mappings are given
-// back when the window ends, unless a kernel still runs in that core (then at the process's end).
+// when the driver's context goes (memory cuMemHostAlloc gave would go with it). Everything belongs to one generation:
+// after a reset, allocating fails and freeing frees nothing (the memory went with the window's generation); the
+// mappings are given back when the window ends, unless a kernel still runs in that generation (then at the process's
+// end).
 class CudaWindow final : public Window {
  public:
   static constexpr uint64_t kAlign = 256;
 
-  CudaWindow(std::shared_ptr<CudaContext> ctx, uint64_t core_id, DevicePtr base, uint64_t size, uint64_t granule,
+  CudaWindow(std::shared_ptr<CudaContext> ctx, uint64_t gen_id, DevicePtr base, uint64_t size, uint64_t granule,
              DevicePtr control, void* control_host)
       : ctx_(std::move(ctx)),
-        core_id_(core_id),
+        gen_id_(gen_id),
         base_(base),
         size_(size),
         granule_(granule),
@@ -1290,16 +1292,16 @@ class CudaWindow final : public Window {
         ranges_(size) {}
 
   ~CudaWindow() override {
-    ranges_.ForEachTaken([this](uint64_t off) { ctx_->RemoveWindowAllocation(core_id_, base_ + off); });
+    ranges_.ForEachTaken([this](uint64_t off) { ctx_->RemoveWindowAllocation(gen_id_, base_ + off); });
     const DriverSymbols& s = ctx_->sym();
     std::shared_lock<std::shared_mutex> lock;
-    if (ctx_->Current(lock, core_id_) == nullptr) {
-      // The core was reset or abandoned: its kernels may still run (cuCtxDestroy waits for them on
+    if (ctx_->Current(lock, gen_id_) == nullptr) {
+      // The generation was reset or abandoned: its kernels may still run (cuCtxDestroy waits for them on
       // a thread of its own), so nothing is unmapped under them. Held until the process ends.
       lock = {};
       ctx_->WindowMapped(-static_cast<int64_t>(mapped_.size() * granule_));
       ctx_->LeakWindow(mapped_.size() * granule_);
-      return;  // and the control block's page: a kernel of that core may still write to it
+      return;  // and the control block's page: a kernel of that generation may still write to it
     }
     for (const auto& [g, handle] : mapped_) {
       (void)s.cuMemUnmap(base_ + g * granule_, granule_);
@@ -1322,25 +1324,25 @@ class CudaWindow final : public Window {
     GPUWASM_ASSIGN_OR_RETURN(uint64_t off, ranges_.Take(need, bytes));
     const DevicePtr p = base_ + off;
     Status s = Map(off, need);
-    if (s.ok()) s = ctx_->AddWindowAllocation(core_id_, p, bytes);
+    if (s.ok()) s = ctx_->AddWindowAllocation(gen_id_, p, bytes);
     if (s.ok()) {
-      s = ctx_->Zero(core_id_, p, bytes);
-      if (!s.ok()) ctx_->RemoveWindowAllocation(core_id_, p);
+      s = ctx_->Zero(gen_id_, p, bytes);
+      if (!s.ok()) ctx_->RemoveWindowAllocation(gen_id_, p);
     }
     if (!s.ok()) {
       ranges_.Give(off);
       return s;
     }
-    if (generation != nullptr) *generation = core_id_;
+    if (generation != nullptr) *generation = gen_id_;
     return p;
   }
 
   Status Free(DevicePtr ptr, uint64_t generation) override {
-    (void)generation;  // every buffer of the window is of its core
+    (void)generation;  // every buffer of the window is of its generation
     if (!ranges_.Taken(ptr - base_)) {
       return Status::InvalidArgument("free of " + Hex(ptr) + ", which is not a live allocation of the window");
     }
-    ctx_->RemoveWindowAllocation(core_id_, ptr);
+    ctx_->RemoveWindowAllocation(gen_id_, ptr);
     ranges_.Give(ptr - base_);
     return Status::Ok();
   }
@@ -1350,7 +1352,7 @@ class CudaWindow final : public Window {
   Status Map(uint64_t off, uint64_t bytes) {
     const DriverSymbols& s = ctx_->sym();
     std::shared_lock<std::shared_mutex> lock;
-    if (ctx_->Current(lock, core_id_) == nullptr) return ctx_->GoneStatus("a new buffer");
+    if (ctx_->Current(lock, gen_id_) == nullptr) return ctx_->GoneStatus("a new buffer");
     for (uint64_t g = off / granule_; g <= (off + bytes - 1) / granule_; ++g) {
       if (mapped_.count(g) != 0) continue;
       AllocationProp prop;
@@ -1387,7 +1389,7 @@ class CudaWindow final : public Window {
   }
 
   std::shared_ptr<CudaContext> ctx_;
-  const uint64_t core_id_;
+  const uint64_t gen_id_;
   const DevicePtr base_;
   const uint64_t size_, granule_;
   const DevicePtr control_;
@@ -1400,8 +1402,8 @@ Result<std::unique_ptr<Window>> CudaContext::CreateWindow(uint64_t max_bytes) {
   if (!device_->info().instance_windows) return Context::CreateWindow(max_bytes);
   const DriverSymbols& s = sym();
   std::shared_lock<std::shared_mutex> lock;
-  GPUWASM_ASSIGN_OR_RETURN(Core * core, Acquire(lock));
-  const uint64_t core_id = core->id;
+  GPUWASM_ASSIGN_OR_RETURN(Generation * gen, Acquire(lock));
+  const uint64_t gen_id = gen->id;
   AllocationProp prop;
   prop.type = kMemAllocationTypePinned;
   prop.location_type = kMemLocationTypeDevice;
@@ -1436,14 +1438,14 @@ Result<std::unique_ptr<Window>> CudaContext::CreateWindow(uint64_t max_bytes) {
     return st;
   }
   return std::unique_ptr<Window>(
-      std::make_unique<CudaWindow>(shared_from_this(), core_id, base, size, granule, control, host));
+      std::make_unique<CudaWindow>(shared_from_this(), gen_id, base, size, granule, control, host));
 }
 
 Result<std::unique_ptr<Stream>> CudaContext::CreateStream() {
   std::shared_lock<std::shared_mutex> lock;
-  GPUWASM_ASSIGN_OR_RETURN(Core * core, Acquire(lock));
+  GPUWASM_ASSIGN_OR_RETURN(Generation * gen, Acquire(lock));
   void* stream = nullptr;
-  uint64_t id = core->id;
+  uint64_t id = gen->id;
   Status s = Check(sym().cuStreamCreate(&stream, kStreamNonBlocking), "cuStreamCreate");
   lock.unlock();
   if (!s.ok()) {
@@ -1472,10 +1474,10 @@ void CudaContext::Wake() {
 }
 
 void CudaContext::TrimPool() {
-  std::shared_lock<std::shared_mutex> lock(core_mu_);
-  if (!core_ || device_->lost() || sym().cuMemPoolTrimTo == nullptr) return;
-  if (!Bind(*core_).ok()) return;
-  (void)sym().cuMemPoolTrimTo(core_->pool, 0);  // only memory no allocation uses goes back
+  std::shared_lock<std::shared_mutex> lock(gen_mu_);
+  if (!gen_ || device_->lost() || sym().cuMemPoolTrimTo == nullptr) return;
+  if (!Bind(*gen_).ok()) return;
+  (void)sym().cuMemPoolTrimTo(gen_->pool, 0);  // only memory no allocation uses goes back
 }
 
 void CudaContext::Watch() {
@@ -1488,8 +1490,8 @@ void CudaContext::Watch() {
       std::lock_guard<std::mutex> lock(streams_mu_);
       for (CudaStream* s : streams_) busy |= s->Poll(&progress, &deferred);
     }
-    // Outside streams_mu_ and every stream's lock: end cores, then tell those waiting.
-    for (const Deferred& d : deferred) Reset(d.core_id, d.why, d.kind == Deferred::kAbandon);
+    // Outside streams_mu_ and every stream's lock: end generations, then tell those waiting.
+    for (const Deferred& d : deferred) Reset(d.gen_id, d.why, d.kind == Deferred::kAbandon);
     for (Deferred& d : deferred) {
       if (d.done) d.done(d.result);
       d.stream->EndCompletion();
