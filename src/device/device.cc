@@ -1,6 +1,29 @@
 #include "device/device.h"
 
+#include <algorithm>
+
 namespace gpuwasm::device {
+
+KernelSignature SignatureOf(const ptx::Function& f) {
+  KernelSignature sig;
+  sig.name = f.name;
+  for (const ptx::Param& p : f.params) sig.params.push_back({p.name, p.type, p.size, p.offset});
+  sig.param_bytes = f.param_bytes;
+  if (f.maxntid[0] != 0) {
+    uint64_t threads = f.maxntid[0];
+    for (int k = 1; k < 3; ++k) {  // each product of two 32-bit values fits: clamp before the next
+      threads = std::min<uint64_t>(threads * std::max(1u, f.maxntid[k]), UINT32_MAX);
+    }
+    sig.max_threads = static_cast<uint32_t>(threads);
+  }
+  return sig;
+}
+
+Status CheckParamBytes(const KernelSignature& kernel, uint64_t bytes) {
+  if (bytes == kernel.param_bytes) return Status::Ok();
+  return Status::InvalidArgument("kernel '" + kernel.name + "' takes " + std::to_string(kernel.param_bytes) +
+                                 " bytes of parameters, got " + std::to_string(bytes));
+}
 
 Status CheckLaunchConfig(const DeviceInfo& info, const KernelSignature& kernel, const LaunchConfig& c) {
   if (LaunchConfigFits(info, kernel, c)) return Status::Ok();

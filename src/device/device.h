@@ -10,7 +10,9 @@
 //            Synchronize() returns it.
 //
 // Thread-safety: Device and Context methods may be called from any thread. A Stream is used by
-// one thread at a time (its owner); completions run on the device's threads.
+// one thread at a time (its owner). Completions always run on the device's threads, never on the
+// caller's and never under a lock of the stream: also for work enqueued after the stream failed,
+// and for work Cancel() stopped (contract_test.cc checks both on every device).
 #pragma once
 
 #include <chrono>
@@ -73,6 +75,15 @@ struct KernelSignature {
   uint32_t max_threads = 0;  // from .maxntid (0: none)
 };
 
+// A kernel's signature from its declaration: its parameters, their packed size, and the thread
+// count of its .maxntid (or .reqntid; a dimension left out counts as 1; at most UINT32_MAX; 0 when
+// it has none). Every device builds its kernels' signatures here. Static shared memory is the
+// device's to fill in (laid out by the CPU device, by the JIT on a GPU).
+KernelSignature SignatureOf(const ptx::Function& entry);
+
+// InvalidArgument naming the kernel when `bytes` is not the size of its packed parameter buffer.
+Status CheckParamBytes(const KernelSignature& kernel, uint64_t bytes);
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -120,7 +131,9 @@ class Stream {
                         LaunchOptions options = {}) = 0;
   // Waits for all enqueued work; returns the stream's first error, if any.
   virtual Status Synchronize() = 0;
-  // Stops running and queued work (they fail with Cancelled); the stream stays usable.
+  // Stops running and queued work: they fail with Cancelled, their completions running on the
+  // device's threads before Cancel() returns (a kernel already running on a GPU cannot be stopped:
+  // see the CUDA device). The stream stays usable.
   virtual void Cancel() = 0;
   // Total time this stream's launches spent executing on the device so far (the "GPU time" of
   // an instance). Safe from any thread.

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "device/cuda/driver.h"
+#include "device_contract.h"
 #include "kernel_harness.h"
 #include "window_contract.h"
 
@@ -82,6 +83,21 @@ class CudaOnFake : public ::testing::Test {
     return n;
   }
 };
+
+// The Device contract (device_contract.h), as the CPU device keeps it (contract_test.cc).
+TEST_F(CudaOnFake, contract_allocations_are_zeroed_counted_and_quota_checked) {
+  device_contract::AllocationsAreZeroedCountedAndQuotaChecked(*Device());
+}
+TEST_F(CudaOnFake, contract_copies_are_bounds_checked) { device_contract::CopiesAreBoundsChecked(*Device()); }
+TEST_F(CudaOnFake, contract_kernel_signatures_come_from_the_declaration) {
+  device_contract::KernelSignaturesComeFromTheDeclaration(*Device());
+}
+TEST_F(CudaOnFake, contract_work_after_a_failure_completes_on_the_devices_threads) {
+  device_contract::WorkAfterAFailureCompletesOnTheDevicesThreads(*Device());
+}
+TEST_F(CudaOnFake, contract_cancel_completes_what_it_stopped_on_the_devices_threads) {
+  device_contract::CancelCompletesWhatItStoppedOnTheDevicesThreads(*Device());
+}
 
 TEST_F(CudaOnFake, device_limits_come_from_the_driver) {
   auto d = Device();
@@ -280,6 +296,7 @@ TEST_F(CudaOnFake, a_device_assert_ends_only_its_context_which_is_then_rebuilt) 
   device::LaunchOptions o;
   o.on_complete = [&](const Status& r) { failed = r.code() == StatusCode::kDeviceFault; };
   EXPECT_TRUE(a.stream().Launch(*ka, {{1}, {32}}, Params(ka->signature()).Add(out).Add(32u).Add(0u).Build(), o).ok());
+  EXPECT_EQ(a.stream().Synchronize().code(), StatusCode::kDeviceFault);
   EXPECT_TRUE(failed.load());
   // The driver refused to free the asserted context's buffer: it stays charged to the tenant (a
   // faulting tenant cannot leak its quota again and again), and the process is asked to restart.
@@ -472,7 +489,7 @@ TEST_F(CudaOnFake, cancel_reports_at_once_and_a_kernel_that_keeps_running_is_aba
   std::this_thread::sleep_for(milliseconds(30));
   auto t0 = Clock::now();
   h.stream().Cancel();
-  EXPECT_TRUE(completed.load());
+  EXPECT_TRUE(completed.load());  // reported by the watcher (a device thread) before Cancel() returned
   EXPECT_EQ(seen.code(), StatusCode::kCancelled) << seen;
   Status s = h.stream().Synchronize();
   auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - t0).count();

@@ -1,4 +1,5 @@
-// The Device/Context/Stream contract on the CPU device: memory, quotas, copies, limits.
+// The CPU device's own limits and launch checks (the contract every device keeps is
+// device_contract.h, run by contract_test.cc).
 #include <gtest/gtest.h>
 
 #include "kernel_harness.h"
@@ -15,47 +16,6 @@ TEST(CpuDevice, reports_its_limits) {
   EXPECT_GE(i.sm_count, 1u);
   EXPECT_GT(i.total_memory, 0u);
   EXPECT_NE(i.name.find("CPU device"), std::string::npos);
-}
-
-TEST(CpuDevice, allocations_are_zeroed_counted_and_quota_checked) {
-  auto ctx = *KernelHarness::SharedCpuDevice()->CreateContext({.max_bytes = 1000});
-  auto a = ctx->Allocate(600);
-  ASSERT_TRUE(a.ok());
-  EXPECT_EQ(ctx->allocated_bytes(), 600u);
-  auto b = ctx->Allocate(500);
-  ASSERT_FALSE(b.ok());
-  EXPECT_EQ(b.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_EQ(b.status().message(), "allocating 500 bytes would exceed the context's quota of 1000 bytes (600 in use)");
-  EXPECT_EQ(ctx->Allocate(0).status().code(), StatusCode::kInvalidArgument);
-  auto s = *ctx->CreateStream();
-  std::vector<uint8_t> v(600, 1);
-  ASSERT_TRUE(s->MemcpyDtoH(v.data(), *a, 600).ok());
-  EXPECT_EQ(v, std::vector<uint8_t>(600, 0));
-  ASSERT_TRUE(ctx->Free(*a).ok());
-  EXPECT_EQ(ctx->allocated_bytes(), 0u);
-  EXPECT_EQ(ctx->Free(*a).code(), StatusCode::kInvalidArgument);  // double free
-  EXPECT_TRUE(ctx->Allocate(1000).ok());
-}
-
-TEST(CpuDevice, copies_are_bounds_checked) {
-  auto ctx = *KernelHarness::SharedCpuDevice()->CreateContext();
-  auto p = *ctx->Allocate(100);
-  auto s = *ctx->CreateStream();
-  std::vector<uint8_t> buf(200);
-  EXPECT_EQ(s->MemcpyHtoD(p, buf.data(), 101).code(), StatusCode::kOutOfRange);
-  EXPECT_EQ(s->MemcpyHtoD(p + 50, buf.data(), 51).code(), StatusCode::kOutOfRange);
-  EXPECT_EQ(s->MemcpyDtoH(buf.data(), p - 1, 10).code(), StatusCode::kOutOfRange);
-  EXPECT_EQ(s->Memset(p + 90, 0, 20).code(), StatusCode::kOutOfRange);
-  EXPECT_TRUE(s->Memset(p + 90, 7, 10).ok());
-  auto q = *ctx->Allocate(100);
-  EXPECT_TRUE(s->MemcpyDtoD(q, p + 90, 10).ok());
-  ASSERT_TRUE(s->MemcpyDtoH(buf.data(), q, 10).ok());
-  EXPECT_EQ(buf[0], 7);
-  EXPECT_EQ(buf[9], 7);
-  // Another context's pointer is not this context's memory.
-  auto other = *KernelHarness::SharedCpuDevice()->CreateContext();
-  auto foreign = *other->Allocate(100);
-  EXPECT_EQ(s->MemcpyHtoD(foreign, buf.data(), 10).code(), StatusCode::kOutOfRange);
 }
 
 TEST(CpuDevice, launch_configuration_is_checked_against_limits) {
@@ -119,30 +79,6 @@ TEST(CpuDevice, fast_launch_check_agrees_with_the_explaining_one) {
   }
   EXPECT_GT(fits, 1000);
   EXPECT_GT(refused, 1000);
-}
-
-TEST(CpuDevice, kernel_signature_lists_parameters) {
-  KernelHarness h;
-  auto k = h.Load("saxpy", "sm_90", "saxpy");
-  ASSERT_NE(k, nullptr);
-  const auto& sig = k->signature();
-  ASSERT_EQ(sig.params.size(), 4u);
-  EXPECT_EQ(sig.params[0].type, ptx::Type::kU32);
-  EXPECT_EQ(sig.params[1].type, ptx::Type::kF32);
-  EXPECT_EQ(sig.params[2].size, 8u);
-  EXPECT_EQ(sig.params[2].offset, 8u);
-  EXPECT_EQ(sig.params[3].offset, 16u);
-  EXPECT_EQ(sig.param_bytes, 24u);
-}
-
-TEST(CpuDevice, identical_ptx_is_compiled_once_per_context) {
-  KernelHarness h;
-  std::string ptx = ReadText(KernelPtxPath("matmul", "sm_80"));
-  auto a = h.context().LoadModule(ptx), b = h.context().LoadModule(ptx);
-  ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(a->get(), b->get());
-  EXPECT_EQ((*a)->GetKernel("nope").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ((*a)->KernelNames(), std::vector<std::string>{"matmul_tiled"});
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "common/names.h"
 #include "common/sha256.h"
+#include "device/allocation_table.h"
 #include "device/cpu/exec.h"
 #include "device/cpu/program.h"
 #include "device/window_ranges.h"
@@ -70,11 +71,6 @@ class CtaPool {
   std::vector<std::thread> threads_;
 };
 
-struct Allocation {
-  uint64_t size = 0;
-  std::shared_ptr<uint8_t> data;  // calloc'ed: zero pages come lazily from the OS
-};
-
 std::shared_ptr<uint8_t> ZeroedHostMemory(uint64_t bytes) {
   void* p = std::calloc(1, bytes);
   if (p == nullptr) return nullptr;
@@ -103,9 +99,9 @@ class Charge {
 
 class CpuKernel final : public Kernel, public std::enable_shared_from_this<CpuKernel> {
  public:
-  CpuKernel(std::shared_ptr<const CpuModule> module, const KernelEntry* entry, KernelSignature sig)
-      : module_(std::move(module)), entry_(entry), sig_(std::move(sig)) {}
-  const KernelSignature& signature() const override { return sig_; }
+  CpuKernel(std::shared_ptr<const CpuModule> module, const KernelEntry* entry)
+      : module_(std::move(module)), entry_(entry) {}
+  const KernelSignature& signature() const override { return entry_->signature; }
   const CpuModule& module() const { return *module_; }
   const KernelEntry* entry() const { return entry_; }
   // The kernel's native code slot, translated at the first call.
@@ -114,7 +110,6 @@ class CpuKernel final : public Kernel, public std::enable_shared_from_this<CpuKe
  private:
   std::shared_ptr<const CpuModule> module_;
   const KernelEntry* entry_;
-  KernelSignature sig_;
   mutable std::once_flag native_once_;
   mutable std::shared_ptr<NativeSlot> native_;
 };
@@ -131,13 +126,7 @@ class CpuModule final : public Module, public std::enable_shared_from_this<CpuMo
   Result<std::shared_ptr<const Kernel>> GetKernel(std::string_view name) const override {
     const KernelEntry* k = program_->FindKernel(name);
     if (k == nullptr) return Status::NotFound("no kernel named '" + std::string(name) + "' in the module");
-    KernelSignature sig;
-    sig.name = k->name;
-    for (const ptx::Param& p : k->params) sig.params.push_back({p.name, p.type, p.size, p.offset});
-    sig.param_bytes = k->param_bytes;
-    sig.static_shared_bytes = program_->static_shared_bytes;
-    sig.max_threads = k->max_threads;
-    return std::shared_ptr<const Kernel>(std::make_shared<CpuKernel>(shared_from_this(), k, std::move(sig)));
+    return std::shared_ptr<const Kernel>(std::make_shared<CpuKernel>(shared_from_this(), k));
   }
 
   std::vector<std::string> KernelNames() const override {
@@ -168,10 +157,10 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
  public:
   CpuContext(std::shared_ptr<CpuDevice> device, uint64_t base, ContextOptions options)
       : device_(std::move(device)),
+        table_(options.max_bytes),
         next_addr_(base),
         next_window_(base + kWindowsOffset),
-        slice_end_(base + kSliceBytes),
-        options_(options) {}
+        slice_end_(base + kSliceBytes) {}
 
   Result<DevicePtr> Allocate(uint64_t bytes, uint64_t* generation = nullptr) override {
     return AllocateAt(0, bytes, generation);
@@ -184,24 +173,17 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
     if (bytes == 0) return Status::InvalidArgument("cannot allocate 0 bytes");
     if (generation != nullptr) *generation = 0;  // the CPU device never resets a context
     std::lock_guard<std::mutex> lock(mu_);
-    const uint64_t used = allocated_ + ledger_->charged.load(std::memory_order_relaxed);
-    if (bytes > options_.max_bytes || used > options_.max_bytes - bytes) {
-      return Status::ResourceExhausted(
-          "allocating " + std::to_string(bytes) + " bytes would exceed the context's quota of " +
-          std::to_string(options_.max_bytes) + " bytes (" + std::to_string(used) + " in use)");
+    if (at != 0 && table_.Overlaps(at, bytes)) {  // nothing may overlap it
+      return Status::InvalidArgument("[" + Hex(at) + ", +" + std::to_string(bytes) + ") overlaps an allocation");
     }
-    if (at != 0) {  // nothing may overlap it
-      auto next = allocs_.lower_bound(at);
-      bool clash = next != allocs_.end() && next->first - at < bytes;
-      if (next != allocs_.begin()) clash |= at - std::prev(next)->first < std::prev(next)->second.size;
-      if (clash)
-        return Status::InvalidArgument("[" + Hex(at) + ", +" + std::to_string(bytes) + ") overlaps an allocation");
+    GPUWASM_RETURN_IF_ERROR(table_.Charge(bytes, ledger_->charged.load(std::memory_order_relaxed)));
+    auto data = backing ? std::move(backing) : ZeroedHostMemory(bytes);  // calloc'ed: zero pages come lazily
+    if (!data) {
+      table_.Uncharge(bytes);
+      return Status::ResourceExhausted("out of host memory for a " + std::to_string(bytes) + "-byte buffer");
     }
-    auto data = backing ? std::move(backing) : ZeroedHostMemory(bytes);
-    if (!data) return Status::ResourceExhausted("out of host memory for a " + std::to_string(bytes) + "-byte buffer");
     DevicePtr p = at != 0 ? at : Reserve(bytes);
-    allocs_[p] = {bytes, std::move(data)};
-    allocated_ += bytes;
+    table_.Insert(p, bytes, std::move(data));
     return p;
   }
 
@@ -231,11 +213,8 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
 
   Status Free(DevicePtr ptr) override {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = allocs_.find(ptr);
-    if (it == allocs_.end()) return Status::InvalidArgument("free of " + Hex(ptr) + ", which is not a live allocation");
-    allocated_ -= it->second.size;
-    allocs_.erase(it);  // a launch still running keeps the memory alive through its view
-    return Status::Ok();
+    // A launch still running keeps the memory alive through its view.
+    return table_.Remove(ptr).status();
   }
 
   Result<std::shared_ptr<const Module>> LoadModule(std::string_view ptx) override {
@@ -284,12 +263,12 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
 
   uint64_t allocated_bytes() const override {
     std::lock_guard<std::mutex> lock(mu_);
-    return allocated_;
+    return table_.used();
   }
   // Its buffers and what is charged beside them (module variables, launch scratch, staged copies).
   uint64_t reserved_bytes() const override {
     std::lock_guard<std::mutex> lock(mu_);
-    return allocated_ + ledger_->charged.load(std::memory_order_relaxed);
+    return table_.used() + ledger_->charged.load(std::memory_order_relaxed);
   }
   size_t module_entries() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -300,12 +279,11 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
   // naming it beyond); the charge ends with the returned object.
   Result<std::unique_ptr<Charge>> ChargeHost(uint64_t bytes, const std::string& what) {
     std::lock_guard<std::mutex> lock(mu_);
-    const uint64_t used = allocated_ + ledger_->charged.load(std::memory_order_relaxed);
-    if (bytes > options_.max_bytes || used > options_.max_bytes - bytes) {
+    const uint64_t used = table_.used() + ledger_->charged.load(std::memory_order_relaxed);
+    if (bytes > table_.quota() || used > table_.quota() - bytes) {
       return Status::ResourceExhausted(what + " need " + std::to_string(bytes) +
                                        " bytes of host memory, which would exceed the context's quota of " +
-                                       std::to_string(options_.max_bytes) + " bytes (" + std::to_string(used) +
-                                       " in use)");
+                                       std::to_string(table_.quota()) + " bytes (" + std::to_string(used) + " in use)");
     }
     ledger_->charged.fetch_add(bytes, std::memory_order_relaxed);
     return std::make_unique<Charge>(ledger_, bytes);
@@ -314,27 +292,20 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
   // Host address of [ptr, ptr + bytes) in one live allocation.
   Result<uint8_t*> Resolve(DevicePtr ptr, uint64_t bytes, std::shared_ptr<uint8_t>* keep) const {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = allocs_.upper_bound(ptr);
-    if (it != allocs_.begin()) {
-      --it;
-      uint64_t off = ptr - it->first;
-      if (off <= it->second.size && bytes <= it->second.size - off) {
-        *keep = it->second.data;
-        return it->second.data.get() + off;
-      }
-    }
-    return Status::OutOfRange("device range [" + Hex(ptr) + ", +" + std::to_string(bytes) +
-                              ") is not inside one live allocation");
+    const auto* a = table_.Find(ptr, bytes);
+    if (a == nullptr) return NotInsideAnAllocation(ptr, bytes);
+    *keep = a->second.payload;
+    return a->second.payload.get() + (ptr - a->first);
   }
 
   // Everything a kernel of `module` may touch: the context's allocations and the module's globals.
   MemoryView View(const CpuModule& module) const {
     MemoryView v;
     std::lock_guard<std::mutex> lock(mu_);
-    v.regions.reserve(allocs_.size() + module.globals().size());
-    for (const auto& [base, a] : allocs_) {
-      v.regions.push_back({base, a.size, a.data.get()});
-      v.keep_alive.push_back(a.data);
+    v.regions.reserve(table_.size() + module.globals().size());
+    for (const auto& [base, a] : table_.entries()) {
+      v.regions.push_back({base, a.size, a.payload.get()});
+      v.keep_alive.push_back(a.payload);
     }
     for (const auto& r : module.globals()) v.regions.push_back(r);
     for (const auto& s : module.storage()) v.keep_alive.push_back(s);
@@ -358,13 +329,11 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
 
   std::shared_ptr<CpuDevice> device_;
   mutable std::mutex mu_;
-  std::map<DevicePtr, Allocation> allocs_;
+  AllocationTable<std::shared_ptr<uint8_t>> table_;  // each buffer's host memory
   uint64_t next_addr_;
   uint64_t next_window_, slice_end_;
   std::multimap<uint64_t, DevicePtr> free_windows_;  // size -> base, of released windows
-  uint64_t allocated_ = 0;
   std::shared_ptr<Ledger> ledger_ = std::make_shared<Ledger>();
-  ContextOptions options_;
   std::map<std::string, std::weak_ptr<CpuModule>> modules_;
   size_t sweep_at_ = 64;
 };
@@ -411,9 +380,7 @@ class CpuWindow final : public Window {
 
   Status Free(DevicePtr ptr, uint64_t generation) override {
     (void)generation;  // the CPU device never resets a context
-    if (!ranges_.Taken(ptr - base_)) {
-      return Status::InvalidArgument("free of " + Hex(ptr) + ", which is not a live allocation of the window");
-    }
+    if (!ranges_.Taken(ptr - base_)) return NotALiveAllocation(ptr, " of the window");
     GPUWASM_RETURN_IF_ERROR(ctx_->Free(ptr));
     ranges_.Give(ptr - base_);
     return Status::Ok();
@@ -562,11 +529,7 @@ class CpuStream final : public Stream {
     if (k == nullptr) return Status::InvalidArgument("kernel does not belong to the CPU device");
     if (!options.config_checked)
       GPUWASM_RETURN_IF_ERROR(CheckLaunchConfig(ctx_->device().info(), k->signature(), config));
-    if (params.size() != k->signature().param_bytes) {
-      return Status::InvalidArgument("kernel '" + k->signature().name + "' takes " +
-                                     std::to_string(k->signature().param_bytes) + " bytes of parameters, got " +
-                                     std::to_string(params.size()));
-    }
+    GPUWASM_RETURN_IF_ERROR(CheckParamBytes(k->signature(), params.size()));
     // Keep the kernel (and so its module and program) alive until the launch ran.
     std::shared_ptr<const CpuKernel> hold = k->shared_from_this();
     // Each thread that runs its CTAs (the stream's and the device pool's, at most one per CTA)
@@ -627,21 +590,12 @@ class CpuStream final : public Stream {
   }
 
   void Cancel() override {
-    std::deque<Op> dropped;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      cancel_.store(true);
-      dropped.swap(queue_);
-    }
-    for (Op& op : dropped) {
-      if (op.done) op.done(Status::Cancelled("cancelled before it ran"));
-    }
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      idle_cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
-      cancel_.store(false);
-    }
-    idle_cv_.notify_all();
+    std::unique_lock<std::mutex> lock(mu_);
+    cancel_.store(true);                        // the running op stops
+    for (Op& op : queue_) op.cancelled = true;  // the stream's thread completes the rest unrun
+    if (worker_waiting_) cv_.notify_one();
+    idle_cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
+    cancel_.store(false);
   }
 
   std::chrono::nanoseconds kernel_time() const override {
@@ -655,16 +609,13 @@ class CpuStream final : public Stream {
   struct Op {
     std::function<Status()> run;
     Completion done;
+    bool cancelled = false;
   };
 
+  // Queues `fn`; its completion runs on the stream's thread. Once the stream has failed, later
+  // work completes there with the stream's error without running, as on a CUDA context after a fault.
   Status Enqueue(std::function<Status()> fn, Completion done) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!sticky_.ok()) {
-      // The stream already failed: like a CUDA context after a fault, everything after fails too.
-      Status s = sticky_;
-      if (done) done(s);
-      return Status::Ok();
-    }
     queue_.push_back({std::move(fn), std::move(done)});
     if (worker_waiting_) cv_.notify_one();  // a busy worker finds the op without a wake-up
     return Status::Ok();
@@ -682,7 +633,7 @@ class CpuStream final : public Stream {
       busy_ = true;
       Status prior = sticky_;
       lock.unlock();
-      Status s = prior.ok() ? op.run() : prior;
+      Status s = op.cancelled ? Status::Cancelled("cancelled before it ran") : prior.ok() ? op.run() : prior;
       if (op.done) op.done(s);
       lock.lock();
       busy_ = false;

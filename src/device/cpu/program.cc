@@ -419,10 +419,7 @@ class Decoder {
       KernelEntry k;
       k.name = f.name;
       k.entry_pc = entry_pc_[fi];
-      k.params = f.params;
-      k.param_bytes = f.param_bytes;
-      uint64_t mt = uint64_t{std::max(1u, f.maxntid[0])} * std::max(1u, f.maxntid[1]) * std::max(1u, f.maxntid[2]);
-      k.max_threads = f.maxntid[0] != 0 ? static_cast<uint32_t>(mt) : 0;
+      k.signature = SignatureOf(f);  // static shared memory is known once every variable is laid out (Decode)
       p_.kernels.push_back(std::move(k));
     }
     std::map<std::string, uint32_t> labels;
@@ -1916,6 +1913,7 @@ Result<Program> Decode(const ptx::Module& module) {
   Decoder d(module);
   GPUWASM_ASSIGN_OR_RETURN(Program p, d.Run());
   p.launch_invariant = LaunchInvariant(p);
+  for (KernelEntry& k : p.kernels) k.signature.static_shared_bytes = p.static_shared_bytes;
   // The dynamic shared base is only known once all static shared variables are laid out.
   for (uint64_t& c : p.consts) {
     if (c == Decoder::kDynSharedMarker) c = p.dynamic_shared_offset;

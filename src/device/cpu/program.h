@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "device/device.h"
 #include "ptx/ast.h"
 
 namespace gpuwasm::device::cpu {
@@ -258,9 +259,7 @@ struct CallSite {
 struct KernelEntry {
   std::string name;
   uint32_t entry_pc = 0;
-  std::vector<ptx::Param> params;
-  uint64_t param_bytes = 0;
-  uint32_t max_threads = 0;
+  KernelSignature signature;  // device::SignatureOf its declaration, with the module's static shared memory
 };
 
 // Special registers, each a per-warp slot at special_base + index.

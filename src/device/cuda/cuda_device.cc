@@ -16,6 +16,7 @@
 
 #include "common/names.h"
 #include "common/sha256.h"
+#include "device/allocation_table.h"
 #include "device/cuda/symbols.h"
 #include "device/window_ranges.h"
 #include "ptx/instrument.h"
@@ -153,7 +154,7 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
   Result<std::unique_ptr<Window>> CreateWindow(uint64_t max_bytes) override;
   uint64_t allocated_bytes() const override {
     std::lock_guard<std::mutex> lock(mu_);
-    return allocated_;
+    return table_.used();
   }
   uint64_t reserved_bytes() const override;
 
@@ -217,19 +218,18 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
   void TrimPool();
 
   std::shared_ptr<CudaDevice> device_;
-  ContextOptions options_;
 
   mutable std::shared_mutex gen_mu_;
   std::unique_ptr<Generation> gen_;
   std::vector<std::unique_ptr<Generation>> abandoned_;  // guarded by gen_mu_; never destroyed
   std::atomic<uint64_t> resets_{0};
 
-  mutable std::mutex mu_;                        // allocs_, allocated_, leaked_, modules_, reset_reason_
-  std::map<DevicePtr, uint64_t> allocs_;         // live allocations of the current generation: size
-  std::map<DevicePtr, uint64_t> window_allocs_;  // live buffers in windows of the current generation: size
-  std::atomic<uint64_t> window_mapped_{0};       // device memory mapped into windows
-  uint64_t allocated_ = 0;                       // live allocations + leaked_
-  uint64_t leaked_ = 0;                          // of ended generations, never freed: held until the process ends
+  mutable std::mutex mu_;  // table_, leaked_, modules_, reset_reason_
+  // Live buffers of the current generation (true: in an instance's window, whose memory is the
+  // window's), allocations being made, and leaked_, all against the quota.
+  AllocationTable<bool> table_;
+  std::atomic<uint64_t> window_mapped_{0};  // device memory mapped into windows
+  uint64_t leaked_ = 0;                     // of ended generations, never freed: held until the process ends
   std::map<std::string, std::weak_ptr<const CudaModule>> modules_;
   std::string reset_reason_;
 
@@ -453,6 +453,8 @@ struct Pending {
   std::optional<Clock::time_point> deadline;  // launches with a deadline
   std::optional<Clock::time_point> stop_by;   // abandon the generation if still running then
   bool reported = false;                      // done() already called (deadline, cancel)
+  bool cancel = false;                        // Cancel() asked: the watcher reports it cancelled
+  std::optional<Status> failed;               // failed before it was issued: the watcher completes it so
   std::shared_ptr<const void> keep;           // a staging slot, the kernel
   const void* control = nullptr;              // an instrumented kernel's control block (host view)
   std::string kernel;                         // its name, for what the control block says
@@ -538,10 +540,7 @@ class CudaStream final : public Stream {
     if (k == nullptr) return Status::InvalidArgument("kernel does not belong to this CUDA device");
     const KernelSignature& sig = k->signature();
     if (!options.config_checked) GPUWASM_RETURN_IF_ERROR(CheckLaunchConfig(ctx_->device().info(), sig, config));
-    if (params.size() != sig.param_bytes) {
-      return Status::InvalidArgument("kernel '" + sig.name + "' takes " + std::to_string(sig.param_bytes) +
-                                     " bytes of parameters, got " + std::to_string(params.size()));
-    }
+    GPUWASM_RETURN_IF_ERROR(CheckParamBytes(sig, params.size()));
     std::vector<void*> args(sig.params.size());
     for (size_t i = 0; i < sig.params.size(); ++i) args[i] = params.data() + sig.params[i].offset;
     std::shared_ptr<const void> keep(k->module_ptr(), k);  // the module outlives the launch
@@ -571,19 +570,20 @@ class CudaStream final : public Stream {
   }
 
   void Cancel() override {
-    std::vector<Completion> cancelled;
     {
       std::lock_guard<std::mutex> lock(mu_);
       Clock::time_point stop = Clock::now() + ctx_->device().options().runaway_grace;
       for (Pending& p : pending_) {
         if (!p.stop_by || *p.stop_by > stop) p.stop_by = stop;
-        if (!p.reported) {
-          p.reported = true;
-          if (p.done) cancelled.push_back(std::move(p.done));
-        }
+        p.cancel = true;
       }
     }
-    for (Completion& c : cancelled) c(Status::Cancelled("cancelled before it finished"));
+    ctx_->Wake();  // the watcher calls the completions; Cancel() returns once it has
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_cv_.wait(lock, [&] {
+      return completing_ == 0 &&
+             std::none_of(pending_.begin(), pending_.end(), [](const Pending& p) { return p.cancel && !p.reported; });
+    });
   }
 
   std::chrono::nanoseconds kernel_time() const override {
@@ -599,7 +599,7 @@ class CudaStream final : public Stream {
   void EndCompletion() {
     std::lock_guard<std::mutex> lock(mu_);
     --completing_;
-    if (pending_.empty() && completing_ == 0) idle_cv_.notify_all();
+    if (completing_ == 0) idle_cv_.notify_all();  // Synchronize() and Cancel() wait for it
   }
 
  private:
@@ -633,15 +633,6 @@ class CudaStream final : public Stream {
   Status Submit(std::string what, bool timed, std::optional<Clock::time_point> deadline,
                 std::shared_ptr<const void> keep, Completion done, const void* control, std::string kernel,
                 Issue&& issue) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (!sticky_.ok()) {
-        Status s = sticky_;
-        lock.unlock();
-        if (done) done(s);
-        return Status::Ok();
-      }
-    }
     Pending p;
     p.what = std::move(what);
     p.deadline = deadline;
@@ -650,6 +641,7 @@ class CudaStream final : public Stream {
     p.done = std::move(done);
     p.control = control;
     p.kernel = std::move(kernel);
+    if (Status failed = sticky(); !failed.ok()) return Complete(std::move(p), failed);  // so does what follows
     {
       // Only this stream's own generation: a stream of a generation that is gone is dead, and a new generation (built
       // for the tenant's next instance) is not this stream's to touch, nor to build.
@@ -662,8 +654,7 @@ class CudaStream final : public Stream {
           std::lock_guard<std::mutex> l(mu_);
           if (sticky_.ok()) sticky_ = dead;
         }
-        if (p.done) p.done(dead);
-        return Status::Ok();
+        return Complete(std::move(p), dead);
       }
       Status s;
       if (timed) {
@@ -692,8 +683,7 @@ class CudaStream final : public Stream {
           // Faults are asynchronous: this is the first call that saw an earlier kernel's fault.
           s = Status::DeviceFault("the GPU context faulted (seen while enqueueing " + p.what + "): " + s.message());
           (void)Fail(s, id);
-          if (p.done) p.done(s);
-          return Status::Ok();  // like an execution error: through the completion and Synchronize
+          return Complete(std::move(p), s);  // like an execution error: through the completion and Synchronize
         }
         return s;
       }
@@ -708,6 +698,39 @@ class CudaStream final : public Stream {
     return Status::Ok();
   }
 
+  // Queues `p`, which failed with `s` before it was issued, for the watcher to complete in order
+  // (completions run on the device's threads).
+  Status Complete(Pending p, Status s) {
+    p.start = p.end = nullptr;
+    p.keep.reset();
+    p.failed = std::move(s);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pending_.push_back(std::move(p));
+    }
+    ctx_->Wake();
+    return Status::Ok();
+  }
+
+  // Calls the completions of work Cancel() asked to stop that were not reported yet.
+  void ReportCancelled() {
+    std::vector<Completion> cancelled;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (Pending& p : pending_) {
+        if (!p.cancel || p.reported) continue;
+        p.reported = true;
+        if (p.done) cancelled.push_back(std::move(p.done));
+      }
+      if (cancelled.empty()) return;
+      ++completing_;  // Synchronize() waits for these too
+    }
+    for (Completion& c : cancelled) c(Status::Cancelled("cancelled before it finished"));
+    std::lock_guard<std::mutex> lock(mu_);
+    --completing_;
+    if (completing_ == 0) idle_cv_.notify_all();  // Synchronize() and Cancel() wait for it
+  }
+
   std::shared_ptr<CudaContext> ctx_;
   const uint64_t gen_id_;
   void* const stream_;
@@ -720,11 +743,13 @@ class CudaStream final : public Stream {
 };
 
 bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
+  ReportCancelled();
   for (;;) {
     void* start = nullptr;
     void* end = nullptr;
     uint64_t gen_id = 0;
     std::string what;
+    bool issued = true;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (pending_.empty()) return false;
@@ -732,11 +757,14 @@ bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
       end = pending_.front().end;
       gen_id = pending_.front().gen_id;
       what = pending_.front().what;
+      issued = !pending_.front().failed;
     }
     enum { kDone, kRunning, kFailed, kStale } state = kRunning;
     Status failure;
     float ms = -1;
-    {
+    if (!issued) {
+      state = kFailed;  // its status is the one it failed with
+    } else {
       std::shared_lock<std::shared_mutex> lock;
       if (ctx_->Current(lock, gen_id) == nullptr) {
         state = kStale;
@@ -785,6 +813,8 @@ bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
             kernel_ns_.fetch_add(static_cast<int64_t>(static_cast<double>(ms) * 1e6), std::memory_order_relaxed);
           // An instrumented kernel that stopped itself ended cleanly: its control block says why.
           if (p.control != nullptr) result = ptx::ControlBlockStatus(p.control, p.kernel);
+        } else if (p.failed) {
+          result = *p.failed;
         } else if (state == kFailed) {
           result = failure.code() == StatusCode::kDeviceFault
                        ? Status::DeviceFault(p.what + " failed: " + failure.message())
@@ -821,14 +851,14 @@ bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (done || state == kDone) --completing_;
-      if (pending_.empty() && completing_ == 0) idle_cv_.notify_all();
+      if (completing_ == 0) idle_cv_.notify_all();  // Synchronize() and Cancel() wait for it
     }
     if (state == kRunning) return true;  // later work waits for this one
   }
 }
 
 CudaContext::CudaContext(std::shared_ptr<CudaDevice> device, ContextOptions options)
-    : device_(std::move(device)), options_(options), watcher_([this] { Watch(); }) {}
+    : device_(std::move(device)), table_(options.max_bytes), watcher_([this] { Watch(); }) {}
 
 CudaContext::~CudaContext() {
   {
@@ -844,8 +874,10 @@ CudaContext::~CudaContext() {
     if (sym().cuCtxSetCurrent(gen_->ctx) == CUDA_SUCCESS) {
       t_bound_gen = gen_->id;
       std::lock_guard<std::mutex> l(mu_);
-      for (const auto& [ptr, size] : allocs_) (void)sym().cuMemFreeAsync(ptr, gen_->util);
-      allocs_.clear();
+      for (const auto& [ptr, a] : table_.entries()) {
+        if (!a.payload) (void)sym().cuMemFreeAsync(ptr, gen_->util);
+      }
+      table_.Clear();
     }
     std::lock_guard<std::mutex> l(events_mu_);
     DestroyCore(sym(), *gen_);
@@ -963,16 +995,15 @@ void CudaContext::Reset(uint64_t id, const std::string& why, bool abandon) {
       t_bound_gen = gone->id;
       // Pool memory outlives the context: free every live buffer first. A fault may make the driver
       // refuse; what it refuses stays charged to the quota until the process ends.
-      for (const auto& [ptr, size] : allocs_) {
-        if (sym().cuMemFreeAsync(ptr, gone->util) != CUDA_SUCCESS) unfreed += size;
+      for (const auto& [ptr, a] : table_.entries()) {
+        if (!a.payload && sym().cuMemFreeAsync(ptr, gone->util) != CUDA_SUCCESS) unfreed += a.size;
       }
     } else {
-      for (const auto& [ptr, size] : allocs_) unfreed += size;
+      for (const auto& [ptr, a] : table_.entries()) unfreed += a.payload ? 0 : a.size;
     }
-    allocs_.clear();
-    window_allocs_.clear();  // their memory is the windows', given back when their instances end
+    table_.Clear();  // window buffers' memory is the windows', given back when their instances end
     leaked_ += unfreed;
-    allocated_ = leaked_;
+    table_.Hold(unfreed);
     if (abandon) abandoned_.push_back(std::move(gone));
   }
   if (abandon) {
@@ -1032,15 +1063,7 @@ Status CudaContext::WaitEvent(uint64_t gen_id, void* event, const char* what) {
 
 Status CudaContext::CheckRange(DevicePtr ptr, uint64_t bytes) const {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const std::map<DevicePtr, uint64_t>* m : {&allocs_, &window_allocs_}) {
-    auto it = m->upper_bound(ptr);
-    if (it == m->begin()) continue;
-    --it;
-    uint64_t off = ptr - it->first;
-    if (off <= it->second && bytes <= it->second - off) return Status::Ok();
-  }
-  return Status::OutOfRange("device range [" + Hex(ptr) + ", +" + std::to_string(bytes) +
-                            ") is not inside one live allocation");
+  return table_.Find(ptr, bytes) != nullptr ? Status::Ok() : NotInsideAnAllocation(ptr, bytes);
 }
 
 std::shared_ptr<StagingRing> CudaContext::StagingOf(uint64_t id) {
@@ -1059,24 +1082,19 @@ uint64_t CudaContext::reserved_bytes() const {
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
-  return std::max(reserved + leaked_ + window_mapped_.load(), allocated_);
+  return std::max(reserved + leaked_ + window_mapped_.load(), table_.used());
 }
 
 Result<DevicePtr> CudaContext::Allocate(uint64_t bytes, uint64_t* generation) {
   if (bytes == 0) return Status::InvalidArgument("cannot allocate 0 bytes");
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (bytes > options_.max_bytes || allocated_ > options_.max_bytes - bytes) {
-      std::string held = leaked_ == 0 ? "" : ", " + std::to_string(leaked_) + " of them held by a reset context";
-      return Status::ResourceExhausted(
-          "allocating " + std::to_string(bytes) + " bytes would exceed the context's quota of " +
-          std::to_string(options_.max_bytes) + " bytes (" + std::to_string(allocated_) + " in use" + held + ")");
-    }
-    allocated_ += bytes;  // reserved; given back below on failure
+    const std::string held = leaked_ == 0 ? "" : ", " + std::to_string(leaked_) + " of them held by a reset context";
+    GPUWASM_RETURN_IF_ERROR(table_.Charge(bytes, 0, held));  // charged now; given back below on failure
   }
   auto unreserve = [&] {
     std::lock_guard<std::mutex> lock(mu_);
-    allocated_ -= std::min(allocated_, bytes);
+    table_.Uncharge(bytes);
   };
   DevicePtr p = 0;
   uint64_t gen_id = 0;
@@ -1120,11 +1138,11 @@ Result<DevicePtr> CudaContext::Allocate(uint64_t bytes, uint64_t* generation) {
   std::shared_lock<std::shared_mutex> gen_lock(gen_mu_);
   std::lock_guard<std::mutex> lock(mu_);
   if (!gen_ || gen_->id != gen_id) {
-    // Reset while the buffer was being zeroed: it went with its generation (and was counted there).
-    allocated_ -= std::min(allocated_ - leaked_, bytes);
+    // Reset while the buffer was being zeroed: it went with its generation.
+    table_.Uncharge(bytes);
     return GoneStatus("a new buffer");
   }
-  allocs_[p] = bytes;
+  table_.Insert(p, bytes, /*window=*/false);
   if (generation != nullptr) *generation = gen_id;
   return p;
 }
@@ -1144,14 +1162,11 @@ Status CudaContext::FreeIfCurrent(DevicePtr ptr, uint64_t generation) {
   if (gen == nullptr) {
     // The memory went with a reset (or with the GPU): nothing of this generation is left to free.
     if (device_->lost() || generation != 0) return Status::Ok();
-    return Status::InvalidArgument("free of " + Hex(ptr) + ", which is not a live allocation");
+    return NotALiveAllocation(ptr);
   }
   {
     std::lock_guard<std::mutex> l(mu_);
-    auto it = allocs_.find(ptr);
-    if (it == allocs_.end()) return Status::InvalidArgument("free of " + Hex(ptr) + ", which is not a live allocation");
-    allocated_ -= it->second;
-    allocs_.erase(it);
+    GPUWASM_RETURN_IF_ERROR(table_.Remove(ptr, [](bool window) { return !window; }).status());
   }
   // Stream-ordered on the utility stream; callers free only after the buffer's users finished.
   return Check(sym().cuMemFreeAsync(ptr, gen->util), "cuMemFreeAsync");
@@ -1175,13 +1190,7 @@ Result<std::shared_ptr<const Module>> CudaContext::LoadModule(std::string_view p
   std::map<std::string, KernelSignature> kernels;
   for (const ptx::Function& f : parsed.functions) {
     if (!f.is_entry) continue;
-    KernelSignature sig;
-    sig.name = f.name;
-    for (const ptx::Param& p : f.params) sig.params.push_back({p.name, p.type, p.size, p.offset});
-    sig.param_bytes = f.param_bytes;
-    uint64_t maxntid = uint64_t{f.maxntid[0]} * std::max(1u, f.maxntid[1]) * std::max(1u, f.maxntid[2]);
-    sig.max_threads = static_cast<uint32_t>(std::min<uint64_t>(maxntid, UINT32_MAX));
-    kernels[f.name] = std::move(sig);
+    kernels[f.name] = SignatureOf(f);
   }
   std::string text(ptx);
   if (text.empty() || text.back() != '\0') text.push_back('\0');  // the JIT reads a C string
@@ -1216,13 +1225,8 @@ Status CudaContext::AddWindowAllocation(uint64_t gen_id, DevicePtr p, uint64_t b
   std::shared_lock<std::shared_mutex> gen_lock(gen_mu_);
   std::lock_guard<std::mutex> lock(mu_);
   if (!gen_ || gen_->id != gen_id) return GoneStatus("a new buffer");
-  if (bytes > options_.max_bytes || allocated_ > options_.max_bytes - bytes) {
-    return Status::ResourceExhausted(
-        "allocating " + std::to_string(bytes) + " bytes would exceed the context's quota of " +
-        std::to_string(options_.max_bytes) + " bytes (" + std::to_string(allocated_) + " in use)");
-  }
-  allocated_ += bytes;
-  window_allocs_[p] = bytes;
+  GPUWASM_RETURN_IF_ERROR(table_.Charge(bytes));
+  table_.Insert(p, bytes, /*window=*/true);
   return Status::Ok();
 }
 
@@ -1230,10 +1234,7 @@ void CudaContext::RemoveWindowAllocation(uint64_t gen_id, DevicePtr p) {
   std::shared_lock<std::shared_mutex> gen_lock(gen_mu_);
   std::lock_guard<std::mutex> lock(mu_);
   if (!gen_ || gen_->id != gen_id) return;  // went with a reset
-  auto it = window_allocs_.find(p);
-  if (it == window_allocs_.end()) return;
-  allocated_ -= std::min(allocated_, it->second);
-  window_allocs_.erase(it);
+  (void)table_.Remove(p, [](bool window) { return window; });
 }
 
 Status CudaContext::Zero(uint64_t gen_id, DevicePtr p, uint64_t bytes) {
@@ -1257,7 +1258,7 @@ void CudaContext::LeakWindow(uint64_t bytes) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     leaked_ += bytes;
-    allocated_ += bytes;
+    table_.Hold(bytes);
   }
   device_->NeedRestart(std::to_string(bytes) +
                            " bytes of device memory mapped into an instance's window of a reset GPU "
@@ -1340,7 +1341,7 @@ class CudaWindow final : public Window {
   Status Free(DevicePtr ptr, uint64_t generation) override {
     (void)generation;  // every buffer of the window is of its generation
     if (!ranges_.Taken(ptr - base_)) {
-      return Status::InvalidArgument("free of " + Hex(ptr) + ", which is not a live allocation of the window");
+      return NotALiveAllocation(ptr, " of the window");
     }
     ctx_->RemoveWindowAllocation(gen_id_, ptr);
     ranges_.Give(ptr - base_);
