@@ -117,10 +117,10 @@ int main(int argc, char** argv) {
   float x = 2.5f;
   uint32_t xb;
   std::memcpy(&xb, &x, 4);
-  record(0, host::WCU_ARG_BUFFER, static_cast<uint32_t>(buf), 0);
-  record(1, host::WCU_ARG_BUFFER, static_cast<uint32_t>(buf), 64);
-  record(2, host::WCU_ARG_B32, 0, 1000);
-  record(3, host::WCU_ARG_B32, 0, xb);
+  record(0, WCU_ARG_BUFFER, static_cast<uint32_t>(buf), 0);
+  record(1, WCU_ARG_BUFFER, static_cast<uint32_t>(buf), 64);
+  record(2, WCU_ARG_B32, 0, 1000);
+  record(3, WCU_ARG_B32, 0, xb);
 
   // Direct path: the same kernel, context and kind of buffers, through the C++ API.
   auto ctx = *device->CreateContext();

@@ -124,7 +124,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           for (uint32_t a = 0; a < count; ++a) {
             uint8_t* r = args.data() + a * host::kWcuArgSize;
             uint32_t kind = in.U8() % 7;  // 0 and 6 are invalid kinds
-            int32_t handle = kind == host::WCU_ARG_BUFFER ? Pick(in, buffers) : 0;
+            int32_t handle = kind == WCU_ARG_BUFFER ? Pick(in, buffers) : 0;
             uint64_t value = in.U8() < 128 ? in.U8() * 64u : in.U64();
             std::memcpy(r, &kind, 4);
             std::memcpy(r + 4, &handle, 4);

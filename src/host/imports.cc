@@ -9,95 +9,49 @@
 
 #include <cstring>
 #include <string_view>
+#include <type_traits>
 
 #include "host/guest_io.h"
 #include "host/host_env.h"
 #include "wasm/instance.h"
 
-namespace gpuwasm::host {
-
 // The rest of WASI preview1: what a program may link without needing it (files, directories,
 // sockets, signals). Each fails as WASI specifies for a process whose only descriptors are stdio
 // and that has no preopened directory: EBADF for any other descriptor (so wasi-libc finds no
 // preopens and fopen fails with ENOENT-like errors), and for stdio the errno the call gives on a
-// character device. X(name, wasm parameters, errno on open stdio, C parameters: the first named a0).
-#define GPUWASM_WASI_REFUSED(X)                                                                               \
-  X(fd_advise, "iIIi", kSpipe, (uint32_t a0, uint64_t, uint64_t, uint32_t))                                   \
-  X(fd_allocate, "iII", kNotsup, (uint32_t a0, uint64_t, uint64_t))                                           \
-  X(fd_datasync, "i", kInval, (uint32_t a0))                                                                  \
-  X(fd_fdstat_set_flags, "ii", kNotsup, (uint32_t a0, uint32_t))                                              \
-  X(fd_fdstat_set_rights, "iII", kNotcapable, (uint32_t a0, uint64_t, uint64_t))                              \
-  X(fd_filestat_get, "ii", kNotsup, (uint32_t a0, uint32_t))                                                  \
-  X(fd_filestat_set_size, "iI", kInval, (uint32_t a0, uint64_t))                                              \
-  X(fd_filestat_set_times, "iIIi", kNotsup, (uint32_t a0, uint64_t, uint64_t, uint32_t))                      \
-  X(fd_pread, "iiiIi", kSpipe, (uint32_t a0, uint32_t, uint32_t, uint64_t, uint32_t))                         \
-  X(fd_prestat_get, "ii", kBadf, (uint32_t a0, uint32_t))                                                     \
-  X(fd_prestat_dir_name, "iii", kBadf, (uint32_t a0, uint32_t, uint32_t))                                     \
-  X(fd_pwrite, "iiiIi", kSpipe, (uint32_t a0, uint32_t, uint32_t, uint64_t, uint32_t))                        \
-  X(fd_readdir, "iiiIi", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint64_t, uint32_t))                      \
-  X(fd_renumber, "ii", kNotsup, (uint32_t a0, uint32_t))                                                      \
-  X(fd_sync, "i", kInval, (uint32_t a0))                                                                      \
-  X(fd_tell, "ii", kSpipe, (uint32_t a0, uint32_t))                                                           \
-  X(path_create_directory, "iii", kNotdir, (uint32_t a0, uint32_t, uint32_t))                                 \
-  X(path_filestat_get, "iiiii", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t))               \
-  X(path_filestat_set_times, "iiiiIIi", kNotdir,                                                              \
-    (uint32_t a0, uint32_t, uint32_t, uint32_t, uint64_t, uint64_t, uint32_t))                                \
-  X(path_link, "iiiiiii", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t)) \
-  X(path_open, "iiiiiIIii", kNotdir,                                                                          \
-    (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint64_t, uint64_t, uint32_t, uint32_t))            \
-  X(path_readlink, "iiiiii", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t))        \
-  X(path_remove_directory, "iii", kNotdir, (uint32_t a0, uint32_t, uint32_t))                                 \
-  X(path_rename, "iiiiii", kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t))          \
-  X(path_symlink, "iiiii", kNotdir, (uint32_t, uint32_t, uint32_t a0, uint32_t, uint32_t))                    \
-  X(path_unlink_file, "iii", kNotdir, (uint32_t a0, uint32_t, uint32_t))                                      \
-  X(sock_accept, "iii", kNotsock, (uint32_t a0, uint32_t, uint32_t))                                          \
-  X(sock_recv, "iiiiii", kNotsock, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t))           \
-  X(sock_send, "iiiii", kNotsock, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t))                      \
-  X(sock_shutdown, "ii", kNotsock, (uint32_t a0, uint32_t))
-
-std::vector<wasm::ImportSpec> GuestImports() {
-#define GPUWASM_REFUSED_SPEC(name, params, err, args) {"wasi_snapshot_preview1", #name, params, "i"},
-  return {
-      GPUWASM_WASI_REFUSED(GPUWASM_REFUSED_SPEC)
-#undef GPUWASM_REFUSED_SPEC
-          {"wasi_snapshot_preview1", "clock_res_get", "ii", "i"},
-      {"wasi_snapshot_preview1", "poll_oneoff", "iiii", "i"},
-      {"wasi_snapshot_preview1", "proc_raise", "i", "i"},
-      {"wasi_snapshot_preview1", "sched_yield", "", "i"},
-      {"wasi_snapshot_preview1", "fd_write", "iiii", "i"},
-      {"wasi_snapshot_preview1", "fd_read", "iiii", "i"},
-      {"wasi_snapshot_preview1", "fd_close", "i", "i"},
-      {"wasi_snapshot_preview1", "fd_seek", "iIii", "i"},
-      {"wasi_snapshot_preview1", "fd_fdstat_get", "ii", "i"},
-      {"wasi_snapshot_preview1", "args_sizes_get", "ii", "i"},
-      {"wasi_snapshot_preview1", "args_get", "ii", "i"},
-      {"wasi_snapshot_preview1", "environ_sizes_get", "ii", "i"},
-      {"wasi_snapshot_preview1", "environ_get", "ii", "i"},
-      {"wasi_snapshot_preview1", "clock_time_get", "iIi", "i"},
-      {"wasi_snapshot_preview1", "random_get", "ii", "i"},
-      {"wasi_snapshot_preview1", "proc_exit", "i", ""},
-      {"gpuwasm", "input_len", "", "i"},
-      {"gpuwasm", "input_read", "iii", "i"},
-      {"gpuwasm", "output_write", "ii", "i"},
-      {"wasi_cuda", "device_info", "ii", "i"},
-      {"wasi_cuda", "module_load", "ii", "i"},
-      {"wasi_cuda", "module_unload", "i", "i"},
-      {"wasi_cuda", "function_get", "iii", "i"},
-      {"wasi_cuda", "mem_alloc", "I", "i"},
-      {"wasi_cuda", "mem_free", "i", "i"},
-      {"wasi_cuda", "memcpy_htod", "iIii", "i"},
-      {"wasi_cuda", "memcpy_dtoh", "iiIi", "i"},
-      {"wasi_cuda", "memcpy_dtod", "iIiII", "i"},
-      {"wasi_cuda", "memset_d8", "iIiI", "i"},
-      {"wasi_cuda", "launch", "iiiiiiiiii", "i"},
-      {"wasi_cuda", "synchronize", "", "i"},
-      {"wasi_cuda", "last_error", "ii", "i"},
-      {"wasi_scheduler", "yield", "", "i"},
-      {"wasi_scheduler", "deadline_remaining_ms", "", "I"},
-  };
-}
-
-}  // namespace gpuwasm::host
+// character device. X(name, errno on open stdio, C parameters: the first named a0); the wasm
+// signature each is imported with is derived from its C parameters (GuestImports).
+#define GPUWASM_WASI_REFUSED(X)                                                                                        \
+  X(fd_advise, kSpipe, (uint32_t a0, uint64_t, uint64_t, uint32_t))                                                    \
+  X(fd_allocate, kNotsup, (uint32_t a0, uint64_t, uint64_t))                                                           \
+  X(fd_datasync, kInval, (uint32_t a0))                                                                                \
+  X(fd_fdstat_set_flags, kNotsup, (uint32_t a0, uint32_t))                                                             \
+  X(fd_fdstat_set_rights, kNotcapable, (uint32_t a0, uint64_t, uint64_t))                                              \
+  X(fd_filestat_get, kNotsup, (uint32_t a0, uint32_t))                                                                 \
+  X(fd_filestat_set_size, kInval, (uint32_t a0, uint64_t))                                                             \
+  X(fd_filestat_set_times, kNotsup, (uint32_t a0, uint64_t, uint64_t, uint32_t))                                       \
+  X(fd_pread, kSpipe, (uint32_t a0, uint32_t, uint32_t, uint64_t, uint32_t))                                           \
+  X(fd_prestat_get, kBadf, (uint32_t a0, uint32_t))                                                                    \
+  X(fd_prestat_dir_name, kBadf, (uint32_t a0, uint32_t, uint32_t))                                                     \
+  X(fd_pwrite, kSpipe, (uint32_t a0, uint32_t, uint32_t, uint64_t, uint32_t))                                          \
+  X(fd_readdir, kNotdir, (uint32_t a0, uint32_t, uint32_t, uint64_t, uint32_t))                                        \
+  X(fd_renumber, kNotsup, (uint32_t a0, uint32_t))                                                                     \
+  X(fd_sync, kInval, (uint32_t a0))                                                                                    \
+  X(fd_tell, kSpipe, (uint32_t a0, uint32_t))                                                                          \
+  X(path_create_directory, kNotdir, (uint32_t a0, uint32_t, uint32_t))                                                 \
+  X(path_filestat_get, kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t))                                 \
+  X(path_filestat_set_times, kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint64_t, uint64_t, uint32_t))       \
+  X(path_link, kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t))                     \
+  X(path_open, kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint64_t, uint64_t, uint32_t, uint32_t)) \
+  X(path_readlink, kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t))                           \
+  X(path_remove_directory, kNotdir, (uint32_t a0, uint32_t, uint32_t))                                                 \
+  X(path_rename, kNotdir, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t))                             \
+  X(path_symlink, kNotdir, (uint32_t, uint32_t, uint32_t a0, uint32_t, uint32_t))                                      \
+  X(path_unlink_file, kNotdir, (uint32_t a0, uint32_t, uint32_t))                                                      \
+  X(sock_accept, kNotsock, (uint32_t a0, uint32_t, uint32_t))                                                          \
+  X(sock_recv, kNotsock, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t))                              \
+  X(sock_send, kNotsock, (uint32_t a0, uint32_t, uint32_t, uint32_t, uint32_t))                                        \
+  X(sock_shutdown, kNotsock, (uint32_t a0, uint32_t))
 
 using gpuwasm::host::GuestIo;
 using gpuwasm::host::HostEnv;
@@ -111,7 +65,6 @@ namespace {
 constexpr uint32_t kSuccess = 0, kBadf = 8, kFault = 21, kInval = 28;
 // WASI errnos of the calls refused (GPUWASM_WASI_REFUSED).
 constexpr uint32_t kNosys = 52, kNotdir = 54, kNotsock = 57, kNotsup = 58, kSpipe = 70, kNotcapable = 76;
-constexpr int32_t kWcuBadPointer = -2, kWcuQuota = -8;
 
 GuestIo& Io(void* env) { return static_cast<HostEnv*>(env)->io; }
 
@@ -272,7 +225,7 @@ void Z_wasi_snapshot_preview1Z_proc_exit(void*, uint32_t code) {
 }
 
 // The refused calls: EBADF unless `a0` is open stdio, then their errno on a character device.
-#define GPUWASM_REFUSED_DEFINE(name, params, err, args)                        \
+#define GPUWASM_REFUSED_DEFINE(name, err, args)                                \
   uint32_t Z_wasi_snapshot_preview1Z_##name(void* env, GPUWASM_UNPAREN args) { \
     const GuestIo& io = Io(env);                                               \
     return a0 <= 2 && !io.stdio_closed[a0] ? err : kBadf;                      \
@@ -304,7 +257,7 @@ uint32_t Z_gpuwasmZ_input_len(void* env) { return static_cast<uint32_t>(Io(env).
 uint32_t Z_gpuwasmZ_input_read(void* env, uint32_t dst, uint32_t len, uint32_t offset) {
   GuestIo& io = Io(env);
   uint8_t* p = io.GuestPtr(dst, len);
-  if (p == nullptr) return static_cast<uint32_t>(kWcuBadPointer);
+  if (p == nullptr) return static_cast<uint32_t>(WCU_ERR_BAD_POINTER);
   const std::string& in = io.options().input;
   if (offset >= in.size()) return 0;
   uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(len, in.size() - offset));
@@ -315,8 +268,8 @@ uint32_t Z_gpuwasmZ_input_read(void* env, uint32_t dst, uint32_t len, uint32_t o
 uint32_t Z_gpuwasmZ_output_write(void* env, uint32_t src, uint32_t len) {
   GuestIo& io = Io(env);
   const uint8_t* p = io.GuestPtr(src, len);
-  if (p == nullptr) return static_cast<uint32_t>(kWcuBadPointer);
-  if (!io.AppendOutput(p, len)) return static_cast<uint32_t>(kWcuQuota);
+  if (p == nullptr) return static_cast<uint32_t>(WCU_ERR_BAD_POINTER);
+  if (!io.AppendOutput(p, len)) return static_cast<uint32_t>(WCU_ERR_QUOTA);
   return len;
 }
 
@@ -435,3 +388,70 @@ uint64_t Z_wasi_schedulerZ_deadline_remaining_ms(void* env) {
 }
 
 }  // extern "C"
+
+// ---- what guests may import: each import's wasm signature derived from the C++ function that
+// implements it (i32 is uint32_t, i64 uint64_t), so the two cannot disagree ----
+
+namespace gpuwasm::host {
+namespace {
+
+template <class T>
+constexpr char WasmType() {
+  static_assert(std::is_same_v<T, uint32_t> || std::is_same_v<T, uint64_t>, "imports take and return i32 or i64");
+  return std::is_same_v<T, uint32_t> ? 'i' : 'I';
+}
+
+template <class R, class... A>
+wasm::ImportSpec Import(const char* module, const char* name, R (*)(void*, A...)) {
+  std::string results;
+  if constexpr (!std::is_void_v<R>) results = WasmType<R>();
+  return {module, name, std::string{WasmType<A>()...}, results};
+}
+
+}  // namespace
+
+std::vector<wasm::ImportSpec> GuestImports() {
+#define GPUWASM_WASI(name) Import("wasi_snapshot_preview1", #name, &Z_wasi_snapshot_preview1Z_##name)
+#define GPUWASM_REFUSED_SPEC(name, err, args) GPUWASM_WASI(name),
+  return {
+      GPUWASM_WASI_REFUSED(GPUWASM_REFUSED_SPEC)  //
+      GPUWASM_WASI(clock_res_get),
+      GPUWASM_WASI(poll_oneoff),
+      GPUWASM_WASI(proc_raise),
+      GPUWASM_WASI(sched_yield),
+      GPUWASM_WASI(fd_write),
+      GPUWASM_WASI(fd_read),
+      GPUWASM_WASI(fd_close),
+      GPUWASM_WASI(fd_seek),
+      GPUWASM_WASI(fd_fdstat_get),
+      GPUWASM_WASI(args_sizes_get),
+      GPUWASM_WASI(args_get),
+      GPUWASM_WASI(environ_sizes_get),
+      GPUWASM_WASI(environ_get),
+      GPUWASM_WASI(clock_time_get),
+      GPUWASM_WASI(random_get),
+      GPUWASM_WASI(proc_exit),
+      Import("gpuwasm", "input_len", &Z_gpuwasmZ_input_len),
+      Import("gpuwasm", "input_read", &Z_gpuwasmZ_input_read),
+      Import("gpuwasm", "output_write", &Z_gpuwasmZ_output_write),
+      Import("wasi_cuda", "device_info", &Z_wasi_cudaZ_device_info),
+      Import("wasi_cuda", "module_load", &Z_wasi_cudaZ_module_load),
+      Import("wasi_cuda", "module_unload", &Z_wasi_cudaZ_module_unload),
+      Import("wasi_cuda", "function_get", &Z_wasi_cudaZ_function_get),
+      Import("wasi_cuda", "mem_alloc", &Z_wasi_cudaZ_mem_alloc),
+      Import("wasi_cuda", "mem_free", &Z_wasi_cudaZ_mem_free),
+      Import("wasi_cuda", "memcpy_htod", &Z_wasi_cudaZ_memcpy_htod),
+      Import("wasi_cuda", "memcpy_dtoh", &Z_wasi_cudaZ_memcpy_dtoh),
+      Import("wasi_cuda", "memcpy_dtod", &Z_wasi_cudaZ_memcpy_dtod),
+      Import("wasi_cuda", "memset_d8", &Z_wasi_cudaZ_memset_d8),
+      Import("wasi_cuda", "launch", &Z_wasi_cudaZ_launch),
+      Import("wasi_cuda", "synchronize", &Z_wasi_cudaZ_synchronize),
+      Import("wasi_cuda", "last_error", &Z_wasi_cudaZ_last_error),
+      Import("wasi_scheduler", "yield", &Z_wasi_schedulerZ_yield),
+      Import("wasi_scheduler", "deadline_remaining_ms", &Z_wasi_schedulerZ_deadline_remaining_ms),
+  };
+#undef GPUWASM_REFUSED_SPEC
+#undef GPUWASM_WASI
+}
+
+}  // namespace gpuwasm::host

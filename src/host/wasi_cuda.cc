@@ -1,5 +1,7 @@
 #include "host/wasi_cuda.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -15,8 +17,6 @@ uint32_t Seed() {
   static std::atomic<uint32_t> counter{static_cast<uint32_t>(std::random_device{}())};
   return counter.fetch_add(0x9e3779b9u);
 }
-
-void Put32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
 
 // The abort word of a window's control block (its first word), as the Watchdog stores flags.
 static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) && std::atomic<uint32_t>::is_always_lock_free);
@@ -167,19 +167,20 @@ int32_t WasiCudaContext::CheckRange(const Buffer& b, int64_t offset, int64_t byt
 int32_t WasiCudaContext::DeviceInfo(std::span<uint8_t> out) {
   if (int32_t e = CheckUsable(); e != WCU_OK) return e;
   const device::DeviceInfo& i = device_->info();
-  uint8_t s[kDeviceInfoSize] = {};
-  Put32(s + 0, static_cast<uint32_t>(i.kind));
-  Put32(s + 4, static_cast<uint32_t>(i.compute_major));
-  Put32(s + 8, static_cast<uint32_t>(i.compute_minor));
-  Put32(s + 12, i.sm_count);
-  Put32(s + 16, i.max_threads_per_block);
-  for (int k = 0; k < 3; ++k) Put32(s + 20 + 4 * k, i.max_block_dim[k]);
-  for (int k = 0; k < 3; ++k) Put32(s + 32 + 4 * k, i.max_grid_dim[k]);
-  Put32(s + 44, i.max_shared_per_block);
-  std::memcpy(s + 48, &i.total_memory, 8);
-  std::memcpy(s + 56, i.name.data(), std::min<size_t>(i.name.size(), 63));
-  size_t n = std::min(out.size(), kDeviceInfoSize);
-  std::memcpy(out.data(), s, n);
+  static_assert(std::endian::native == std::endian::little, "the host's bytes are the wasm32 guest's");
+  wcu_device_info_t info = {};
+  info.kind = static_cast<uint32_t>(i.kind);
+  info.compute_major = static_cast<uint32_t>(i.compute_major);
+  info.compute_minor = static_cast<uint32_t>(i.compute_minor);
+  info.sm_count = i.sm_count;
+  info.max_threads_per_block = i.max_threads_per_block;
+  std::copy_n(i.max_block_dim, 3, info.max_block_dim);
+  std::copy_n(i.max_grid_dim, 3, info.max_grid_dim);
+  info.max_shared_per_block = i.max_shared_per_block;
+  info.total_memory = i.total_memory;
+  std::memcpy(info.name, i.name.data(), std::min<size_t>(i.name.size(), sizeof info.name - 1));
+  size_t n = std::min(out.size(), sizeof info);
+  std::memcpy(out.data(), &info, n);
   return static_cast<int32_t>(n);
 }
 

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -28,6 +29,7 @@
 #include "host/kernel_registry.h"
 #include "host/metrics.h"
 #include "host/scheduler.h"
+#include "wasi_cuda_abi.h"
 
 // The wasi_cuda.launch import: defined in wasi_cuda.cc, next to the launch path it inlines.
 extern "C" uint32_t Z_wasi_cudaZ_launch(void* env, uint32_t kernel, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx,
@@ -37,34 +39,12 @@ namespace gpuwasm::host {
 
 class GuestIo;
 
-// Error codes of the guest ABI (docs/abi.md; sdk/include/wasi_cuda.h has the same values).
-enum WcuError : int32_t {
-  WCU_OK = 0,
-  WCU_ERR_NOT_PERMITTED = -1,
-  WCU_ERR_BAD_POINTER = -2,
-  WCU_ERR_BAD_HANDLE = -3,
-  WCU_ERR_BAD_PTX = -4,
-  WCU_ERR_NOT_FOUND = -5,
-  WCU_ERR_BAD_ARGS = -6,
-  WCU_ERR_BAD_DIMENSIONS = -7,
-  WCU_ERR_QUOTA = -8,
-  WCU_ERR_BUSY = -9,
-  WCU_ERR_DEADLINE = -10,
-  WCU_ERR_DEVICE = -11,
-  WCU_ERR_OUT_OF_RANGE = -12,
-  WCU_ERR_UNSUPPORTED = -13,
-  WCU_ERR_INTERNAL = -14,
-};
-
-// Argument record kinds (struct wcu_arg { u32 kind; u32 handle; u64 value; }).
-enum WcuArgKind : uint32_t {
-  WCU_ARG_B8 = 1,
-  WCU_ARG_B16 = 2,
-  WCU_ARG_B32 = 3,
-  WCU_ARG_B64 = 4,
-  WCU_ARG_BUFFER = 5,
-  WCU_ARG_BYTES = 6,  // `handle` bytes at guest address `value` (a struct passed by value)
-};
+// The guest ABI's error codes (WCU_OK, WCU_ERR_*), argument record kinds (WCU_ARG_*) and the
+// layouts of wcu_arg and wcu_device_info_t come from the SDK's own header (sdk/include), the one
+// definition guests compile against; the host checks the layouts it relies on here.
+static_assert(sizeof(wcu_arg) == 16 && offsetof(wcu_arg, handle) == 4 && offsetof(wcu_arg, value) == 8);
+static_assert(sizeof(wcu_device_info_t) == 120 && offsetof(wcu_device_info_t, max_block_dim) == 20 &&
+              offsetof(wcu_device_info_t, total_memory) == 48 && offsetof(wcu_device_info_t, name) == 56);
 
 // Bytes of a scalar argument record kind (B8, B16, B32, B64); 0 for BUFFER and unknown kinds.
 constexpr uint64_t ScalarArgBytes(uint32_t kind) {
@@ -77,9 +57,9 @@ constexpr uint64_t ScalarArgBytes(uint32_t kind) {
   }
 }
 
-inline constexpr size_t kWcuArgSize = 16;
+inline constexpr size_t kWcuArgSize = sizeof(wcu_arg);
 inline constexpr uint32_t kMaxLaunchArgs = 4096;  // argument records one launch may pass
-inline constexpr size_t kDeviceInfoSize = 120;
+inline constexpr size_t kDeviceInfoSize = sizeof(wcu_device_info_t);
 
 struct WasiCudaOptions {
   bool gpu_enabled = true;  // off: every call is WCU_ERR_NOT_PERMITTED

@@ -181,10 +181,10 @@ TEST(Abi, launch_after_the_deadline_is_refused_with_free_slots) {
   int32_t k = cuda.FunctionGet(m, "noop");
   ASSERT_GT(k, 0) << cuda.last_error();
   const uint32_t one[3] = {1, 1, 1};
-  EXPECT_EQ(cuda.Launch(k, one, one, 0, {}, 0), host::WCU_OK) << cuda.last_error();
-  EXPECT_EQ(cuda.Synchronize(), host::WCU_OK);
+  EXPECT_EQ(cuda.Launch(k, one, one, 0, {}, 0), WCU_OK) << cuda.last_error();
+  EXPECT_EQ(cuda.Synchronize(), WCU_OK);
   std::this_thread::sleep_until(*o.deadline + milliseconds(50));
-  EXPECT_EQ(cuda.Launch(k, one, one, 0, {}, 0), host::WCU_ERR_DEADLINE);
+  EXPECT_EQ(cuda.Launch(k, one, one, 0, {}, 0), WCU_ERR_DEADLINE);
   EXPECT_EQ(cuda.last_error(), "launch of 'noop': the invocation's deadline has passed");
   EXPECT_EQ(g.Metrics().kernels_launched, 1u);
   EXPECT_EQ(g.Metrics().back_pressure_rejections, 1u);
@@ -194,7 +194,7 @@ TEST(Abi, launch_after_the_deadline_is_refused_with_free_slots) {
   host::WasiCudaContext& c2 = *late.env->cuda;
   m = c2.ModuleLoad({reinterpret_cast<const uint8_t*>(ptx.data()), ptx.size()});
   k = c2.FunctionGet(m, "noop");
-  EXPECT_EQ(c2.Launch(k, one, one, 0, {}, 0), host::WCU_ERR_DEADLINE);
+  EXPECT_EQ(c2.Launch(k, one, one, 0, {}, 0), WCU_ERR_DEADLINE);
 }
 
 TEST(Abi, errors_say_what_to_do) {
@@ -209,7 +209,7 @@ TEST(Abi, errors_say_what_to_do) {
                    ".visible .entry _Z5ScalePfi(.param .u64 p, .param .u32 n)\n{\n ret;\n}\n"
                    ".visible .entry other()\n{\n ret;\n}\n");
   ASSERT_GT(m, 0) << cuda.last_error();
-  EXPECT_EQ(cuda.FunctionGet(m, "Scale"), host::WCU_ERR_NOT_FOUND);
+  EXPECT_EQ(cuda.FunctionGet(m, "Scale"), WCU_ERR_NOT_FOUND);
   EXPECT_EQ(cuda.last_error(),
             "no kernel named 'Scale' in the module; its kernels: _Z5ScalePfi, other ('_Z5ScalePfi' is "
             "'Scale' as C++ names it: declare the kernel extern \"C\" to keep its name, or ask for "
@@ -222,15 +222,15 @@ TEST(Abi, errors_say_what_to_do) {
   ASSERT_GT(m, 0) << cuda.last_error();
   int32_t k = cuda.FunctionGet(m, "poke"), b = cuda.MemAlloc(1024);
   uint8_t records[32] = {};
-  const uint32_t buffer_kind = host::WCU_ARG_BUFFER, u64_kind = host::WCU_ARG_B64;
+  const uint32_t buffer_kind = WCU_ARG_BUFFER, u64_kind = WCU_ARG_B64;
   const uint64_t off = 1024 + 12;
   std::memcpy(records, &buffer_kind, 4);
   std::memcpy(records + 4, &b, 4);
   std::memcpy(records + 16, &u64_kind, 4);
   std::memcpy(records + 24, &off, 8);
   const uint32_t one[3] = {1, 1, 1};
-  ASSERT_EQ(cuda.Launch(k, one, one, 0, records, 2), host::WCU_OK) << cuda.last_error();
-  EXPECT_EQ(cuda.Synchronize(), host::WCU_ERR_DEVICE);
+  ASSERT_EQ(cuda.Launch(k, one, one, 0, records, 2), WCU_OK) << cuda.last_error();
+  EXPECT_EQ(cuda.Synchronize(), WCU_ERR_DEVICE);
   EXPECT_NE(cuda.last_error().find("is outside the instance's buffers (12 bytes past the end of buffer " +
                                    std::to_string(b) + ", of 1024 bytes)"),
             std::string::npos)
@@ -248,8 +248,8 @@ TEST(Abi, errors_say_what_to_do) {
   k = c2.FunctionGet(m, "poke2");
   b = c2.MemAlloc(1024);
   std::memcpy(records + 4, &b, 4);
-  ASSERT_EQ(c2.Launch(k, one, one, 0, records, 2), host::WCU_OK) << c2.last_error();
-  EXPECT_EQ(c2.Synchronize(), host::WCU_ERR_DEVICE);
+  ASSERT_EQ(c2.Launch(k, one, one, 0, records, 2), WCU_OK) << c2.last_error();
+  EXPECT_EQ(c2.Synchronize(), WCU_ERR_DEVICE);
   EXPECT_EQ(c2.last_error().rfind("kernel 'poke2' (PTX line 13, poke.cu:9): global store of 4 bytes at 0x", 0), 0u)
       << c2.last_error();
 }
@@ -270,16 +270,16 @@ TEST(Abi, a_shape_that_fit_one_kernel_is_checked_again_for_another) {
   ASSERT_GT(wide, 0);
   ASSERT_GT(narrow, 0);
   const uint32_t one[3] = {1, 1, 1}, b64[3] = {64, 1, 1};
-  EXPECT_EQ(cuda.Launch(wide, one, b64, 0, {}, 0), host::WCU_OK) << cuda.last_error();
-  EXPECT_EQ(cuda.Launch(wide, one, b64, 0, {}, 0), host::WCU_OK) << cuda.last_error();
-  EXPECT_EQ(cuda.Launch(narrow, one, b64, 0, {}, 0), host::WCU_ERR_BAD_DIMENSIONS);
+  EXPECT_EQ(cuda.Launch(wide, one, b64, 0, {}, 0), WCU_OK) << cuda.last_error();
+  EXPECT_EQ(cuda.Launch(wide, one, b64, 0, {}, 0), WCU_OK) << cuda.last_error();
+  EXPECT_EQ(cuda.Launch(narrow, one, b64, 0, {}, 0), WCU_ERR_BAD_DIMENSIONS);
   EXPECT_EQ(cuda.last_error(), "launch of 'narrow': block of 64 threads exceeds the kernel's .maxntid of 32");
   const uint32_t too_much_shared = 1u << 30;
-  EXPECT_EQ(cuda.Launch(wide, one, b64, too_much_shared, {}, 0), host::WCU_ERR_BAD_DIMENSIONS);
-  EXPECT_EQ(cuda.Launch(wide, one, b64, 0, {}, 0), host::WCU_OK) << cuda.last_error();
-  EXPECT_EQ(cuda.ModuleUnload(m), host::WCU_OK);
-  EXPECT_EQ(cuda.Launch(wide, one, b64, 0, {}, 0), host::WCU_ERR_BAD_HANDLE);
-  EXPECT_EQ(cuda.Synchronize(), host::WCU_OK);
+  EXPECT_EQ(cuda.Launch(wide, one, b64, too_much_shared, {}, 0), WCU_ERR_BAD_DIMENSIONS);
+  EXPECT_EQ(cuda.Launch(wide, one, b64, 0, {}, 0), WCU_OK) << cuda.last_error();
+  EXPECT_EQ(cuda.ModuleUnload(m), WCU_OK);
+  EXPECT_EQ(cuda.Launch(wide, one, b64, 0, {}, 0), WCU_ERR_BAD_HANDLE);
+  EXPECT_EQ(cuda.Synchronize(), WCU_OK);
   EXPECT_EQ(g.Metrics().kernels_launched, 3u);
 }
 
@@ -300,13 +300,13 @@ TEST(Abi, a_parameter_no_record_fits_is_refused_for_every_kind) {
     uint8_t record[16] = {};
     std::memcpy(record, &kind, 4);
     std::memcpy(record + 4, &buf, 4);
-    EXPECT_NE(cuda.Launch(k, one, one, 0, record, 1), host::WCU_OK) << "record kind " << kind;
+    EXPECT_NE(cuda.Launch(k, one, one, 0, record, 1), WCU_OK) << "record kind " << kind;
   }
   EXPECT_EQ(cuda.last_error(),
             "launch of 'take': argument 0 (take_param_0, 16 bytes): unknown argument kind 4294967295");
   // The C++ entry point: a span shorter than `count` records is refused before any is read.
   uint8_t half[8] = {};
-  EXPECT_EQ(cuda.Launch(k, one, one, 0, half, 1), host::WCU_ERR_BAD_ARGS);
+  EXPECT_EQ(cuda.Launch(k, one, one, 0, half, 1), WCU_ERR_BAD_ARGS);
   EXPECT_EQ(cuda.last_error(), "launch: fewer argument bytes than records");
   EXPECT_EQ(g.Metrics().kernels_launched, 0u);
 }
@@ -330,14 +330,14 @@ TEST(Abi, gpu_capability_off) {
 
 TEST(Abi, raw_argument_edge_cases) {
   GuestInstance g("raw.wasm");
-  EXPECT_EQ(g.Call("huge_alloc"), host::WCU_ERR_QUOTA);
-  EXPECT_EQ(g.Call("negative_alloc"), host::WCU_ERR_BAD_ARGS);
-  EXPECT_EQ(g.Call("negative_handle"), host::WCU_ERR_BAD_HANDLE);
-  EXPECT_EQ(g.Call("zero_handle"), host::WCU_ERR_BAD_HANDLE);
-  EXPECT_EQ(g.Call("htod_length_wraps"), host::WCU_ERR_BAD_POINTER);
-  EXPECT_EQ(g.Call("memset_huge_offset"), host::WCU_ERR_OUT_OF_RANGE);
-  EXPECT_EQ(g.Call("launch_absurd_count"), host::WCU_ERR_BAD_ARGS);
-  EXPECT_EQ(g.Call("last_error_bad_pointer"), host::WCU_ERR_BAD_POINTER);
+  EXPECT_EQ(g.Call("huge_alloc"), WCU_ERR_QUOTA);
+  EXPECT_EQ(g.Call("negative_alloc"), WCU_ERR_BAD_ARGS);
+  EXPECT_EQ(g.Call("negative_handle"), WCU_ERR_BAD_HANDLE);
+  EXPECT_EQ(g.Call("zero_handle"), WCU_ERR_BAD_HANDLE);
+  EXPECT_EQ(g.Call("htod_length_wraps"), WCU_ERR_BAD_POINTER);
+  EXPECT_EQ(g.Call("memset_huge_offset"), WCU_ERR_OUT_OF_RANGE);
+  EXPECT_EQ(g.Call("launch_absurd_count"), WCU_ERR_BAD_ARGS);
+  EXPECT_EQ(g.Call("last_error_bad_pointer"), WCU_ERR_BAD_POINTER);
   EXPECT_EQ(g.Call("remaining_without_deadline"), -1);
 }
 

@@ -55,15 +55,15 @@ struct Tenant {
   }
   // The device address of `buffer`, as its kernels see it.
   uint64_t Address(int32_t buffer) {
-    EXPECT_EQ(Launch("where", {{host::WCU_ARG_BUFFER, static_cast<uint32_t>(buffer), 0}}), host::WCU_OK)
+    EXPECT_EQ(Launch("where", {{WCU_ARG_BUFFER, static_cast<uint32_t>(buffer), 0}}), WCU_OK)
         << cuda.last_error();
     uint64_t a = 0;
-    EXPECT_EQ(cuda.MemcpyDtoH({reinterpret_cast<uint8_t*>(&a), 8}, buffer, 0), host::WCU_OK) << cuda.last_error();
+    EXPECT_EQ(cuda.MemcpyDtoH({reinterpret_cast<uint8_t*>(&a), 8}, buffer, 0), WCU_OK) << cuda.last_error();
     return a;
   }
   uint32_t Word(int32_t buffer, int64_t offset) {
     uint32_t v = 0;
-    EXPECT_EQ(cuda.MemcpyDtoH({reinterpret_cast<uint8_t*>(&v), 4}, buffer, offset), host::WCU_OK) << cuda.last_error();
+    EXPECT_EQ(cuda.MemcpyDtoH({reinterpret_cast<uint8_t*>(&v), 4}, buffer, offset), WCU_OK) << cuda.last_error();
     return v;
   }
 };
@@ -79,23 +79,23 @@ TEST(Instrumented, a_store_into_another_instances_buffer_is_a_fault_of_its_own_a
   ASSERT_GT(b, 0);
   ASSERT_GT(a, 0);
   const uint64_t target = victim.Address(b) + 8, from = attacker.Address(a);
-  ASSERT_EQ(attacker.Launch("poke", {{host::WCU_ARG_BUFFER, static_cast<uint32_t>(a), 0},
-                                     {host::WCU_ARG_B64, 0, target - from},
-                                     {host::WCU_ARG_B32, 0, 0xdead}}),
-            host::WCU_OK);
-  EXPECT_EQ(attacker.cuda.Synchronize(), host::WCU_ERR_DEVICE);
+  ASSERT_EQ(attacker.Launch("poke", {{WCU_ARG_BUFFER, static_cast<uint32_t>(a), 0},
+                                     {WCU_ARG_B64, 0, target - from},
+                                     {WCU_ARG_B32, 0, 0xdead}}),
+            WCU_OK);
+  EXPECT_EQ(attacker.cuda.Synchronize(), WCU_ERR_DEVICE);
   char hex[24];
   std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(target));
   EXPECT_EQ(attacker.cuda.last_error(), "kernel 'poke' (PTX line 19): global store of 4 bytes at " + std::string(hex) +
                                             " is outside the instance's buffers");
   // Its GPU state is lost, as after any device fault; the victim's buffer is untouched and it goes on.
-  EXPECT_EQ(attacker.cuda.MemAlloc(64), host::WCU_ERR_DEVICE);
+  EXPECT_EQ(attacker.cuda.MemAlloc(64), WCU_ERR_DEVICE);
   EXPECT_EQ(victim.Word(b, 8), 0u);
-  ASSERT_EQ(victim.Launch("poke", {{host::WCU_ARG_BUFFER, static_cast<uint32_t>(b), 0},
-                                   {host::WCU_ARG_B64, 0, 16},
-                                   {host::WCU_ARG_B32, 0, 7}}),
-            host::WCU_OK);
-  EXPECT_EQ(victim.cuda.Synchronize(), host::WCU_OK) << victim.cuda.last_error();
+  ASSERT_EQ(victim.Launch("poke", {{WCU_ARG_BUFFER, static_cast<uint32_t>(b), 0},
+                                   {WCU_ARG_B64, 0, 16},
+                                   {WCU_ARG_B32, 0, 7}}),
+            WCU_OK);
+  EXPECT_EQ(victim.cuda.Synchronize(), WCU_OK) << victim.cuda.last_error();
   EXPECT_EQ(victim.Word(b, 16), 7u);
   EXPECT_EQ(attacker.g.Metrics().kernel_faults, 1u);
   EXPECT_EQ(victim.g.Metrics().kernel_faults, 0u);
@@ -107,11 +107,11 @@ TEST(Instrumented, without_the_passes_the_same_store_lands_in_the_other_instance
   Tenant victim(modules), attacker(modules);
   const int32_t b = victim.cuda.MemAlloc(4096), a = attacker.cuda.MemAlloc(4096);
   const uint64_t target = victim.Address(b) + 8, from = attacker.Address(a);
-  ASSERT_EQ(attacker.Launch("poke", {{host::WCU_ARG_BUFFER, static_cast<uint32_t>(a), 0},
-                                     {host::WCU_ARG_B64, 0, target - from},
-                                     {host::WCU_ARG_B32, 0, 0xdead}}),
-            host::WCU_OK);
-  EXPECT_EQ(attacker.cuda.Synchronize(), host::WCU_OK);
+  ASSERT_EQ(attacker.Launch("poke", {{WCU_ARG_BUFFER, static_cast<uint32_t>(a), 0},
+                                     {WCU_ARG_B64, 0, target - from},
+                                     {WCU_ARG_B32, 0, 0xdead}}),
+            WCU_OK);
+  EXPECT_EQ(attacker.cuda.Synchronize(), WCU_OK);
   EXPECT_EQ(victim.Word(b, 8), 0xdeadu);
 }
 
@@ -124,13 +124,13 @@ TEST(Instrumented, buffers_lie_in_the_instances_window_and_its_room_comes_back_w
     const int32_t x = t.cuda.MemAlloc(1 << 19), y = t.cuda.MemAlloc(1 << 19);
     ASSERT_GT(x, 0) << i << ": " << t.cuda.last_error();
     ASSERT_GT(y, 0) << i << ": " << t.cuda.last_error();
-    ASSERT_EQ(t.cuda.MemFree(x), host::WCU_OK);
-    ASSERT_EQ(t.cuda.MemFree(y), host::WCU_OK);
+    ASSERT_EQ(t.cuda.MemFree(x), WCU_OK);
+    ASSERT_EQ(t.cuda.MemFree(y), WCU_OK);
   }
   const int32_t x = t.cuda.MemAlloc(1 << 19), y = t.cuda.MemAlloc(1 << 19);
   const uint64_t ax = t.Address(x), ay = t.Address(y);
   EXPECT_LT(ax > ay ? ax - ay : ay - ax, uint64_t{1} << 24) << "both in one window";
-  EXPECT_EQ(t.cuda.MemAlloc(1), host::WCU_ERR_QUOTA);
+  EXPECT_EQ(t.cuda.MemAlloc(1), WCU_ERR_QUOTA);
 }
 
 TEST(Instrumented, a_kernel_spinning_forever_ends_at_the_deadline_and_the_tenant_goes_on) {
@@ -138,39 +138,39 @@ TEST(Instrumented, a_kernel_spinning_forever_ends_at_the_deadline_and_the_tenant
   host::WasiCudaOptions o;
   o.deadline = Clock::now() + milliseconds(200);
   Tenant runaway(modules, o), other(modules);
-  ASSERT_EQ(runaway.Launch("spin", {}), host::WCU_OK) << runaway.cuda.last_error();
-  EXPECT_EQ(runaway.cuda.Synchronize(), host::WCU_ERR_DEADLINE);
+  ASSERT_EQ(runaway.Launch("spin", {}), WCU_OK) << runaway.cuda.last_error();
+  EXPECT_EQ(runaway.cuda.Synchronize(), WCU_ERR_DEADLINE);
   EXPECT_LT(Clock::now(), *o.deadline + milliseconds(150)) << "stopped late";
   EXPECT_NE(runaway.cuda.last_error().find("'spin'"), std::string::npos) << runaway.cuda.last_error();
   const int32_t b = other.cuda.MemAlloc(64);
-  ASSERT_EQ(other.Launch("poke", {{host::WCU_ARG_BUFFER, static_cast<uint32_t>(b), 0},
-                                  {host::WCU_ARG_B64, 0, 4},
-                                  {host::WCU_ARG_B32, 0, 9}}),
-            host::WCU_OK);
-  EXPECT_EQ(other.cuda.Synchronize(), host::WCU_OK) << other.cuda.last_error();
+  ASSERT_EQ(other.Launch("poke", {{WCU_ARG_BUFFER, static_cast<uint32_t>(b), 0},
+                                  {WCU_ARG_B64, 0, 4},
+                                  {WCU_ARG_B32, 0, 9}}),
+            WCU_OK);
+  EXPECT_EQ(other.cuda.Synchronize(), WCU_OK) << other.cuda.last_error();
   EXPECT_EQ(other.Word(b, 4), 9u);
 }
 
 TEST(Instrumented, a_trap_is_a_device_fault_naming_its_line) {
   auto modules = TenantModules(true);
   Tenant t(modules), other(modules);
-  ASSERT_EQ(t.Launch("trapper", {}), host::WCU_OK);
-  EXPECT_EQ(t.cuda.Synchronize(), host::WCU_ERR_DEVICE);
+  ASSERT_EQ(t.Launch("trapper", {}), WCU_OK);
+  EXPECT_EQ(t.cuda.Synchronize(), WCU_ERR_DEVICE);
   EXPECT_EQ(t.cuda.last_error(), "kernel 'trapper' (PTX line 29): trap instruction executed");
   EXPECT_EQ(t.g.Metrics().kernel_faults, 1u);
-  ASSERT_EQ(other.Launch("where", {{host::WCU_ARG_BUFFER, static_cast<uint32_t>(other.cuda.MemAlloc(8)), 0}}),
-            host::WCU_OK);
-  EXPECT_EQ(other.cuda.Synchronize(), host::WCU_OK) << other.cuda.last_error();
+  ASSERT_EQ(other.Launch("where", {{WCU_ARG_BUFFER, static_cast<uint32_t>(other.cuda.MemAlloc(8)), 0}}),
+            WCU_OK);
+  EXPECT_EQ(other.cuda.Synchronize(), WCU_OK) << other.cuda.last_error();
 }
 
 TEST(Instrumented, hidden_parameters_are_not_the_guests_to_pass) {
   Tenant t(TenantModules(true));
   const int32_t b = t.cuda.MemAlloc(64);
-  EXPECT_EQ(t.Launch("where", {{host::WCU_ARG_BUFFER, static_cast<uint32_t>(b), 0},
-                               {host::WCU_ARG_B64, 0, 0},
-                               {host::WCU_ARG_B64, 0, 0},
-                               {host::WCU_ARG_B64, 0, 0}}),
-            host::WCU_ERR_BAD_ARGS);
+  EXPECT_EQ(t.Launch("where", {{WCU_ARG_BUFFER, static_cast<uint32_t>(b), 0},
+                               {WCU_ARG_B64, 0, 0},
+                               {WCU_ARG_B64, 0, 0},
+                               {WCU_ARG_B64, 0, 0}}),
+            WCU_ERR_BAD_ARGS);
   EXPECT_EQ(t.cuda.last_error(), "launch of 'where': the kernel takes 1 arguments, got 4");
 }
 
@@ -181,10 +181,10 @@ TEST(Instrumented, refused_instructions_and_reserved_names_are_errors_naming_the
         ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n" + body + "  ret;\n}\n";
     return t.cuda.ModuleLoad({reinterpret_cast<const uint8_t*>(ptx.data()), ptx.size()});
   };
-  EXPECT_EQ(load("  brkpt;\n"), host::WCU_ERR_UNSUPPORTED);
+  EXPECT_EQ(load("  brkpt;\n"), WCU_ERR_UNSUPPORTED);
   EXPECT_NE(t.cuda.last_error().find("line 6"), std::string::npos) << t.cuda.last_error();
   EXPECT_NE(t.cuda.last_error().find("brkpt"), std::string::npos) << t.cuda.last_error();
-  EXPECT_EQ(load("  .reg .b32 __gw_x;\n"), host::WCU_ERR_BAD_PTX);
+  EXPECT_EQ(load("  .reg .b32 __gw_x;\n"), WCU_ERR_BAD_PTX);
   EXPECT_NE(t.cuda.last_error().find("__gw_"), std::string::npos) << t.cuda.last_error();
   EXPECT_GT(load(""), 0) << t.cuda.last_error();
 }
