@@ -142,17 +142,18 @@ int main(int argc, char** argv) {
           device::LaunchOptions warm;
           warm.deadline = Clock::now() + std::chrono::milliseconds(1);
           auto first = *ctx->CreateStream();
-          (void)first->Launch(*k, c, Params(out, sh.with_n), warm);
+          (void)first->Launch(*k, c, Params(out, sh.with_n), std::move(warm));
           (void)first->Synchronize();
         }
         c.grid = sh.grid;
         c.block = sh.block;
         device::LaunchOptions o;
         auto t0 = Clock::now();
-        o.deadline = t0 + std::chrono::milliseconds(deadline_ms);
-        Status s = stream->Launch(*k, c, Params(out, sh.with_n), o);
+        const auto deadline = t0 + std::chrono::milliseconds(deadline_ms);
+        o.deadline = deadline;
+        Status s = stream->Launch(*k, c, Params(out, sh.with_n), std::move(o));
         if (s.ok()) s = stream->Synchronize();
-        double ms = std::chrono::duration<double, std::milli>(Clock::now() - *o.deadline).count();
+        double ms = std::chrono::duration<double, std::milli>(Clock::now() - deadline).count();
         if (s.code() != StatusCode::kDeadlineExceeded) {
           std::fprintf(stderr, "%s (%s): expected deadline_exceeded, got %s\n", sh.name, tiers[t].name,
                        s.ToString().c_str());

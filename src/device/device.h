@@ -16,12 +16,15 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "common/status.h"
@@ -99,7 +102,72 @@ class Module {
 };
 
 // Called once when an enqueued operation has finished (OK) or failed; on a device thread.
-using Completion = std::function<void(const Status&)>;
+// Move-only, so that it can own what its operation holds (the guest interface's launch permit):
+// that goes with the completion, whether it was called or dropped. Callables of up to 32 bytes
+// live inside it (a launch allocates nothing); larger ones on the heap.
+class Completion {
+ public:
+  Completion() = default;
+  Completion(std::nullptr_t) {}  // NOLINT(google-explicit-constructor): like std::function
+  template <class F>
+  requires(!std::is_same_v<std::decay_t<F>, Completion> && std::is_invocable_v<std::decay_t<F>&, const Status&>)
+      Completion(F&& f) {  // NOLINT(google-explicit-constructor, bugprone-forwarding-reference-overload)
+    using T = std::decay_t<F>;
+    if constexpr (sizeof(T) <= kInline && alignof(T) <= alignof(std::max_align_t) &&
+                  std::is_nothrow_move_constructible_v<T>) {
+      new (buf_) T(std::forward<F>(f));
+      ops_ = &kInlineOps<T>;
+    } else {
+      *reinterpret_cast<T**>(buf_) = new T(std::forward<F>(f));
+      ops_ = &kHeapOps<T>;
+    }
+  }
+  Completion(Completion&& o) noexcept : ops_(o.ops_) {
+    if (ops_ != nullptr) ops_->move(o.buf_, buf_);
+    o.ops_ = nullptr;
+  }
+  Completion& operator=(Completion&& o) noexcept {
+    if (this != &o) {
+      Reset();
+      ops_ = o.ops_;
+      if (ops_ != nullptr) ops_->move(o.buf_, buf_);
+      o.ops_ = nullptr;
+    }
+    return *this;
+  }
+  Completion(const Completion&) = delete;
+  Completion& operator=(const Completion&) = delete;
+  ~Completion() { Reset(); }
+
+  explicit operator bool() const { return ops_ != nullptr; }
+  void operator()(const Status& s) { ops_->call(buf_, s); }
+
+ private:
+  static constexpr size_t kInline = 32;
+  struct Ops {
+    void (*call)(void*, const Status&);
+    void (*move)(void* from, void* to);  // leaves `from` destroyed
+    void (*destroy)(void*);
+  };
+  template <class T>
+  static constexpr Ops kInlineOps = {[](void* p, const Status& s) { (*static_cast<T*>(p))(s); },
+                                     [](void* from, void* to) {
+                                       new (to) T(std::move(*static_cast<T*>(from)));
+                                       static_cast<T*>(from)->~T();
+                                     },
+                                     [](void* p) { static_cast<T*>(p)->~T(); }};
+  template <class T>
+  static constexpr Ops kHeapOps = {[](void* p, const Status& s) { (**static_cast<T**>(p))(s); },
+                                   [](void* from, void* to) { *static_cast<T**>(to) = *static_cast<T**>(from); },
+                                   [](void* p) { delete *static_cast<T**>(p); }};
+  void Reset() {
+    if (ops_ != nullptr) ops_->destroy(buf_);
+    ops_ = nullptr;
+  }
+
+  alignas(std::max_align_t) unsigned char buf_[kInline];
+  const Ops* ops_ = nullptr;
+};
 
 struct LaunchOptions {
   // Work not finished by then is stopped; the launch fails with DeadlineExceeded.

@@ -5,19 +5,16 @@ namespace gpuwasm::host {
 LaunchPermit& LaunchPermit::operator=(LaunchPermit&& o) noexcept {
   if (this != &o) {
     Release();
-    owner_ = std::move(o.owner_);
+    owner_ = o.owner_;
+    o.owner_ = nullptr;
   }
   return *this;
 }
 
-void PermitToken::Release() const {
-  if (owner != nullptr) owner->ReleaseSlot();
-}
-
 void LaunchPermit::Release() {
-  if (owner_) {
+  if (owner_ != nullptr) {
     owner_->ReleaseSlot();
-    owner_.reset();
+    owner_ = nullptr;
   }
 }
 
@@ -25,15 +22,8 @@ std::shared_ptr<LaunchAdmission> LaunchAdmission::Create(uint32_t max_inflight, 
   return std::shared_ptr<LaunchAdmission>(new LaunchAdmission(max_inflight == 0 ? 1 : max_inflight, wait_limit));
 }
 
-LaunchAdmission::Outcome LaunchAdmission::Acquire(std::optional<Clock::time_point> deadline, LaunchPermit* permit) {
-  PermitToken token;
-  Outcome o = AcquireToken(deadline, &token);
-  if (o == Outcome::kAdmitted) *permit = LaunchPermit(shared_from_this(), token);
-  return o;
-}
-
-LaunchAdmission::Outcome LaunchAdmission::AcquireTokenSlow(std::optional<Clock::time_point> deadline,
-                                                           PermitToken* token, std::atomic<uint32_t>* tripped) {
+LaunchAdmission::Outcome LaunchAdmission::AcquireSlow(std::optional<Clock::time_point> deadline, LaunchPermit* permit,
+                                                      std::atomic<uint32_t>* tripped) {
   const bool passed =
       tripped != nullptr ? tripped->load(std::memory_order_relaxed) != 0 : deadline && Clock::now() >= *deadline;
   if (passed) {  // the deadline had already passed
@@ -64,7 +54,7 @@ LaunchAdmission::Outcome LaunchAdmission::AcquireTokenSlow(std::optional<Clock::
       return Outcome::kDeadline;
     }
   }
-  token->owner = this;
+  *permit = LaunchPermit(this);
   return Outcome::kAdmitted;
 }
 

@@ -3,8 +3,10 @@
 // until the invocation's deadline or the wait limit. Every refusal counts one rejection.
 //
 // A LaunchPermit is the RAII proof of admission: its slot is released exactly once, when the
-// permit is destroyed or Release()d (normally by the device's completion callback), whatever path
-// the code takes. Thread-safety: all methods may be called from any thread.
+// permit is destroyed or Release()d, whatever path the code takes. The guest interface moves it
+// into the launch's device completion (device::Completion is move-only), so the slot comes back
+// when the device has finished with the launch, or when it drops the launch without running it.
+// Thread-safety: all methods may be called from any thread.
 #pragma once
 
 #include <atomic>
@@ -19,35 +21,25 @@ namespace gpuwasm::host {
 
 class LaunchAdmission;
 
-// A detached permit: a trivially copyable token that gives its slot back when released. Used to
-// hand a permit to a device completion callback without an allocation; the admission must
-// outlive the token (WasiCudaContext stops its device work before it goes away).
-struct PermitToken {
-  LaunchAdmission* owner = nullptr;
-  void Release() const;
-};
-
+// One admitted launch's slot. One word: a completion holding it and its instance's context stays
+// within device::Completion's inline room. The admission must outlive its permits (the guest
+// interface stops its stream, which completes or drops every launch, before its admission goes).
 class LaunchPermit {
  public:
   LaunchPermit() = default;
-  // Takes over the slot held by `token` (taken from `owner`).
-  LaunchPermit(std::shared_ptr<LaunchAdmission> owner, PermitToken token) : owner_(std::move(owner)) { (void)token; }
-  LaunchPermit(LaunchPermit&& o) noexcept : owner_(std::move(o.owner_)) {}
+  LaunchPermit(LaunchPermit&& o) noexcept : owner_(o.owner_) { o.owner_ = nullptr; }
   LaunchPermit& operator=(LaunchPermit&& o) noexcept;
   LaunchPermit(const LaunchPermit&) = delete;
   LaunchPermit& operator=(const LaunchPermit&) = delete;
   ~LaunchPermit() { Release(); }
+  // Gives the slot back now (once; later calls and the destructor do nothing).
   void Release();
   bool valid() const { return owner_ != nullptr; }
-  // Gives the slot to a token, to be released exactly once by whoever holds it.
-  PermitToken Detach() {
-    PermitToken t{owner_.get()};
-    owner_.reset();
-    return t;
-  }
 
  private:
-  std::shared_ptr<LaunchAdmission> owner_;
+  friend class LaunchAdmission;
+  explicit LaunchPermit(LaunchAdmission* owner) : owner_(owner) {}
+  LaunchAdmission* owner_ = nullptr;
 };
 
 class LaunchAdmission : public std::enable_shared_from_this<LaunchAdmission> {
@@ -57,22 +49,19 @@ class LaunchAdmission : public std::enable_shared_from_this<LaunchAdmission> {
 
   static std::shared_ptr<LaunchAdmission> Create(uint32_t max_inflight, std::chrono::milliseconds wait_limit);
 
-  // Waits for a slot until `deadline` (if any) or the wait limit, whichever is first.
-  Outcome Acquire(std::optional<Clock::time_point> deadline, LaunchPermit* permit);
-  // The same, handing the slot to a token at once (no shared ownership of the admission): for a
-  // caller that gives the slot straight to a completion callback.
-  // `tripped`, when given, answers "has the deadline already passed?" in place of reading the
-  // clock (a Watchdog sets it at the deadline: one load instead of a clock read per launch).
-  // Waiting for a slot still ends at `deadline` exactly, and sets it when it does, so the next
-  // launch is refused at once even if the Watchdog has not run yet.
-  Outcome AcquireToken(std::optional<Clock::time_point> deadline, PermitToken* token,
-                       std::atomic<uint32_t>* tripped = nullptr) {
+  // Waits for a slot until `deadline` (if any) or the wait limit, whichever is first; the slot is
+  // `permit`'s when admitted. `tripped`, when given, answers "has the deadline already passed?" in
+  // place of reading the clock (a Watchdog sets it at the deadline: one load instead of a clock
+  // read per launch). Waiting for a slot still ends at `deadline` exactly, and sets it when it
+  // does, so the next launch is refused at once even if the Watchdog has not run yet.
+  Outcome Acquire(std::optional<Clock::time_point> deadline, LaunchPermit* permit,
+                  std::atomic<uint32_t>* tripped = nullptr) {
     // Inline fast path (every guest launch): the deadline not tripped and a free slot.
     if (tripped != nullptr && tripped->load(std::memory_order_relaxed) == 0 && TryTake(/*fresh=*/false)) {
-      token->owner = this;
+      *permit = LaunchPermit(this);
       return Outcome::kAdmitted;
     }
-    return AcquireTokenSlow(deadline, token, tripped);
+    return AcquireSlow(deadline, permit, tripped);
   }
 
   uint32_t inflight() const;
@@ -81,12 +70,10 @@ class LaunchAdmission : public std::enable_shared_from_this<LaunchAdmission> {
 
  private:
   friend class LaunchPermit;
-  friend struct PermitToken;
   LaunchAdmission(uint32_t max_inflight, std::chrono::milliseconds wait_limit)
       : max_(max_inflight), wait_(wait_limit) {}
   void ReleaseSlot();
-  Outcome AcquireTokenSlow(std::optional<Clock::time_point> deadline, PermitToken* token,
-                           std::atomic<uint32_t>* tripped);
+  Outcome AcquireSlow(std::optional<Clock::time_point> deadline, LaunchPermit* permit, std::atomic<uint32_t>* tripped);
 
   // Takes a slot if one is free. `fresh`: read the release count again first (a waiter, which
   // must see every release); otherwise the acquirers' cached copy serves until it says "full".

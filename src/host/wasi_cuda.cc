@@ -410,8 +410,8 @@ inline int32_t WasiCudaContext::LaunchInline(int32_t kernel, const uint32_t grid
     if (!created.ok()) return FromStatus(created.status(), WCU_ERR_INTERNAL);
     stream = *created;
   }
-  PermitToken token;
-  switch (admission_->AcquireToken(options_.deadline, &token, &deadline_tripped_)) {
+  LaunchPermit permit;
+  switch (admission_->Acquire(options_.deadline, &permit, &deadline_tripped_)) {
     case LaunchAdmission::Outcome::kBusy:
       return Fail(WCU_ERR_BUSY, "launch of '" + sig.name + "': no launch slot (" +
                                     std::to_string(admission_->max_inflight()) + " in flight) within the wait limit");
@@ -425,18 +425,16 @@ inline int32_t WasiCudaContext::LaunchInline(int32_t kernel, const uint32_t grid
   lo.deadline = options_.deadline;
   lo.config_checked = true;  // above, or an identical shape earlier
   lo.control = control;
-  // The slot is released when the device is done with the launch, whatever the outcome: the stream
-  // calls every completion exactly once (also for failed, cancelled and dropped work), and this
-  // context stops its stream before the admission goes away.
-  // Two words of capture: std::function keeps them inline, the launch path allocates nothing.
-  lo.on_complete = [token, this](const Status& s) {
+  // The completion owns the slot: it comes back when the device has finished with the launch, or
+  // with the completion if the device drops it (the stream is stopped before the admission goes).
+  // Two words of capture: inside device::Completion, the launch path allocates nothing.
+  lo.on_complete = [permit = std::move(permit), this](const Status& s) mutable {
     if (s.code() == StatusCode::kDeviceFault) [[unlikely]]
       CountKernelFault();
-    token.Release();
+    permit.Release();
   };
   Status s = stream->Launch(*k->kernel, config, std::move(params), std::move(lo));
-  if (!s.ok()) [[unlikely]] {
-    token.Release();
+  if (!s.ok()) [[unlikely]] {  // refused: the completion, and with it the slot, went with `lo`
     // Refused by the device (its shape, its scratch over the quota): not launched.
     kernels_launched_.store(kernels_launched_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     // The parameters are right by construction: what the device refuses is the shape (on a GPU,

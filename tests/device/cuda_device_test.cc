@@ -295,7 +295,9 @@ TEST_F(CudaOnFake, a_device_assert_ends_only_its_context_which_is_then_rebuilt) 
   std::atomic<bool> failed{false};
   device::LaunchOptions o;
   o.on_complete = [&](const Status& r) { failed = r.code() == StatusCode::kDeviceFault; };
-  EXPECT_TRUE(a.stream().Launch(*ka, {{1}, {32}}, Params(ka->signature()).Add(out).Add(32u).Add(0u).Build(), o).ok());
+  EXPECT_TRUE(a.stream()
+                  .Launch(*ka, {{1}, {32}}, Params(ka->signature()).Add(out).Add(32u).Add(0u).Build(), std::move(o))
+                  .ok());
   EXPECT_EQ(a.stream().Synchronize().code(), StatusCode::kDeviceFault);
   EXPECT_TRUE(failed.load());
   // The driver refused to free the asserted context's buffer: it stays charged to the tenant (a
@@ -485,7 +487,7 @@ TEST_F(CudaOnFake, cancel_reports_at_once_and_a_kernel_that_keeps_running_is_aba
   };
   device::LaunchConfig c;
   c.block.x = 32;
-  ASSERT_TRUE(h.stream().Launch(*k, c, Params(k->signature()).Add(flag).Add(out).Build(), o).ok());
+  ASSERT_TRUE(h.stream().Launch(*k, c, Params(k->signature()).Add(flag).Add(out).Build(), std::move(o)).ok());
   std::this_thread::sleep_for(milliseconds(30));
   auto t0 = Clock::now();
   h.stream().Cancel();
@@ -513,7 +515,7 @@ TEST_F(CudaOnFake, a_host_copy_behind_a_kernel_that_never_ends_returns_at_once) 
   int pageable = FakeCount("gpuwasm_fake_cuda_pageable_copies");
   device::LaunchOptions o;
   o.deadline = Clock::now() + milliseconds(300);
-  ASSERT_TRUE(h.stream().Launch(*k, {{1}, {32}}, Params(k->signature()).Add(flag).Add(out).Build(), o).ok());
+  ASSERT_TRUE(h.stream().Launch(*k, {{1}, {32}}, Params(k->signature()).Add(flag).Add(out).Build(), std::move(o)).ok());
   std::vector<uint8_t> src(3 << 20, 9);  // six chunks of the staging memory
   auto t0 = Clock::now();
   ASSERT_TRUE(h.stream().MemcpyHtoD(dst, src.data(), src.size()).ok());

@@ -160,7 +160,7 @@ inline void WorkAfterAFailureCompletesOnTheDevicesThreads(device::Device& d) {
     device::LaunchOptions o;
     o.control = w->control_host();
     o.on_complete = done.Make();
-    ASSERT_TRUE(s->Launch(*k, {{1}, {1}, 0}, window_contract::Pack(*k, {a, off, 7}, *w), o).ok());
+    ASSERT_TRUE(s->Launch(*k, {{1}, {1}, 0}, window_contract::Pack(*k, {a, off, 7}, *w), std::move(o)).ok());
   }
   EXPECT_EQ(s->Synchronize().code(), StatusCode::kDeviceFault);
   const std::vector<Status> st = done.statuses();
@@ -170,7 +170,7 @@ inline void WorkAfterAFailureCompletesOnTheDevicesThreads(device::Device& d) {
   device::LaunchOptions o;
   o.control = w->control_host();
   o.on_complete = done.Make();
-  ASSERT_TRUE(s->Launch(*k, {{1}, {1}, 0}, window_contract::Pack(*k, {a, 0, 7}, *w), o).ok());
+  ASSERT_TRUE(s->Launch(*k, {{1}, {1}, 0}, window_contract::Pack(*k, {a, 0, 7}, *w), std::move(o)).ok());
   EXPECT_EQ(s->Synchronize().code(), StatusCode::kDeviceFault);
   EXPECT_EQ(done.statuses().size(), 4u);
   EXPECT_TRUE(done.NoneOn(caller)) << "a completion ran on the thread that enqueued its work";
@@ -192,7 +192,7 @@ inline void CancelCompletesWhatItStoppedOnTheDevicesThreads(device::Device& d) {
   for (int i = 0; i < 3; ++i) {
     device::LaunchOptions o;
     o.on_complete = done.Make();
-    ASSERT_TRUE(s->Launch(*k, {{1}, {32}, 0}, params, o).ok());
+    ASSERT_TRUE(s->Launch(*k, {{1}, {32}, 0}, params, std::move(o)).ok());
   }
   s->Cancel();
   (void)s->Synchronize();

@@ -107,7 +107,7 @@ TEST_P(Faults, deadline_stops_a_kernel_that_never_ends) {
     EXPECT_EQ(r.code(), StatusCode::kDeadlineExceeded) << r;
     reported_ms = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - t0).count();
   };
-  Status s = h.Run(*k, {1}, {64}, Params(k->signature()).Add(flag).Add(out).Build(), 0, o);
+  Status s = h.Run(*k, {1}, {64}, Params(k->signature()).Add(flag).Add(out).Build(), 0, std::move(o));
   auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s;
   // The launch is reported at its deadline on every device.
@@ -133,7 +133,7 @@ TEST_P(Faults, cancel_stops_a_running_kernel_and_the_stream_stays_usable) {
   };
   device::LaunchConfig c;
   c.block.x = 32;
-  ASSERT_TRUE(h.stream().Launch(*k, c, Params(k->signature()).Add(flag).Add(out).Build(), o).ok());
+  ASSERT_TRUE(h.stream().Launch(*k, c, Params(k->signature()).Add(flag).Add(out).Build(), std::move(o)).ok());
   std::this_thread::sleep_for(milliseconds(50));
   h.stream().Cancel();
   EXPECT_TRUE(completed.load());
@@ -243,7 +243,7 @@ TEST_P(Faults, a_grid_of_tiny_blocks_stops_at_its_deadline) {
     device::LaunchConfig c;
     c.grid = grid;
     c.block = {1};
-    Status s = stream->Launch(**k, c, Params((*k)->signature()).Add(out).Build(), o);
+    Status s = stream->Launch(**k, c, Params((*k)->signature()).Add(out).Build(), std::move(o));
     if (s.ok()) s = stream->Synchronize();
     auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s;

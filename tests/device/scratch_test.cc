@@ -119,7 +119,7 @@ TEST(Scratch, copies_queued_behind_a_running_kernel_are_charged_until_they_ran) 
   device::LaunchConfig cfg;
   device::LaunchOptions o;
   o.deadline = std::chrono::steady_clock::now() + milliseconds(3000);
-  ASSERT_TRUE(s->Launch(*k, cfg, Param(0), o).ok());
+  ASSERT_TRUE(s->Launch(*k, cfg, Param(0), std::move(o)).ok());
   std::vector<uint8_t> data(64ull << 20, 7);
   Status st;
   int queued = 0;

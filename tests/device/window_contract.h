@@ -95,7 +95,7 @@ inline void AStoreOutsideTheWindowEndsItsLaunchCleanly(device::Device& d) {
   device::LaunchOptions o;
   o.control = w->control_host();
   const uint64_t off = uint64_t{1} << 36;  // unmapped: on a GPU without the fence, a process-fatal fault
-  ASSERT_TRUE(s->Launch(*k, {{1}, {1}, 0}, Pack(*k, {a, off, 7}, *w), o).ok());
+  ASSERT_TRUE(s->Launch(*k, {{1}, {1}, 0}, Pack(*k, {a, off, 7}, *w), std::move(o)).ok());
   Status st = s->Synchronize();
   EXPECT_EQ(st.code(), StatusCode::kDeviceFault) << st;
   char hex[24];
@@ -110,7 +110,7 @@ inline void AStoreOutsideTheWindowEndsItsLaunchCleanly(device::Device& d) {
   auto s2 = *ctx->CreateStream();
   device::LaunchOptions o2;
   o2.control = w2->control_host();
-  ASSERT_TRUE(s2->Launch(*k, {{1}, {1}, 0}, Pack(*k, {b, 8, 42}, *w2), o2).ok());
+  ASSERT_TRUE(s2->Launch(*k, {{1}, {1}, 0}, Pack(*k, {b, 8, 42}, *w2), std::move(o2)).ok());
   EXPECT_TRUE(s2->Synchronize().ok());
   uint32_t v = 0;
   ASSERT_TRUE(s2->MemcpyDtoH(&v, b + 8, 4).ok());
@@ -126,7 +126,7 @@ inline void TheAbortWordEndsAKernelThatWouldNeverEnd(device::Device& d) {
   auto s = *ctx->CreateStream();
   device::LaunchOptions o;
   o.control = w->control_host();  // no deadline: only the abort word can end it
-  ASSERT_TRUE(s->Launch(*k, {{4}, {64}, 0}, Pack(*k, {}, *w), o).ok());
+  ASSERT_TRUE(s->Launch(*k, {{4}, {64}, 0}, Pack(*k, {}, *w), std::move(o)).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const auto raised = Clock::now();
   static_cast<std::atomic<uint32_t>*>(w->control_host())->store(1);  // as the watchdog does at the deadline

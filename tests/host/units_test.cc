@@ -2,6 +2,7 @@
 // the shared module cache.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -80,7 +81,7 @@ TEST(LaunchAdmission, cap_holds_under_contention_with_a_releasing_thread) {
   auto adm = LaunchAdmission::Create(kMax, milliseconds(10'000));
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<PermitToken> queue;  // the "device": completes launches in order
+  std::deque<LaunchPermit> queue;  // the "device": completes launches in order
   bool done = false;
   std::atomic<uint32_t> held{0}, worst{0};
   std::atomic<int> refused{0};
@@ -89,7 +90,7 @@ TEST(LaunchAdmission, cap_holds_under_contention_with_a_releasing_thread) {
       std::unique_lock<std::mutex> lock(mu);
       cv.wait(lock, [&] { return done || !queue.empty(); });
       if (queue.empty()) return;
-      PermitToken t = queue.front();
+      LaunchPermit t = std::move(queue.front());
       queue.pop_front();
       lock.unlock();
       held.fetch_sub(1);
@@ -100,8 +101,8 @@ TEST(LaunchAdmission, cap_holds_under_contention_with_a_releasing_thread) {
   for (int g = 0; g < kThreads; ++g) {
     guests.emplace_back([&] {
       for (int i = 0; i < kEach; ++i) {
-        PermitToken t;
-        if (adm->AcquireToken(std::nullopt, &t) != LaunchAdmission::Outcome::kAdmitted) {
+        LaunchPermit t;
+        if (adm->Acquire(std::nullopt, &t) != LaunchAdmission::Outcome::kAdmitted) {
           ++refused;
           continue;
         }
@@ -109,7 +110,7 @@ TEST(LaunchAdmission, cap_holds_under_contention_with_a_releasing_thread) {
         for (uint32_t w = worst.load(); now > w && !worst.compare_exchange_weak(w, now);) {
         }
         std::lock_guard<std::mutex> lock(mu);
-        queue.push_back(t);
+        queue.push_back(std::move(t));
         cv.notify_one();
       }
     });
@@ -127,6 +128,39 @@ TEST(LaunchAdmission, cap_holds_under_contention_with_a_releasing_thread) {
   EXPECT_EQ(adm->rejections(), 0u);
 }
 
+TEST(LaunchAdmission, a_completion_owns_its_permit_and_dropping_it_gives_the_slot_back) {
+  auto adm = LaunchAdmission::Create(1, milliseconds(10));
+  LaunchPermit p;
+  ASSERT_EQ(adm->Acquire(std::nullopt, &p), LaunchAdmission::Outcome::kAdmitted);
+  int calls = 0;
+  device::Completion done = [permit = std::move(p), &calls](const Status&) mutable {
+    ++calls;
+    permit.Release();
+  };
+  device::Completion moved = std::move(done);
+  EXPECT_FALSE(static_cast<bool>(done));
+  EXPECT_EQ(adm->inflight(), 1u);
+  moved(Status::Ok());
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(adm->inflight(), 0u);
+  // A device that drops a launch without calling its completion still gives the slot back.
+  ASSERT_EQ(adm->Acquire(std::nullopt, &p), LaunchAdmission::Outcome::kAdmitted);
+  {
+    device::Completion dropped = [permit = std::move(p)](const Status&) mutable { permit.Release(); };
+    EXPECT_EQ(adm->inflight(), 1u);
+  }
+  EXPECT_EQ(adm->inflight(), 0u);
+  // Callables larger than the inline room go to the heap and behave the same.
+  ASSERT_EQ(adm->Acquire(std::nullopt, &p), LaunchAdmission::Outcome::kAdmitted);
+  {
+    std::array<uint64_t, 8> big{};
+    device::Completion heap = [permit = std::move(p), big](const Status&) mutable { permit.Release(); };
+    device::Completion again = std::move(heap);
+    EXPECT_EQ(adm->inflight(), 1u);
+  }
+  EXPECT_EQ(adm->inflight(), 0u);
+}
+
 TEST(LaunchAdmission, passed_deadline_is_refused_even_with_free_slots) {
   auto adm = LaunchAdmission::Create(4, milliseconds(1000));
   LaunchPermit p;
@@ -139,23 +173,23 @@ TEST(LaunchAdmission, a_tripped_flag_stands_for_the_clock_and_is_set_by_a_wait_t
   auto adm = LaunchAdmission::Create(1, milliseconds(10000));
   std::atomic<uint32_t> tripped{0};
   const auto deadline = std::chrono::steady_clock::now() + milliseconds(100);
-  PermitToken a, b;
+  LaunchPermit a, b;
   // Not tripped: admitted without reading the clock.
-  ASSERT_EQ(adm->AcquireToken(deadline, &a, &tripped), LaunchAdmission::Outcome::kAdmitted);
+  ASSERT_EQ(adm->Acquire(deadline, &a, &tripped), LaunchAdmission::Outcome::kAdmitted);
   // Full: waits until the deadline (not the 10 s limit), refuses, and sets the flag itself.
   auto t0 = std::chrono::steady_clock::now();
-  EXPECT_EQ(adm->AcquireToken(deadline, &b, &tripped), LaunchAdmission::Outcome::kDeadline);
+  EXPECT_EQ(adm->Acquire(deadline, &b, &tripped), LaunchAdmission::Outcome::kDeadline);
   EXPECT_GE(std::chrono::steady_clock::now(), deadline);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(5000));
   EXPECT_EQ(tripped.load(), 1u);
   a.Release();
   // A free slot, but the flag says the deadline passed: refused at once, counted.
-  EXPECT_EQ(adm->AcquireToken(deadline, &b, &tripped), LaunchAdmission::Outcome::kDeadline);
+  EXPECT_EQ(adm->Acquire(deadline, &b, &tripped), LaunchAdmission::Outcome::kDeadline);
   EXPECT_EQ(adm->rejections(), 2u);
   EXPECT_EQ(adm->inflight(), 0u);
   // The flag is what is asked: cleared, the same call is admitted (the clock is not read).
   tripped.store(0);
-  EXPECT_EQ(adm->AcquireToken(deadline, &b, &tripped), LaunchAdmission::Outcome::kAdmitted);
+  EXPECT_EQ(adm->Acquire(deadline, &b, &tripped), LaunchAdmission::Outcome::kAdmitted);
   b.Release();
 }
 
