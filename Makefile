@@ -59,7 +59,7 @@ gpu-bundle: build
 tsan:
 	cmake -S . -B $(TSAN_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUWASM_TSAN=ON \
 	  -DGPUWASM_BUILD_BENCH=OFF $(CMAKE_ARGS)
-	cmake --build $(TSAN_BUILD) -j $(JOBS) --target host_tests wasm_tests runtime_tests server_tests
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target common_tests host_tests wasm_tests runtime_tests server_tests
 	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(TSAN_BUILD) --output-on-failure -j $(JOBS) \
 	  -L concurrency -E '^Concurrency\.traps_in_one_thread_do_not_disturb_another$$'
 

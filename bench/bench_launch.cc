@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
   // Every invocation has a deadline (the runtime's default is 30 s), and so do both paths here.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
   co.deadline = deadline;
-  auto modules = std::make_shared<host::ModuleCache>(*device->CreateContext());
+  auto modules = std::make_shared<host::TenantContext>(*device->CreateContext());
   host::HostEnv env({}, std::make_unique<host::WasiCudaContext>(device, modules, co));
   auto instance = *wasm::Instance::Create(module, &env, {});
   env.io.Attach(instance.get());

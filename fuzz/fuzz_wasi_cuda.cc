@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   co.max_bytes = 1 << 20;
   auto ctx = cpu->CreateContext(co);
   if (!ctx.ok()) std::abort();
-  auto modules = std::make_shared<host::ModuleCache>(*ctx, /*instrument=*/true);  // as tenants get it
+  auto modules = std::make_shared<host::TenantContext>(*ctx, /*instrument=*/true);  // as tenants get it
   {
     host::WasiCudaOptions o;
     o.max_buffers = 8;

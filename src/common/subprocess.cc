@@ -8,19 +8,61 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <string_view>
+
+#include "common/unique_fd.h"
+
 namespace gpuwasm {
 
-Result<ProcessResult> RunLimited(const std::vector<std::string>& argv, const ProcessLimits& limits) {
+namespace {
+
+// This process's environment with each of `set` ("NAME=value") put in place of NAME's entry.
+std::vector<std::string> EnvironmentWith(const std::vector<std::string>& set) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    bool replaced = false;
+    for (const std::string& s : set) {
+      std::string_view name = std::string_view(s).substr(0, s.find('=') + 1);
+      replaced = replaced || entry.starts_with(name);
+    }
+    if (!replaced) env.emplace_back(entry);
+  }
+  env.insert(env.end(), set.begin(), set.end());
+  return env;
+}
+
+}  // namespace
+
+Result<ProcessResult> RunLimited(const std::vector<std::string>& argv, const ProcessLimits& limits,
+                                 const ProcessInput& input) {
   if (argv.empty()) return Status::InvalidArgument("RunLimited: empty argv");
   // Everything the child needs is prepared before fork: between fork and exec only
   // async-signal-safe calls are allowed in a multi-threaded process.
   std::vector<char*> cargv;
   for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
+  const char* program = input.program.empty() ? cargv[0] : input.program.c_str();
+  std::vector<std::string> env_strings = EnvironmentWith(input.set_env);
+  std::vector<char*> cenv;
+  for (std::string& e : env_strings) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
+  // The child's stdin: a socket (send() with MSG_NOSIGNAL: a child that exits early raises no
+  // SIGPIPE here) when there is input, else /dev/null.
+  UniqueFd feed, child_stdin;
+  if (!input.stdin_bytes.empty()) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      return Status::IoError(std::string("socketpair: ") + strerror(errno));
+    }
+    feed.Reset(sv[0]);
+    child_stdin.Reset(sv[1]);
+  }
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC) != 0) return Status::IoError(std::string("pipe: ") + strerror(errno));
   rlimit cpu{limits.cpu_seconds, limits.cpu_seconds + 1};
@@ -43,16 +85,22 @@ Result<ProcessResult> RunLimited(const std::vector<std::string>& argv, const Pro
     if (limits.nice != 0) (void)::setpriority(PRIO_PROCESS, 0, limits.nice);
     ::dup2(pipefd[1], 1);
     ::dup2(pipefd[1], 2);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
+    int in = child_stdin.valid() ? child_stdin.get() : ::open("/dev/null", O_RDONLY);
+    if (in >= 0) ::dup2(in, 0);
     ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);  // nothing else of the parent goes across
-    ::execvp(cargv[0], cargv.data());
+    if (input.program.empty()) {
+      ::execvpe(program, cargv.data(), cenv.data());
+    } else {
+      ::execve(program, cargv.data(), cenv.data());
+    }
     static const char kMsg[] = "exec failed\n";
     (void)!::write(2, kMsg, sizeof kMsg - 1);
     ::_exit(127);
   }
   ::setpgid(pid, pid);  // also from the parent, so the group exists before any kill
   ::close(pipefd[1]);
+  child_stdin.Reset();
+  size_t fed = 0;
 
   ProcessResult result;
   auto deadline = std::chrono::steady_clock::now() + limits.wall;
@@ -70,10 +118,18 @@ Result<ProcessResult> RunLimited(const std::vector<std::string>& argv, const Pro
       ::kill(-pid, SIGKILL);
       break;
     }
-    pollfd p{pipefd[0], POLLIN, 0};
-    int n = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), limits.cancel != nullptr ? 100 : 1000)));
+    pollfd p[2] = {{pipefd[0], POLLIN, 0}, {feed.get(), POLLOUT, 0}};  // fd -1: not polled
+    int n = ::poll(p, 2, static_cast<int>(std::min<int64_t>(left.count(), limits.cancel != nullptr ? 100 : 1000)));
     if (n < 0 && errno != EINTR) break;
     if (n <= 0) continue;
+    if (feed.valid() && p[1].revents != 0) {
+      ssize_t w = ::send(feed.get(), input.stdin_bytes.data() + fed, input.stdin_bytes.size() - fed,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (w > 0) fed += static_cast<size_t>(w);
+      // All of it given, or the child stopped reading (its status says why): its stdin ends.
+      if (fed == input.stdin_bytes.size() || (w < 0 && errno != EAGAIN && errno != EINTR)) feed.Reset();
+    }
+    if (p[0].revents == 0) continue;
     ssize_t r = ::read(pipefd[0], buf, sizeof buf);
     if (r <= 0) {
       open = false;
@@ -82,6 +138,7 @@ Result<ProcessResult> RunLimited(const std::vector<std::string>& argv, const Pro
     }
   }
   ::close(pipefd[0]);
+  feed.Reset();
   int wstatus = 0;
   rusage usage{};
   while (::wait4(pid, &wstatus, 0, &usage) < 0 && errno == EINTR) {

@@ -13,67 +13,6 @@
 
 namespace gpuwasm::host {
 
-Result<std::shared_ptr<const device::Module>> ModuleCache::Load(std::string_view ptx) {
-  std::string key = Sha256Hex(ptx);
-  if (instrument_) key += ":instrumented-" + std::to_string(ptx::kInstrumentVersion);
-  std::promise<Loaded> promise;
-  {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (auto it = modules_.find(key); it != modules_.end()) {
-      if (auto m = it->second.lock()) return m;
-    }
-    if (auto it = in_flight_.find(key); it != in_flight_.end()) {
-      std::shared_future<Loaded> f = it->second;
-      lock.unlock();
-      return f.get();  // someone else compiles the same text: wait for it
-    }
-    in_flight_[key] = promise.get_future().share();
-  }
-  compiles_.fetch_add(1);
-  Loaded result = Compile(ptx);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (result.ok()) {
-      // Drop entries of released modules now and then, so a long-lived tenant context does not
-      // accumulate one per distinct PTX text ever loaded.
-      if (modules_.size() >= 64 && (modules_.size() & (modules_.size() - 1)) == 0) PruneLocked();
-      modules_[key] = *result;
-    }
-    in_flight_.erase(key);
-  }
-  promise.set_value(result);
-  return result;
-}
-
-ModuleCache::Loaded ModuleCache::Compile(std::string_view ptx) {
-  if (!instrument_) return context_->LoadModule(ptx);
-  // Parse errors and refusals name the guest's lines; the printed text keeps them, so the device's
-  // own errors and the faults its kernels record do too.
-  GPUWASM_ASSIGN_OR_RETURN(ptx::Module parsed, ptx::Parse(ptx));
-  GPUWASM_ASSIGN_OR_RETURN(ptx::Module instrumented, ptx::Instrument(parsed));
-  ptx::PrintOptions print;
-  print.keep_lines = true;
-  return context_->LoadModule(ptx::Print(instrumented, print));
-}
-
-size_t ModuleCache::PruneLocked() {
-  size_t live = 0;
-  for (auto it = modules_.begin(); it != modules_.end();) {
-    if (it->second.expired()) {
-      it = modules_.erase(it);
-    } else {
-      ++live;
-      ++it;
-    }
-  }
-  return live;
-}
-
-size_t ModuleCache::live_modules() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return PruneLocked();
-}
-
 Result<int32_t> KernelRegistry::LoadModule(std::string ptx) {
   GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const device::Module> m, cache_->Load(ptx));
   uint64_t bytes = ptx.size();

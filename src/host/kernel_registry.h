@@ -1,10 +1,3 @@
-// ModuleCache: one per device context (tenant). Identical PTX (same sha256) is compiled once per
-// context; concurrent loads of the same text wait for the one compile in flight. Entries live as
-// long as some instance holds the module. With `instrument` (every tenant but a trusted one that
-// opted out), what the device loads is the guest's PTX with the fence and deadline passes applied
-// (ptx/instrument.h), printed on the guest's own lines so that errors and faults name them; the key
-// is then the PTX's hash with the passes' version. Thread-safe.
-//
 // KernelRegistry: one per instance. Maps the instance's module and kernel handles to device
 // objects and retains each module's PTX text (exactly the bytes given) while the module lives.
 // Single-threaded: owned by the instance's thread; retained_bytes() may be read from any thread.
@@ -21,35 +14,13 @@
 #include "common/status.h"
 #include "device/device.h"
 #include "host/handles.h"
+#include "host/tenant_context.h"
 
 namespace gpuwasm::host {
 
-class ModuleCache {
- public:
-  explicit ModuleCache(std::shared_ptr<device::Context> context, bool instrument = false)
-      : context_(std::move(context)), instrument_(instrument) {}
-  Result<std::shared_ptr<const device::Module>> Load(std::string_view ptx);
-  bool instrumented() const { return instrument_; }
-  uint64_t compiles() const { return compiles_.load(); }  // loads that really compiled
-  // Modules some instance still holds (entries of released ones are dropped on the way).
-  size_t live_modules();
-  device::Context& context() { return *context_; }
-
- private:
-  using Loaded = Result<std::shared_ptr<const device::Module>>;
-  size_t PruneLocked();  // returns the live count
-  Loaded Compile(std::string_view ptx);
-  std::shared_ptr<device::Context> context_;
-  const bool instrument_;
-  std::mutex mu_;
-  std::map<std::string, std::weak_ptr<const device::Module>> modules_;
-  std::map<std::string, std::shared_future<Loaded>> in_flight_;
-  std::atomic<uint64_t> compiles_{0};
-};
-
 class KernelRegistry {
  public:
-  KernelRegistry(std::shared_ptr<ModuleCache> cache, uint32_t seed)
+  KernelRegistry(std::shared_ptr<TenantContext> cache, uint32_t seed)
       : cache_(std::move(cache)), modules_(1, seed), kernels_(2, seed * 7 + 1) {}
 
   // The module's handle; errors from the device (bad PTX, unsupported instruction).
@@ -96,7 +67,7 @@ class KernelRegistry {
     std::shared_ptr<const device::Module> module;
     std::string ptx;  // retained while the module lives
   };
-  std::shared_ptr<ModuleCache> cache_;
+  std::shared_ptr<TenantContext> cache_;
   HandleTable<ModuleEntry> modules_;
   HandleTable<GuestKernel> kernels_;
   std::atomic<uint64_t> retained_{0};

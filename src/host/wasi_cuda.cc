@@ -26,7 +26,7 @@ std::atomic<uint32_t>* AbortWord(const device::Window& w) {
 
 }  // namespace
 
-WasiCudaContext::WasiCudaContext(std::shared_ptr<device::Device> device, std::shared_ptr<ModuleCache> modules,
+WasiCudaContext::WasiCudaContext(std::shared_ptr<device::Device> device, std::shared_ptr<TenantContext> modules,
                                  WasiCudaOptions options)
     : device_(std::move(device)),
       modules_(std::move(modules)),

@@ -74,7 +74,7 @@ struct WasiCudaOptions {
 
 class WasiCudaContext {
  public:
-  WasiCudaContext(std::shared_ptr<device::Device> device, std::shared_ptr<ModuleCache> modules,
+  WasiCudaContext(std::shared_ptr<device::Device> device, std::shared_ptr<TenantContext> modules,
                   WasiCudaOptions options);
   ~WasiCudaContext();
   WasiCudaContext(const WasiCudaContext&) = delete;
@@ -141,7 +141,7 @@ class WasiCudaContext {
                        bool have_guest = true);
 
   std::shared_ptr<device::Device> device_;
-  std::shared_ptr<ModuleCache> modules_;
+  std::shared_ptr<TenantContext> modules_;
   WasiCudaOptions options_;
   std::shared_ptr<LaunchAdmission> admission_;
   KernelRegistry registry_;

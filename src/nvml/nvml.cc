@@ -1,7 +1,5 @@
 #include "nvml/nvml.h"
 
-#include <dlfcn.h>
-
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -135,14 +133,12 @@ Result<std::shared_ptr<Nvml>> Nvml::Open(std::string path) {
   }
   std::shared_ptr<Nvml> n(new Nvml());
   n->path_ = path;
-  n->handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (n->handle_ == nullptr) {
-    const char* e = dlerror();
-    return Status::Unavailable("NVML is not available: " + std::string(e != nullptr ? e : path));
-  }
+  Result<SharedLibrary> library = SharedLibrary::Open(path);
+  if (!library.ok()) return Status::Unavailable("NVML is not available: " + library.status().message());
+  n->library_ = std::move(*library);
   n->sym_ = std::make_unique<NvmlSymbols>();
   // Each symbol on its own: a missing one only disables the calls that need it.
-#define GPUWASM_RESOLVE(name, type) n->sym_->name = reinterpret_cast<Id<type>>(dlsym(n->handle_, #name));
+#define GPUWASM_RESOLVE(name, type) n->sym_->name = n->library_.Get<Id<type>>(#name);
   GPUWASM_NVML_SYMBOLS(GPUWASM_RESOLVE)
 #undef GPUWASM_RESOLVE
   if (n->sym_->nvmlInit_v2 == nullptr) return Status::Unavailable("NVML library " + path + " has no nvmlInit_v2");
@@ -154,7 +150,6 @@ Result<std::shared_ptr<Nvml>> Nvml::Open(std::string path) {
 
 Nvml::~Nvml() {
   if (initialized_ && sym_->nvmlShutdown != nullptr) sym_->nvmlShutdown();
-  if (handle_ != nullptr) dlclose(handle_);
 }
 
 Result<std::string> Nvml::driver_version() const {

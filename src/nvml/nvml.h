@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/shared_library.h"
 #include "common/status.h"
 #include "nvml/nvml_abi.h"
 
@@ -68,7 +69,7 @@ class Nvml : public std::enable_shared_from_this<Nvml> {
 
  private:
   Nvml() = default;
-  void* handle_ = nullptr;
+  SharedLibrary library_;  // closed after nvmlShutdown (~Nvml)
   std::string path_;
   std::unique_ptr<NvmlSymbols> sym_;
   bool initialized_ = false;

@@ -9,13 +9,13 @@ namespace gpuwasm::runtime {
 
 using Clock = std::chrono::steady_clock;
 
-Result<std::shared_ptr<host::ModuleCache>> TenantDevice::Modules() {
+Result<std::shared_ptr<host::TenantContext>> TenantDevice::Modules() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!modules_) {
     device::ContextOptions o;
     o.max_bytes = max_bytes_;
     GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<device::Context> ctx, device_->CreateContext(o));
-    modules_ = std::make_shared<host::ModuleCache>(std::move(ctx), instrument_);
+    modules_ = std::make_shared<host::TenantContext>(std::move(ctx), instrument_);
   }
   return modules_;
 }
@@ -57,9 +57,9 @@ InvokeResult RunInstance(TenantDevice& td, const InstanceSpec& spec, const std::
   o.max_device_bytes = t.device_bytes;
   o.max_inflight_launches = t.inflight_launches;
   o.deadline = spec.deadline;
-  std::shared_ptr<host::ModuleCache> modules;  // no device context for a tenant without GPU access
+  std::shared_ptr<host::TenantContext> modules;  // no device context for a tenant without GPU access
   if (t.gpu) {
-    Result<std::shared_ptr<host::ModuleCache>> m = td.Modules();
+    Result<std::shared_ptr<host::TenantContext>> m = td.Modules();
     if (!m.ok()) return error("the device is unavailable: " + m.status().ToString());
     modules = std::move(*m);
   }

@@ -36,7 +36,7 @@ class TenantDevice {
         max_bytes_(max_bytes),
         instrument_(instrument && device_->info().instance_windows) {}
   // The context and its module cache, made on first use.
-  Result<std::shared_ptr<host::ModuleCache>> Modules();
+  Result<std::shared_ptr<host::TenantContext>> Modules();
   struct Usage {
     uint64_t bytes = 0, reserved = 0, resets = 0;
     size_t modules = 0;
@@ -50,7 +50,7 @@ class TenantDevice {
   uint64_t max_bytes_;
   bool instrument_;
   std::mutex mu_;
-  std::shared_ptr<host::ModuleCache> modules_;
+  std::shared_ptr<host::TenantContext> modules_;
 };
 
 struct InstanceSpec {

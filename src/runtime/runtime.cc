@@ -77,16 +77,16 @@ struct Runtime::Live {
   // Where its live counters are: its environment here, or its slot in its worker's shared memory.
   const host::HostEnv* env = nullptr;
   wasm::Instance* instance = nullptr;
-  std::atomic<const worker::SlotMetrics*> slot{nullptr};
+  std::atomic<const worker::LiveInstanceMetrics*> slot{nullptr};
 
   host::InstanceMetricsSnapshot metrics() const {
     if (env != nullptr) return env->metrics();
-    const worker::SlotMetrics* s = slot.load(std::memory_order_acquire);
+    const worker::LiveInstanceMetrics* s = slot.load(std::memory_order_acquire);
     return s != nullptr ? s->Read() : host::InstanceMetricsSnapshot{};
   }
   std::chrono::nanoseconds gpu_time() const {
     if (env != nullptr) return env->cuda ? env->cuda->gpu_time() : std::chrono::nanoseconds{0};
-    const worker::SlotMetrics* s = slot.load(std::memory_order_acquire);
+    const worker::LiveInstanceMetrics* s = slot.load(std::memory_order_acquire);
     return std::chrono::nanoseconds(s != nullptr ? s->gpu_time_ns.load(std::memory_order_relaxed) : 0);
   }
 };
@@ -671,7 +671,7 @@ InvokeResult Runtime::RunInstance(TenantState& t, FunctionState& f, const std::s
     r.error = "gpuwasm is shutting down: the invocation was not started";
     return r;
   }
-  InvokeResult r = workers_->Run(t.config, std::move(run), [&](const worker::SlotMetrics* slot) {
+  InvokeResult r = workers_->Run(t.config, std::move(run), [&](const worker::LiveInstanceMetrics* slot) {
     std::lock_guard<std::mutex> lock(mu_);
     if (slot != nullptr) {
       live.slot.store(slot, std::memory_order_release);

@@ -71,7 +71,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   // Runs one invocation (moving from `run`). Sets *refused, leaving `run` as it was, when the worker
   // takes no new work any more (it retires, or was asked to stop): the caller runs it in the
   // tenant's next worker.
-  InvokeResult Run(WorkerRun& run, const std::function<void(const worker::SlotMetrics*)>& live, bool* refused);
+  InvokeResult Run(WorkerRun& run, const std::function<void(const worker::LiveInstanceMetrics*)>& live, bool* refused);
 
   // Ends the process (SIGKILL to its group); `why` becomes the worker_lost reason.
   void Kill(const std::string& why) {
@@ -256,7 +256,7 @@ Result<std::shared_ptr<WorkerProcess>> WorkerProcess::Start(
   return w;
 }
 
-InvokeResult WorkerProcess::Run(WorkerRun& run, const std::function<void(const worker::SlotMetrics*)>& live,
+InvokeResult WorkerProcess::Run(WorkerRun& run, const std::function<void(const worker::LiveInstanceMetrics*)>& live,
                                 bool* refused) {
   *refused = false;
   InvokeResult lost;
@@ -489,7 +489,7 @@ class TenantWorkers::Spawner {
   std::thread thread_;  // last: starts once the rest exists
 };
 
-struct TenantWorkers::TenantSlot {
+struct TenantWorkers::TenantEntry {
   std::mutex start_mu;  // one start at a time per tenant
   std::shared_ptr<WorkerProcess> current;
 };
@@ -516,12 +516,12 @@ TenantWorkers::~TenantWorkers() {
 }
 
 Result<std::shared_ptr<WorkerProcess>> TenantWorkers::Acquire(const TenantConfig& tenant) {
-  TenantSlot* slot = nullptr;
+  TenantEntry* slot = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopped_) return Status::Unavailable("gpuwasm is shutting down");
     auto& s = tenants_[tenant.name];
-    if (!s) s = std::make_unique<TenantSlot>();
+    if (!s) s = std::make_unique<TenantEntry>();
     slot = s.get();
     if (slot->current && !slot->current->retiring()) return slot->current;
   }
@@ -564,7 +564,7 @@ Result<std::shared_ptr<WorkerProcess>> TenantWorkers::Acquire(const TenantConfig
 }
 
 InvokeResult TenantWorkers::Run(const TenantConfig& tenant, WorkerRun run,
-                                const std::function<void(const worker::SlotMetrics*)>& live) {
+                                const std::function<void(const worker::LiveInstanceMetrics*)>& live) {
   // A worker that began to retire after it was acquired refuses the run before sending it; the
   // tenant's next worker takes it. A handful of tries covers workers retiring one after another.
   for (int attempt = 0;; ++attempt) {

@@ -77,7 +77,7 @@ class TenantWorkers {
   // Runs `run` in the tenant's worker (started when there is none) and returns its result. While
   // it runs, `live` (may be empty) is given the invocation's shared counters, then nullptr.
   InvokeResult Run(const TenantConfig& tenant, WorkerRun run,
-                   const std::function<void(const worker::SlotMetrics*)>& live);
+                   const std::function<void(const worker::LiveInstanceMetrics*)>& live);
 
   // The tenant's device-context usage as its current worker last published it (zeros without one).
   TenantDevice::Usage ContextUsage(const std::string& tenant) const;
@@ -103,7 +103,7 @@ class TenantWorkers {
   void Stop(std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
 
  private:
-  struct TenantSlot;
+  struct TenantEntry;
   class Spawner;
   Result<std::shared_ptr<WorkerProcess>> Acquire(const TenantConfig& tenant);
   void Monitor();
@@ -113,7 +113,7 @@ class TenantWorkers {
   // that started it (PR_SET_PDEATHSIG is per thread), and an invocation's thread may end first.
   std::unique_ptr<Spawner> spawner_;
   mutable std::mutex mu_;  // tenants_, retiring_, stopped_
-  std::map<std::string, std::unique_ptr<TenantSlot>> tenants_;
+  std::map<std::string, std::unique_ptr<TenantEntry>> tenants_;
   std::vector<std::shared_ptr<WorkerProcess>> retiring_;  // finishing what they run, then stopped
   bool stopped_ = false;
   std::condition_variable monitor_cv_;

@@ -388,7 +388,7 @@ int WorkerMain(int argc, char** argv) {
   // the memory one instance freed was not reused by the next (vector_add: 0.66x of in-process
   // requests/s with glibc's default of 8 per core, ~0.9x with one).
   mallopt(M_ARENA_MAX, 1);
-  auto shared = worker::SharedMetrics::Map(worker::kSharedFd);
+  auto shared = worker::SharedMetrics::Map(UniqueFd(worker::kSharedFd));
   if (!shared.ok()) Die("cannot map the shared metrics segment");
   g_header = &(*shared)->header();
   std::set_new_handler(OutOfMemory);

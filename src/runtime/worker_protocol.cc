@@ -249,7 +249,7 @@ Result<uint64_t> DecodeResult(std::string_view bytes, InvokeResult* out) {
   return id;
 }
 
-void SlotMetrics::Publish(const host::InstanceMetricsSnapshot& m, uint64_t gpu_ns) {
+void LiveInstanceMetrics::Publish(const host::InstanceMetricsSnapshot& m, uint64_t gpu_ns) {
   kernels_launched.store(m.kernels_launched, std::memory_order_relaxed);
   bytes_pinned.store(m.bytes_pinned, std::memory_order_relaxed);
   back_pressure_rejections.store(m.back_pressure_rejections, std::memory_order_relaxed);
@@ -259,7 +259,7 @@ void SlotMetrics::Publish(const host::InstanceMetricsSnapshot& m, uint64_t gpu_n
   gpu_time_ns.store(gpu_ns, std::memory_order_relaxed);
 }
 
-host::InstanceMetricsSnapshot SlotMetrics::Read() const {
+host::InstanceMetricsSnapshot LiveInstanceMetrics::Read() const {
   host::InstanceMetricsSnapshot s;
   s.kernels_launched = kernels_launched.load(std::memory_order_relaxed);
   s.bytes_pinned = bytes_pinned.load(std::memory_order_relaxed);
@@ -270,42 +270,41 @@ host::InstanceMetricsSnapshot SlotMetrics::Read() const {
   return s;
 }
 
-void SlotMetrics::Clear() {
+void LiveInstanceMetrics::Clear() {
   Publish({}, 0);
   invocation.store(0, std::memory_order_release);
 }
 
 Result<std::unique_ptr<SharedMetrics>> SharedMetrics::Create(uint32_t slots) {
-  int fd = ::memfd_create("gpuwasm-worker-metrics", MFD_CLOEXEC);
-  if (fd < 0) return Status::IoError(std::string("memfd_create: ") + std::strerror(errno));
-  size_t bytes = sizeof(SharedHeader) + size_t{slots} * sizeof(SlotMetrics);
-  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    int e = errno;
-    ::close(fd);
-    return Status::IoError(std::string("ftruncate: ") + std::strerror(e));
+  UniqueFd fd(::memfd_create("gpuwasm-worker-metrics", MFD_CLOEXEC));
+  if (!fd.valid()) return Status::IoError(std::string("memfd_create: ") + std::strerror(errno));
+  size_t bytes = sizeof(SharedHeader) + size_t{slots} * sizeof(LiveInstanceMetrics);
+  if (::ftruncate(fd.get(), static_cast<off_t>(bytes)) != 0) {
+    return Status::IoError(std::string("ftruncate: ") + std::strerror(errno));
   }
-  GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<SharedMetrics> m, Map(fd));
+  GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<SharedMetrics> m, Map(std::move(fd)));
   new (m->header_) SharedHeader();
   m->header_->slots = slots;
-  for (uint32_t i = 0; i < slots; ++i) new (&m->slots_[i]) SlotMetrics();
+  for (uint32_t i = 0; i < slots; ++i) new (&m->slots_[i]) LiveInstanceMetrics();
   m->header_->magic = kSharedMagic;
   return m;
 }
 
-Result<std::unique_ptr<SharedMetrics>> SharedMetrics::Map(int fd) {
-  off_t end = ::lseek(fd, 0, SEEK_END);
-  if (end < static_cast<off_t>(sizeof(SharedHeader)))
+Result<std::unique_ptr<SharedMetrics>> SharedMetrics::Map(UniqueFd fd) {
+  off_t end = ::lseek(fd.get(), 0, SEEK_END);
+  if (end < static_cast<off_t>(sizeof(SharedHeader))) {
     return Status::InvalidArgument("the shared metrics segment is too small");
-  void* base = ::mmap(nullptr, static_cast<size_t>(end), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  }
+  void* base = ::mmap(nullptr, static_cast<size_t>(end), PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
   if (base == MAP_FAILED) return Status::IoError(std::string("mmap: ") + std::strerror(errno));
   std::unique_ptr<SharedMetrics> m(new SharedMetrics());
-  m->fd_ = fd;
+  m->fd_ = std::move(fd);
   m->bytes_ = static_cast<size_t>(end);
   m->base_ = base;
   m->header_ = static_cast<SharedHeader*>(base);
-  m->slots_ = reinterpret_cast<SlotMetrics*>(static_cast<char*>(base) + sizeof(SharedHeader));
+  m->slots_ = reinterpret_cast<LiveInstanceMetrics*>(static_cast<char*>(base) + sizeof(SharedHeader));
   if (m->header_->magic == kSharedMagic &&
-      sizeof(SharedHeader) + size_t{m->header_->slots} * sizeof(SlotMetrics) > m->bytes_) {
+      sizeof(SharedHeader) + size_t{m->header_->slots} * sizeof(LiveInstanceMetrics) > m->bytes_) {
     return Status::InvalidArgument("the shared metrics segment is smaller than its slots");
   }
   return m;
@@ -313,7 +312,6 @@ Result<std::unique_ptr<SharedMetrics>> SharedMetrics::Map(int fd) {
 
 SharedMetrics::~SharedMetrics() {
   if (base_ != nullptr) ::munmap(base_, bytes_);
-  if (fd_ >= 0) ::close(fd_);
 }
 
 nlohmann::json TenantToJson(const TenantConfig& t) {

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/unique_fd.h"
 #include "host/metrics.h"
 #include "runtime/config.h"
 #include "runtime/invocation.h"
@@ -65,7 +66,7 @@ Result<Message> Receive(int fd, uint64_t max_bytes);
 inline constexpr int kSocketFd = 3;
 inline constexpr int kSharedFd = 4;
 
-struct alignas(64) SlotMetrics {
+struct alignas(64) LiveInstanceMetrics {
   std::atomic<uint64_t> invocation{0};  // 0: free
   std::atomic<uint64_t> kernels_launched{0}, bytes_pinned{0}, back_pressure_rejections{0}, device_bytes{0};
   std::atomic<uint64_t> kernel_faults{0};
@@ -90,7 +91,8 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared counters must 
 class SharedMetrics {
  public:
   static Result<std::unique_ptr<SharedMetrics>> Create(uint32_t slots);
-  static Result<std::unique_ptr<SharedMetrics>> Map(int fd);
+  // Maps the segment `fd` refers to; the result owns the descriptor (closed on failure too).
+  static Result<std::unique_ptr<SharedMetrics>> Map(UniqueFd fd);
   ~SharedMetrics();
   SharedMetrics(const SharedMetrics&) = delete;
   SharedMetrics& operator=(const SharedMetrics&) = delete;
@@ -98,17 +100,17 @@ class SharedMetrics {
   SharedHeader& header() { return *header_; }
   const SharedHeader& header() const { return *header_; }
   uint32_t slots() const { return header_->slots; }
-  SlotMetrics& slot(uint32_t i) { return slots_[i]; }
-  const SlotMetrics& slot(uint32_t i) const { return slots_[i]; }
-  int fd() const { return fd_; }
+  LiveInstanceMetrics& slot(uint32_t i) { return slots_[i]; }
+  const LiveInstanceMetrics& slot(uint32_t i) const { return slots_[i]; }
+  int fd() const { return fd_.get(); }
 
  private:
   SharedMetrics() = default;
-  int fd_ = -1;
+  UniqueFd fd_;
   size_t bytes_ = 0;
   void* base_ = nullptr;
   SharedHeader* header_ = nullptr;
-  SlotMetrics* slots_ = nullptr;
+  LiveInstanceMetrics* slots_ = nullptr;
 };
 
 // The run and result headers in a compact binary form, carried as a message's first blob: they cross

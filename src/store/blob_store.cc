@@ -9,6 +9,7 @@
 #include <iterator>
 
 #include "common/sha256.h"
+#include "common/unique_fd.h"
 #include "common/unique_name.h"
 
 namespace gpuwasm::store {
@@ -27,10 +28,9 @@ bool IsSha256(std::string_view s) {
 Status Errno(const std::string& what) { return Status::IoError(what + ": " + std::strerror(errno)); }
 
 Status SyncDir(const fs::path& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Errno("cannot open " + dir.string());
-  int rc = ::fsync(fd);
-  ::close(fd);
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return Errno("cannot open " + dir.string());
+  int rc = ::fsync(fd.get());
   return rc == 0 ? Status::Ok() : Errno("cannot sync " + dir.string());
 }
 
@@ -60,23 +60,23 @@ Status BlobStore::Put(std::span<const uint8_t> bytes, const std::string& sha) {
   GPUWASM_ASSIGN_OR_RETURN(fs::path final_path, PathOf(sha));
   if (auto size = Size(sha); size.ok() && *size == bytes.size()) return Status::Ok();  // same bytes: same name
   fs::path tmp = root_ / "tmp" / (sha + "." + UniqueSuffix());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("cannot create " + tmp.string());
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (!fd.valid()) return Errno("cannot create " + tmp.string());
   const uint8_t* p = bytes.data();
   size_t left = bytes.size();
   while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
+    ssize_t n = ::write(fd.get(), p, left);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       Status s = Errno("cannot write " + tmp.string());
-      ::close(fd);
+      fd.Reset();
       ::unlink(tmp.c_str());
       return s;
     }
     p += n;
     left -= static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+  if (::fsync(fd.get()) != 0 || fd.Close() != 0) {
     Status s = Errno("cannot flush " + tmp.string());
     ::unlink(tmp.c_str());
     return s;

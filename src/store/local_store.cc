@@ -28,14 +28,13 @@ Result<std::unique_ptr<LocalStore>> LocalStore::Open(const StoreOptions& options
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Status::IoError("cannot create store directory " + dir.string() + ": " + ec.message());
-  int fd = -1;
+  UniqueFd lock;
   Result<std::unique_ptr<Store>> meta = Status::Internal("unset");
   if (options.database.empty()) {
     fs::path lock_path = dir / "lock";
-    fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return Status::IoError("cannot open " + lock_path.string() + ": " + std::strerror(errno));
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      ::close(fd);
+    lock.Reset(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    if (!lock.valid()) return Status::IoError("cannot open " + lock_path.string() + ": " + std::strerror(errno));
+    if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
       return Status::Unavailable("store " + dir.string() + " is in use by another gpuwasm process");
     }
     meta = OpenSqliteStore(dir / "gpuwasm.db");
@@ -43,18 +42,14 @@ Result<std::unique_ptr<LocalStore>> LocalStore::Open(const StoreOptions& options
     meta = OpenPostgresStore(options.database);
   }
   auto blobs = meta.ok() ? BlobStore::Open(dir) : Result<BlobStore>(meta.status());
-  if (!blobs.ok()) {
-    if (fd >= 0) ::close(fd);
-    return blobs.status();
-  }
-  std::unique_ptr<LocalStore> store(new LocalStore(dir, fd, std::move(*meta), std::move(*blobs)));
+  if (!blobs.ok()) return blobs.status();
+  std::unique_ptr<LocalStore> store(new LocalStore(dir, std::move(lock), std::move(*meta), std::move(*blobs)));
   GPUWASM_RETURN_IF_ERROR(store->Recover());
   return store;
 }
 
 LocalStore::~LocalStore() {
-  metadata_.reset();
-  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
+  metadata_.reset();  // closed before the lock (lock_, last) is released
 }
 
 std::string LocalStore::description() const {

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "common/unique_fd.h"
 #include "store/blob_store.h"
 #include "store/store.h"
 
@@ -79,13 +80,13 @@ class LocalStore {
   Result<bool> DeleteFunction(const std::string& id);
 
  private:
-  LocalStore(std::filesystem::path dir, int lock_fd, std::unique_ptr<Store> metadata, BlobStore blobs)
-      : dir_(std::move(dir)), lock_fd_(lock_fd), metadata_(std::move(metadata)), blobs_(std::move(blobs)) {}
+  LocalStore(std::filesystem::path dir, UniqueFd lock, std::unique_ptr<Store> metadata, BlobStore blobs)
+      : dir_(std::move(dir)), lock_(std::move(lock)), metadata_(std::move(metadata)), blobs_(std::move(blobs)) {}
   Status Recover();
   static std::string BlobLockName(std::string_view sha256);
 
   std::filesystem::path dir_;
-  int lock_fd_;
+  UniqueFd lock_;  // <dir>/lock, flock'ed with SQLite (invalid with PostgreSQL)
   std::unique_ptr<Store> metadata_;
   BlobStore blobs_;
   RecoveryReport recovery_;

@@ -84,16 +84,20 @@ Status ConnectionError(PGconn* c, std::string_view what) {
   return Status::Unavailable("postgresql: " + std::string(what) + ": " + msg);
 }
 
-Result<PGconn*> Connect(const std::string& conninfo) {
-  PGconn* c = PQconnectdb(conninfo.c_str());
-  if (c == nullptr || PQstatus(c) != CONNECTION_OK) {
-    Status s = ConnectionError(c, "cannot connect to " + RedactConninfo(conninfo));
-    PQfinish(c);
-    return s;
+// A connection, closed (PQfinish) when its owner goes.
+struct PgFinish {
+  void operator()(PGconn* c) const { PQfinish(c); }
+};
+using PgConnection = std::unique_ptr<PGconn, PgFinish>;
+
+Result<PgConnection> Connect(const std::string& conninfo) {
+  PgConnection c(PQconnectdb(conninfo.c_str()));
+  if (c == nullptr || PQstatus(c.get()) != CONNECTION_OK) {
+    return ConnectionError(c.get(), "cannot connect to " + RedactConninfo(conninfo));
   }
   // Notices (e.g. "relation already exists, skipping") are not errors: keep them off stderr.
   PQsetNoticeProcessor(
-      c, [](void*, const char*) {}, nullptr);
+      c.get(), [](void*, const char*) {}, nullptr);
   return c;
 }
 
@@ -157,19 +161,16 @@ Result<std::vector<FunctionRecord>> ReadAll(const PgResult& r) {
 // An advisory lock on a connection of its own: unlocking is closing it.
 class AdvisoryLock final : public StoreLock {
  public:
-  explicit AdvisoryLock(PGconn* c) : c_(c) {}
-  ~AdvisoryLock() override { PQfinish(c_); }
+  explicit AdvisoryLock(PgConnection c) : c_(std::move(c)) {}
+  PGconn* connection() const { return c_.get(); }
 
  private:
-  PGconn* c_;
+  PgConnection c_;
 };
 
 class PostgresStore final : public Store {
  public:
   explicit PostgresStore(std::string conninfo) : conninfo_(std::move(conninfo)) {}
-  ~PostgresStore() override {
-    for (PGconn* c : idle_) PQfinish(c);
-  }
 
   Status Init() {
     return WithConnection([&](PGconn* c) -> Status {
@@ -263,9 +264,9 @@ class PostgresStore final : public Store {
   }
 
   Result<std::unique_ptr<StoreLock>> Lock(std::string_view key) override {
-    GPUWASM_ASSIGN_OR_RETURN(PGconn * c, Connect(conninfo_));
-    auto lock = std::make_unique<AdvisoryLock>(c);  // closes the connection on every path
-    GPUWASM_RETURN_IF_ERROR(Exec(c, "SELECT pg_advisory_lock($1::bigint)", {LockKey(key)}).status());
+    GPUWASM_ASSIGN_OR_RETURN(PgConnection c, Connect(conninfo_));
+    auto lock = std::make_unique<AdvisoryLock>(std::move(c));  // closes the connection on every path
+    GPUWASM_RETURN_IF_ERROR(Exec(lock->connection(), "SELECT pg_advisory_lock($1::bigint)", {LockKey(key)}).status());
     return std::unique_ptr<StoreLock>(std::move(lock));
   }
 
@@ -299,19 +300,19 @@ class PostgresStore final : public Store {
   // Takes a pooled connection (opening one while fewer than kPoolSize are open) for `fn`.
   template <typename Fn>
   auto WithConnection(Fn&& fn) -> decltype(fn(static_cast<PGconn*>(nullptr))) {
-    PGconn* c = nullptr;
+    PgConnection c;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return !idle_.empty() || open_ < kPoolSize; });
       if (!idle_.empty()) {
-        c = idle_.back();
+        c = std::move(idle_.back());
         idle_.pop_back();
       } else {
         ++open_;
       }
     }
     if (c == nullptr) {
-      Result<PGconn*> fresh = Connect(conninfo_);
+      Result<PgConnection> fresh = Connect(conninfo_);
       if (!fresh.ok()) {
         {
           std::lock_guard<std::mutex> lock(mu_);
@@ -320,12 +321,12 @@ class PostgresStore final : public Store {
         cv_.notify_one();
         return fresh.status();
       }
-      c = *fresh;
+      c = std::move(*fresh);
     }
-    auto result = fn(c);
+    auto result = fn(c.get());
     {
       std::lock_guard<std::mutex> lock(mu_);
-      idle_.push_back(c);
+      idle_.push_back(std::move(c));
     }
     cv_.notify_one();
     return result;
@@ -338,7 +339,7 @@ class PostgresStore final : public Store {
   std::string conninfo_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<PGconn*> idle_;
+  std::vector<PgConnection> idle_;
   size_t open_ = 0;
 };
 

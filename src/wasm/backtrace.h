@@ -3,7 +3,7 @@
 //
 // How it works: the trap (fault handler, wasm_rt_trap, a deadline's interrupt check, a host
 // function's abort) records the return addresses on the native stack (RecordTrapStack in
-// runtime.cc). Only when a trap is reported are they mapped to functions: wasm2c names function
+// wasm_rt.cc). Only when a trap is reported are they mapped to functions: wasm2c names function
 // N `w2c_fN` (the translator ignores debug names, so a hostile name section never reaches the C),
 // and the compiled object's symbol table gives each one's address range (and each export
 // wrapper's, which holds a small export inlined into it). The names come from the

@@ -16,8 +16,8 @@
 #include "common/names.h"
 #include "common/sha256.h"
 #include "common/unique_name.h"
-#include "wasm/runtime.h"
 #include "wasm/translate.h"
+#include "wasm/wasm_rt.h"
 
 namespace gpuwasm::wasm {
 namespace fs = std::filesystem;
@@ -47,10 +47,6 @@ fs::path DefaultCacheDir() {
     return fs::path(h) / ".cache" / "gpuwasm" / "modules";
   }
   return fs::temp_directory_path() / "gpuwasm-modules";
-}
-
-Module::~Module() {
-  if (handle_ != nullptr) dlclose(handle_);
 }
 
 std::string DescribeEntryPoints(const std::vector<ExportInfo>& exports) {
@@ -159,71 +155,43 @@ std::optional<std::string> ReadSmallFile(const fs::path& path) {
 }  // namespace
 
 Result<Artifact> Engine::Build(std::span<const uint8_t> wasm) {
-  std::string_view bytes(reinterpret_cast<const char*>(wasm.data()), wasm.size());
-  std::string key = KeyOf(bytes);
+  std::string key = KeyOf(std::string_view(reinterpret_cast<const char*>(wasm.data()), wasm.size()));
   // One compile per key at a time, in this process; other keys proceed in parallel.
-  std::shared_ptr<std::mutex> key_mu;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = built_.find(key); it != built_.end()) return it->second;
-    auto& slot = in_flight_[key];
-    if (!slot) slot = std::make_shared<std::mutex>();
-    key_mu = slot;
-  }
-  std::lock_guard<std::mutex> compile_lock(*key_mu);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = built_.find(key); it != built_.end()) return it->second;
-  }
-  std::string sha = Sha256Hex(bytes);
-  Result<Artifact> result = Status::Internal("unset");
+  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const Artifact> a, built_.Get(key, [&] { return BuildOnce(wasm, key); }));
+  return *a;
+}
+
+Result<std::shared_ptr<const Artifact>> Engine::BuildOnce(std::span<const uint8_t> wasm, const std::string& key) {
+  std::string sha = Sha256Hex(std::string_view(reinterpret_cast<const char*>(wasm.data()), wasm.size()));
   fs::path so = options_.cache_dir / (key + ".so");
   std::error_code ec;
   if (fs::exists(so, ec)) {
     std::optional<std::string> text = ReadSmallFile(options_.cache_dir / (key + ".exports"));
     std::optional<std::vector<ExportInfo>> exports = text ? ParseExports(*text) : std::nullopt;
     if (exports) {
-      result = Artifact{key, sha, std::move(*exports), /*from_cache=*/true};
       cache_loads_.fetch_add(1, std::memory_order_relaxed);
+      return std::make_shared<const Artifact>(Artifact{key, sha, std::move(*exports), /*from_cache=*/true});
     }
   }
-  if (!result.ok()) {
-    result = CompileUncached(wasm, key, sha);
-    if (result.ok()) compiles_.fetch_add(1, std::memory_order_relaxed);
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  if (result.ok()) built_[key] = *result;
-  in_flight_.erase(key);
-  return result;
+  GPUWASM_ASSIGN_OR_RETURN(Artifact built, CompileUncached(wasm, key, sha));
+  compiles_.fetch_add(1, std::memory_order_relaxed);
+  return std::make_shared<const Artifact>(std::move(built));
 }
 
 Result<std::shared_ptr<const Module>> Engine::Load(const Artifact& a) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = loaded_.find(a.key); it != loaded_.end()) {
-      if (auto m = it->second.lock()) return std::shared_ptr<const Module>(m);
+  return loaded_.Get(a.key, [&]() -> Result<std::shared_ptr<const Module>> {
+    fs::path so = options_.cache_dir / (a.key + ".so");
+    std::error_code ec;
+    if (!fs::exists(so, ec)) {
+      return Status::NotFound("compiled module " + a.key + " is not in " + options_.cache_dir.string());
     }
-  }
-  fs::path so = options_.cache_dir / (a.key + ".so");
-  std::error_code ec;
-  if (!fs::exists(so, ec))
-    return Status::NotFound("compiled module " + a.key + " is not in " + options_.cache_dir.string());
-  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const Module> m, LoadSo(so, a.key, a.sha256, a.from_cache));
-  std::lock_guard<std::mutex> lock(mu_);
-  auto& slot = loaded_[a.key];
-  if (auto other = slot.lock()) return std::shared_ptr<const Module>(other);  // loaded meanwhile
-  slot = m;
-  return m;
+    return LoadSo(so, a.key, a.sha256, a.from_cache);
+  });
 }
 
 Result<std::shared_ptr<const Module>> Engine::Compile(std::span<const uint8_t> wasm) {
   std::string key = KeyOf(std::string_view(reinterpret_cast<const char*>(wasm.data()), wasm.size()));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = loaded_.find(key); it != loaded_.end()) {
-      if (auto m = it->second.lock()) return std::shared_ptr<const Module>(m);
-    }
-  }
+  if (std::shared_ptr<const Module> m = loaded_.Find(key)) return m;
   GPUWASM_ASSIGN_OR_RETURN(Artifact a, Build(wasm));
   Result<std::shared_ptr<const Module>> m = Load(a);
   if (m.ok() || !a.from_cache) return m;
@@ -232,10 +200,7 @@ Result<std::shared_ptr<const Module>> Engine::Compile(std::span<const uint8_t> w
   fs::remove(options_.cache_dir / (key + ".so"), ec);
   fs::remove(options_.cache_dir / (key + ".exports"), ec);
   fs::remove(options_.cache_dir / (key + ".names"), ec);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    built_.erase(key);
-  }
+  built_.Erase(key);
   GPUWASM_ASSIGN_OR_RETURN(a, Build(wasm));
   return Load(a);
 }
@@ -384,20 +349,18 @@ Result<Artifact> Engine::CompileUncached(std::span<const uint8_t> wasm, const st
 
 Result<std::shared_ptr<const Module>> Engine::LoadSo(const fs::path& so, const std::string& key, const std::string& sha,
                                                      bool from_cache) {
-  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (h == nullptr) {
-    const char* e = dlerror();
-    return Status::Internal(std::string("cannot load compiled module: ") + (e ? e : "dlopen failed"));
-  }
+  Result<SharedLibrary> library = SharedLibrary::Open(so.string());
+  if (!library.ok()) return Status::Internal("cannot load compiled module: " + library.status().message());
   std::shared_ptr<Module> m(new Module());
-  m->handle_ = h;
+  m->library_ = std::move(*library);
+  void* h = m->library_.handle();
   m->key_ = key;
   m->sha256_ = sha;
   m->path_ = so.string();
   m->names_path_ = fs::path(so).replace_extension(".names").string();
   if (link_map* lm = nullptr; dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm != nullptr) m->load_base_ = lm->l_addr;
   m->from_cache_ = from_cache;
-  auto sym = [&](const char* name) { return dlsym(h, name); };
+  auto sym = [&](const char* name) { return m->library_.Symbol(name); };
   auto* version = static_cast<const uint32_t*>(sym("gpuwasm_glue_version"));
   auto init = reinterpret_cast<void (*)()>(sym("gpuwasm_init_module"));
   m->glue_.instance_size = reinterpret_cast<size_t (*)()>(sym("gpuwasm_instance_size"));

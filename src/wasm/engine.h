@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "common/content_cache.h"
 #include "common/status.h"
 #include "common/subprocess.h"
 #include "wasm/module.h"
@@ -112,11 +113,12 @@ class Engine {
   Result<std::shared_ptr<const Module>> LoadSo(const std::filesystem::path& so, const std::string& key,
                                                const std::string& sha, bool from_cache);
 
+  Result<std::shared_ptr<const Artifact>> BuildOnce(std::span<const uint8_t> wasm, const std::string& key);
+
   EngineOptions options_;
-  std::mutex mu_;  // guards loaded_, built_ and in_flight_
-  std::map<std::string, std::weak_ptr<const Module>> loaded_;
-  std::map<std::string, Artifact> built_;  // by key: artifacts known in this process
-  std::map<std::string, std::shared_ptr<std::mutex>> in_flight_;
+  ContentCache<const Module> loaded_{ContentCache<const Module>::Keep::kWhileHeld};
+  // Artifacts known in this process, by key (a miss looks in the cache directory first).
+  ContentCache<const Artifact> built_{ContentCache<const Artifact>::Keep::kRecent, 4096};
   std::atomic<uint64_t> compiles_{0}, cache_loads_{0};
   std::atomic<bool> cancel_{false};
 };

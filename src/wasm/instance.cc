@@ -62,7 +62,8 @@ Result<std::unique_ptr<Instance>> Instance::Create(std::shared_ptr<const Module>
   inst->limits_.max_table_elements = limits.max_table_elements;
   const Module::Glue& glue = inst->module_->glue();
   size_t size = (glue.instance_size() + 63) & ~size_t{63};
-  inst->raw_ = std::aligned_alloc(64, size);
+  inst->state_.reset(std::aligned_alloc(64, size));
+  inst->raw_ = inst->state_.get();
   if (inst->raw_ == nullptr) return Status::ResourceExhausted("cannot allocate instance state");
   std::memset(inst->raw_, 0, size);  // wasm2c's free functions accept never-allocated members
 
@@ -86,10 +87,7 @@ Result<std::unique_ptr<Instance>> Instance::Create(std::shared_ptr<const Module>
 }
 
 Instance::~Instance() {
-  if (raw_ != nullptr) {
-    if (instantiated_) module_->glue().free(raw_);
-    std::free(raw_);
-  }
+  if (instantiated_) module_->glue().free(raw_);  // then state_ frees the struct
 }
 
 Result<CallOutcome> Instance::Call(std::string_view name, std::optional<Clock::time_point> deadline) {

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,8 +19,8 @@
 
 #include "common/status.h"
 #include "wasm/module.h"
-#include "wasm/runtime.h"
 #include "wasm/trap.h"
+#include "wasm/wasm_rt.h"
 
 namespace gpuwasm::wasm {
 
@@ -69,8 +70,15 @@ class Instance {
   // Runs fn(instance) as a guest call under `deadline`; fills outcome.
   void Run(void (*thunk)(Instance*, void*), void* arg, std::optional<Clock::time_point> deadline, CallOutcome* outcome);
 
+  struct FreeDeleter {
+    void operator()(void* p) const { std::free(p); }
+  };
+
   std::shared_ptr<const Module> module_;
-  void* raw_ = nullptr;  // the wasm2c instance struct
+  // The wasm2c instance struct (aligned_alloc'ed). What instantiation set up in it is freed by the
+  // module's glue in the destructor, before the struct itself goes.
+  std::unique_ptr<void, FreeDeleter> state_;
+  void* raw_ = nullptr;  // state_.get(), as the generated code takes it
   bool instantiated_ = false;
   wasm_rt_memory_t* memory_ = nullptr;        // exported memory
   wasm_rt_memory_t* fault_memory_ = nullptr;  // the instance's memory, exported or not

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/shared_library.h"
 #include "wasm/backtrace.h"
 
 namespace gpuwasm::wasm {
@@ -32,7 +33,7 @@ std::string DescribeEntryPoints(const std::vector<ExportInfo>& exports);
 
 class Module {
  public:
-  ~Module();
+  ~Module() = default;
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
 
@@ -66,7 +67,7 @@ class Module {
  private:
   friend class Engine;
   Module() = default;
-  void* handle_ = nullptr;  // dlopen
+  SharedLibrary library_;  // what glue_ and the export functions point into
   std::string key_, sha256_, path_;
   std::string names_path_;   // <key>.names beside the .so
   uintptr_t load_base_ = 0;  // where dlopen mapped it (symbol values are offsets from here)

@@ -1,10 +1,6 @@
 #include "wasm/translate.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <wabt/apply-names.h>
 #include <wabt/binary-reader-ir.h>
@@ -25,6 +21,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "common/subprocess.h"
 #include "wasm/backtrace.h"
 
 namespace gpuwasm::wasm {
@@ -218,8 +215,9 @@ Status ParseCheckedInProcess(std::span<const uint8_t> wasm, const std::vector<Im
 // Debian's libwabt (1.0.32) has reachable assert()s on malformed input (fuzz_wasm found one in
 // BinaryReaderIR::OnEndExpr: wasm-validate itself aborts on it). A deploy must never abort the
 // server, so a module is first read by a fresh copy of this program (the reader child below); one
-// that kills the reader is refused. Not fork(): a forked child of a multi-threaded process can
-// hang on a lock another thread held at the fork (CI's ASan run did, in ASan's allocator).
+// that kills the reader is refused. A fresh copy (exec), never a forked one that reads: a forked
+// child of a multi-threaded process can hang on a lock another thread held at the fork (CI's ASan
+// run did, in ASan's allocator).
 constexpr const char* kReaderChildEnv = "GPUWASM_WASM_READER_CHILD";
 
 // What the reader child does, however it was started: read the module (the reader and validator,
@@ -233,57 +231,32 @@ constexpr const char* kReaderChildEnv = "GPUWASM_WASM_READER_CHILD";
   _exit(0);
 }
 
-// Fork fallback for a system without /proc/self/exe: safe with glibc's malloc, which takes its
-// locks around fork.
-int ReadInForkedChild(std::span<const uint8_t> wasm) {
-  pid_t pid = fork();
-  if (pid == 0) ReadModuleAndExit(wasm);
-  if (pid < 0) return -1;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+// Reads `wasm` in a reader child: a fresh copy of this program (/proc/self/exe) with the module on
+// its stdin, started like every other child (RunLimited), so a module that makes wabt loop or
+// allocate without end costs a bounded CPU time, address space and wall time.
+Status ReadInChild(std::span<const uint8_t> wasm) {
+  ProcessLimits limits;
+  limits.cpu_seconds = 10;
+  limits.wall = std::chrono::milliseconds(30'000);
+  // A sanitizer's runtime reserves terabytes of address space at start: no RLIMIT_AS under one.
+  limits.address_space_bytes = kSanitizedBuild ? 0 : 4ull << 30;
+  limits.max_output_bytes = 4096;
+  ProcessInput input;
+  input.program = "/proc/self/exe";
+  input.stdin_bytes = wasm;
+  input.set_env = {std::string(kReaderChildEnv) + "=1"};
+  GPUWASM_ASSIGN_OR_RETURN(ProcessResult r, RunLimited({"gpuwasm-wasm-reader"}, limits, input));
+  if (!r.signaled && r.exit_code == 0) return Status::Ok();
+  if (!r.signaled && r.exit_code == 127 && r.output.find("exec failed") != std::string::npos) {
+    return Status::Unavailable("cannot start the wasm reader child (/proc/self/exe)");
   }
-  return status;
-}
-
-// The wait status of a reader child given `wasm` on its stdin; -1 when none could be started.
-int ReadInChild(std::span<const uint8_t> wasm) {
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return ReadInForkedChild(wasm);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, sv[1], 0);  // dup2 clears close-on-exec on fd 0 only
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::strncmp(*e, kReaderChildEnv, std::strlen(kReaderChildEnv)) != 0) env_strings.emplace_back(*e);
+  if (r.timed_out || r.cpu_limit) {
+    return Status::InvalidArgument("malformed wasm module: the wasm reader (wabt) did not finish it within " +
+                                   std::string(r.timed_out ? "30 s" : "10 CPU seconds"));
   }
-  env_strings.push_back(std::string(kReaderChildEnv) + "=1");
-  std::vector<char*> envp;
-  for (std::string& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  char arg0[] = "gpuwasm-wasm-reader";
-  char* argv[] = {arg0, nullptr};
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv, envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  close(sv[1]);
-  if (rc != 0) {
-    close(sv[0]);
-    return ReadInForkedChild(wasm);
-  }
-  // MSG_NOSIGNAL: a child that died early must not raise SIGPIPE here.
-  for (size_t off = 0; off < wasm.size();) {
-    ssize_t n = send(sv[0], wasm.data() + off, wasm.size() - off, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // the child is gone; its status says why
-    off += static_cast<size_t>(n);
-  }
-  close(sv[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return status;
+  return Status::InvalidArgument("malformed wasm module: the wasm reader (wabt) fails on it (" +
+                                 std::string(r.signaled ? "signal " + std::to_string(r.signal) : "abnormal exit") +
+                                 ")");
 }
 
 // Set in the translator child (TranslatorMain): it is the separate process already.
@@ -292,12 +265,7 @@ bool g_translator_process = false;
 Status ParseChecked(std::span<const uint8_t> wasm, const std::vector<ImportSpec>& imports, wabt::Module* module) {
   if (wasm.size() < 8) return Status::InvalidArgument("not a wasm module: shorter than its header");
   if (g_translator_process) return ParseCheckedInProcess(wasm, imports, module);
-  int status = ReadInChild(wasm);
-  if (status != -1 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-    return Status::InvalidArgument(
-        "malformed wasm module: the wasm reader (wabt) fails on it (" +
-        std::string(WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status)) : "abnormal exit") + ")");
-  }
+  GPUWASM_RETURN_IF_ERROR(ReadInChild(wasm));
   return ParseCheckedInProcess(wasm, imports, module);
 }
 

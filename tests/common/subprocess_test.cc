@@ -7,11 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "common/compile_slots.h"
 
@@ -76,6 +78,44 @@ TEST(RunLimited, missing_program_exits_127) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, 127);
   EXPECT_NE(r->output.find("exec failed"), std::string::npos);
+}
+
+TEST(RunLimited, stdin_bytes_reach_the_child_while_its_output_is_read) {
+  // More than a socket buffer each way: feeding and reading must interleave, or both sides block.
+  std::vector<uint8_t> data(3 << 20);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>('a' + i % 26);
+  ProcessLimits limits;
+  limits.max_output_bytes = data.size() + 1;
+  limits.wall = std::chrono::milliseconds(20'000);
+  ProcessInput input;
+  input.stdin_bytes = data;
+  auto r = RunLimited({"cat"}, limits, input);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->exit_code, 0);
+  EXPECT_FALSE(r->timed_out);
+  ASSERT_EQ(r->output.size(), data.size());
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), r->output.begin()));
+}
+
+TEST(RunLimited, a_child_that_reads_no_stdin_ends_normally) {
+  std::vector<uint8_t> data(1 << 20, 'x');
+  ProcessInput input;
+  input.stdin_bytes = data;
+  auto r = RunLimited({"true"}, {}, input);  // no SIGPIPE here either
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->exit_code, 0);
+}
+
+TEST(RunLimited, set_env_replaces_a_variable_and_program_is_run_under_argv0) {
+  ASSERT_EQ(setenv("GPUWASM_SUBPROCESS_TEST", "old", 1), 0);
+  ProcessInput input;
+  input.program = "/bin/sh";
+  input.set_env = {"GPUWASM_SUBPROCESS_TEST=new", "GPUWASM_SUBPROCESS_TEST_ADDED=yes"};
+  auto r =
+      RunLimited({"named-child", "-c", "echo $0 $GPUWASM_SUBPROCESS_TEST $GPUWASM_SUBPROCESS_TEST_ADDED"}, {}, input);
+  unsetenv("GPUWASM_SUBPROCESS_TEST");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->output, "named-child new yes\n");
 }
 
 TEST(RunLimited, the_child_inherits_no_descriptor_of_its_parent) {

@@ -101,7 +101,7 @@ TEST(Abi, quotas_on_bytes_and_buffers) {
 // What a launch costs the host beyond its buffers is charged to the tenant's context: a guest
 // gets WCU_ERR_QUOTA naming it, and nothing was allocated.
 TEST(Abi, launch_scratch_counts_against_the_context_quota) {
-  auto shared = std::make_shared<host::ModuleCache>(*Cpu()->CreateContext({256ull << 20}));
+  auto shared = std::make_shared<host::TenantContext>(*Cpu()->CreateContext({256ull << 20}));
   GuestInstance g("abi.wasm", {}, "", shared);
   EXPECT_GUEST_OK(g, "test_scratch_quota");
   auto errors = g.Errors();
@@ -343,7 +343,7 @@ TEST(Abi, raw_argument_edge_cases) {
 
 TEST(Abi, teardown_releases_every_buffer_and_module) {
   auto context = *Cpu()->CreateContext();
-  auto modules = std::make_shared<host::ModuleCache>(context);
+  auto modules = std::make_shared<host::TenantContext>(context);
   {
     GuestInstance g("abi.wasm", {}, "", modules);
     EXPECT_GUEST_OK(g, "test_launch");

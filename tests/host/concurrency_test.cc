@@ -18,7 +18,7 @@ std::string Count(int32_t n) {
 }
 
 TEST(Concurrency, sixteen_instances_launch_with_exact_counters) {
-  auto shared = std::make_shared<host::ModuleCache>(*Cpu()->CreateContext());
+  auto shared = std::make_shared<host::TenantContext>(*Cpu()->CreateContext());
   std::vector<std::unique_ptr<GuestInstance>> guests;
   for (int i = 0; i < 16; ++i)
     guests.push_back(std::make_unique<GuestInstance>("abi.wasm", host::WasiCudaOptions{}, Count(5 + i), shared));

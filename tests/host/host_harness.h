@@ -46,14 +46,14 @@ inline std::shared_ptr<const wasm::Module> Guest(const std::string& name) {
 // One guest instance with its own wasi_cuda context.
 struct GuestInstance {
   std::shared_ptr<device::Context> context;
-  std::shared_ptr<host::ModuleCache> modules;
+  std::shared_ptr<host::TenantContext> modules;
   std::unique_ptr<host::HostEnv> env;
   std::unique_ptr<wasm::Instance> instance;
 
   GuestInstance(const std::string& wasm, host::WasiCudaOptions options = {}, std::string input = "",
-                std::shared_ptr<host::ModuleCache> shared = nullptr) {
+                std::shared_ptr<host::TenantContext> shared = nullptr) {
     // As the runtime gives a tenant: its modules instrumented.
-    modules = shared ? shared : std::make_shared<host::ModuleCache>(*Cpu()->CreateContext(), true);
+    modules = shared ? shared : std::make_shared<host::TenantContext>(*Cpu()->CreateContext(), true);
     host::GuestIoOptions io;
     io.input = std::move(input);
     env = std::make_unique<host::HostEnv>(

@@ -42,7 +42,7 @@ struct Tenant {
   host::WasiCudaContext& cuda;
   int32_t module = 0;
 
-  explicit Tenant(std::shared_ptr<host::ModuleCache> shared, host::WasiCudaOptions o = {})
+  explicit Tenant(std::shared_ptr<host::TenantContext> shared, host::WasiCudaOptions o = {})
       : g("abi.wasm", o, "", std::move(shared)), cuda(*g.env->cuda) {
     module = cuda.ModuleLoad({reinterpret_cast<const uint8_t*>(kPtx), std::strlen(kPtx)});
     EXPECT_GT(module, 0) << cuda.last_error();
@@ -55,8 +55,7 @@ struct Tenant {
   }
   // The device address of `buffer`, as its kernels see it.
   uint64_t Address(int32_t buffer) {
-    EXPECT_EQ(Launch("where", {{WCU_ARG_BUFFER, static_cast<uint32_t>(buffer), 0}}), WCU_OK)
-        << cuda.last_error();
+    EXPECT_EQ(Launch("where", {{WCU_ARG_BUFFER, static_cast<uint32_t>(buffer), 0}}), WCU_OK) << cuda.last_error();
     uint64_t a = 0;
     EXPECT_EQ(cuda.MemcpyDtoH({reinterpret_cast<uint8_t*>(&a), 8}, buffer, 0), WCU_OK) << cuda.last_error();
     return a;
@@ -68,8 +67,8 @@ struct Tenant {
   }
 };
 
-std::shared_ptr<host::ModuleCache> TenantModules(bool instrument) {
-  return std::make_shared<host::ModuleCache>(*Cpu()->CreateContext(), instrument);
+std::shared_ptr<host::TenantContext> TenantModules(bool instrument) {
+  return std::make_shared<host::TenantContext>(*Cpu()->CreateContext(), instrument);
 }
 
 TEST(Instrumented, a_store_into_another_instances_buffer_is_a_fault_of_its_own_and_touches_nothing) {
@@ -91,10 +90,9 @@ TEST(Instrumented, a_store_into_another_instances_buffer_is_a_fault_of_its_own_a
   // Its GPU state is lost, as after any device fault; the victim's buffer is untouched and it goes on.
   EXPECT_EQ(attacker.cuda.MemAlloc(64), WCU_ERR_DEVICE);
   EXPECT_EQ(victim.Word(b, 8), 0u);
-  ASSERT_EQ(victim.Launch("poke", {{WCU_ARG_BUFFER, static_cast<uint32_t>(b), 0},
-                                   {WCU_ARG_B64, 0, 16},
-                                   {WCU_ARG_B32, 0, 7}}),
-            WCU_OK);
+  ASSERT_EQ(
+      victim.Launch("poke", {{WCU_ARG_BUFFER, static_cast<uint32_t>(b), 0}, {WCU_ARG_B64, 0, 16}, {WCU_ARG_B32, 0, 7}}),
+      WCU_OK);
   EXPECT_EQ(victim.cuda.Synchronize(), WCU_OK) << victim.cuda.last_error();
   EXPECT_EQ(victim.Word(b, 16), 7u);
   EXPECT_EQ(attacker.g.Metrics().kernel_faults, 1u);
@@ -143,10 +141,9 @@ TEST(Instrumented, a_kernel_spinning_forever_ends_at_the_deadline_and_the_tenant
   EXPECT_LT(Clock::now(), *o.deadline + milliseconds(150)) << "stopped late";
   EXPECT_NE(runaway.cuda.last_error().find("'spin'"), std::string::npos) << runaway.cuda.last_error();
   const int32_t b = other.cuda.MemAlloc(64);
-  ASSERT_EQ(other.Launch("poke", {{WCU_ARG_BUFFER, static_cast<uint32_t>(b), 0},
-                                  {WCU_ARG_B64, 0, 4},
-                                  {WCU_ARG_B32, 0, 9}}),
-            WCU_OK);
+  ASSERT_EQ(
+      other.Launch("poke", {{WCU_ARG_BUFFER, static_cast<uint32_t>(b), 0}, {WCU_ARG_B64, 0, 4}, {WCU_ARG_B32, 0, 9}}),
+      WCU_OK);
   EXPECT_EQ(other.cuda.Synchronize(), WCU_OK) << other.cuda.last_error();
   EXPECT_EQ(other.Word(b, 4), 9u);
 }
@@ -158,8 +155,7 @@ TEST(Instrumented, a_trap_is_a_device_fault_naming_its_line) {
   EXPECT_EQ(t.cuda.Synchronize(), WCU_ERR_DEVICE);
   EXPECT_EQ(t.cuda.last_error(), "kernel 'trapper' (PTX line 29): trap instruction executed");
   EXPECT_EQ(t.g.Metrics().kernel_faults, 1u);
-  ASSERT_EQ(other.Launch("where", {{WCU_ARG_BUFFER, static_cast<uint32_t>(other.cuda.MemAlloc(8)), 0}}),
-            WCU_OK);
+  ASSERT_EQ(other.Launch("where", {{WCU_ARG_BUFFER, static_cast<uint32_t>(other.cuda.MemAlloc(8)), 0}}), WCU_OK);
   EXPECT_EQ(other.cuda.Synchronize(), WCU_OK) << other.cuda.last_error();
 }
 
@@ -191,8 +187,8 @@ TEST(Instrumented, refused_instructions_and_reserved_names_are_errors_naming_the
 
 TEST(Instrumented, the_cache_compiles_each_text_once_and_keys_it_apart_from_the_plain_form) {
   auto context = *Cpu()->CreateContext();
-  auto instrumented = std::make_shared<host::ModuleCache>(context, true);
-  auto plain = std::make_shared<host::ModuleCache>(context, false);
+  auto instrumented = std::make_shared<host::TenantContext>(context, true);
+  auto plain = std::make_shared<host::TenantContext>(context, false);
   Tenant a(instrumented), b(instrumented), c(plain);
   EXPECT_EQ(instrumented->compiles(), 1u);
   EXPECT_EQ(plain->compiles(), 1u);

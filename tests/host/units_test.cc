@@ -209,8 +209,8 @@ TEST(SchedulerContext, reports_deadline_states) {
   EXPECT_EQ(near.yield_count() + passed.yield_count() + far.yield_count(), 3u);
 }
 
-TEST(ModuleCache, concurrent_loads_of_one_text_compile_once) {
-  auto cache = std::make_shared<ModuleCache>(*testing::Cpu()->CreateContext());
+TEST(TenantContext, concurrent_loads_of_one_text_compile_once) {
+  auto cache = std::make_shared<TenantContext>(*testing::Cpu()->CreateContext());
   std::string ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n";
   std::vector<std::shared_ptr<const device::Module>> got(8);
   std::vector<std::thread> threads;

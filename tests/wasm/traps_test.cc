@@ -8,7 +8,7 @@
 #include <cstdlib>
 
 #include "test_support.h"
-#include "wasm/runtime.h"
+#include "wasm/wasm_rt.h"
 
 namespace gpuwasm::testing {
 namespace {

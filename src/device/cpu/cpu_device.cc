@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/content_cache.h"
 #include "common/names.h"
 #include "common/sha256.h"
 #include "device/allocation_table.h"
@@ -104,14 +105,14 @@ class CpuKernel final : public Kernel, public std::enable_shared_from_this<CpuKe
   const KernelSignature& signature() const override { return entry_->signature; }
   const CpuModule& module() const { return *module_; }
   const KernelEntry* entry() const { return entry_; }
-  // The kernel's native code slot, translated at the first call.
-  const std::shared_ptr<NativeSlot>& native_slot() const;
+  // The kernel's native tier (when to compile, and the code once compiled), made at the first call.
+  const std::shared_ptr<NativeTier>& native_tier() const;
 
  private:
   std::shared_ptr<const CpuModule> module_;
   const KernelEntry* entry_;
   mutable std::once_flag native_once_;
-  mutable std::shared_ptr<NativeSlot> native_;
+  mutable std::shared_ptr<NativeTier> native_;
 };
 
 class CpuModule final : public Module, public std::enable_shared_from_this<CpuModule> {
@@ -146,8 +147,8 @@ class CpuModule final : public Module, public std::enable_shared_from_this<CpuMo
   std::unique_ptr<Charge> charge_;  // its variables, against the context's quota
 };
 
-const std::shared_ptr<NativeSlot>& CpuKernel::native_slot() const {
-  std::call_once(native_once_, [&] { native_ = NativeSlot::For(TranslateKernel(*module_->program(), *entry_)); });
+const std::shared_ptr<NativeTier>& CpuKernel::native_tier() const {
+  std::call_once(native_once_, [&] { native_ = NativeTier::For(TranslateKernel(*module_->program(), *entry_)); });
   return native_;
 }
 
@@ -217,14 +218,26 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
     return table_.Remove(ptr).status();
   }
 
+  // Identical PTX (same sha256) is decoded once per context while some holder keeps it.
   Result<std::shared_ptr<const Module>> LoadModule(std::string_view ptx) override {
-    std::string key = Sha256Hex(ptx);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (auto it = modules_.find(key); it != modules_.end()) {
-        if (auto m = it->second.lock()) return std::shared_ptr<const Module>(m);
-      }
-    }
+    GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<CpuModule> m, modules_.Get(Sha256Hex(ptx), [&] { return Build(ptx); }));
+    return std::shared_ptr<const Module>(std::move(m));
+  }
+
+  Result<std::unique_ptr<Stream>> CreateStream() override;
+
+  uint64_t allocated_bytes() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return table_.used();
+  }
+  // Its buffers and what is charged beside them (module variables, launch scratch, staged copies).
+  uint64_t reserved_bytes() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return table_.used() + ledger_->charged.load(std::memory_order_relaxed);
+  }
+  size_t module_entries() const { return modules_.entries(); }
+
+  Result<std::shared_ptr<CpuModule>> Build(std::string_view ptx) {
     GPUWASM_ASSIGN_OR_RETURN(ptx::Module parsed, ptx::Parse(ptx));
     GPUWASM_ASSIGN_OR_RETURN(Program program, Decode(parsed));
     std::vector<MemoryView::Region> regions;
@@ -246,33 +259,8 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
         storage.push_back(std::move(data));
       }
     }
-    auto module = std::make_shared<CpuModule>(std::make_shared<const Program>(std::move(program)), std::move(regions),
-                                              std::move(storage), std::move(charge));
-    std::lock_guard<std::mutex> lock(mu_);
-    modules_[key] = module;
-    // Entries of modules no one holds any more go, once the map doubled since the last sweep: a
-    // tenant loading endless distinct PTX leaves nothing behind.
-    if (modules_.size() >= sweep_at_) {
-      std::erase_if(modules_, [](const auto& e) { return e.second.expired(); });
-      sweep_at_ = std::max<size_t>(64, modules_.size() * 2);
-    }
-    return std::shared_ptr<const Module>(module);
-  }
-
-  Result<std::unique_ptr<Stream>> CreateStream() override;
-
-  uint64_t allocated_bytes() const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return table_.used();
-  }
-  // Its buffers and what is charged beside them (module variables, launch scratch, staged copies).
-  uint64_t reserved_bytes() const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return table_.used() + ledger_->charged.load(std::memory_order_relaxed);
-  }
-  size_t module_entries() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return modules_.size();
+    return std::make_shared<CpuModule>(std::make_shared<const Program>(std::move(program)), std::move(regions),
+                                       std::move(storage), std::move(charge));
   }
 
   // Charges `bytes` of host memory spent for `what` to the context's quota (ResourceExhausted
@@ -334,8 +322,7 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
   uint64_t next_window_, slice_end_;
   std::multimap<uint64_t, DevicePtr> free_windows_;  // size -> base, of released windows
   std::shared_ptr<Ledger> ledger_ = std::make_shared<Ledger>();
-  std::map<std::string, std::weak_ptr<CpuModule>> modules_;
-  size_t sweep_at_ = 64;
+  ContentCache<CpuModule> modules_;  // Keep::kWhileHeld
 };
 
 // An instance's window (Window): its allocations first-fit in [base, base + size), each followed
@@ -560,7 +547,7 @@ class CpuStream final : public Stream {
           spec.cancel = &cancel_;
           const CpuDeviceOptions& o = ctx_->device().options();
           // Translated at the kernel's first launch, unless native code is off.
-          NativeSlot* slot = o.native != NativeMode::kOff ? hold->native_slot().get() : nullptr;
+          NativeTier* slot = o.native != NativeMode::kOff ? hold->native_tier().get() : nullptr;
           if (slot != nullptr) spec.native = slot->Get(o.native, o.cc);
           const bool native = spec.native != nullptr;
           auto run = std::make_shared<LaunchRun>(std::move(spec));
@@ -696,7 +683,7 @@ Result<DevicePtr> MapHostMemory(Context& context, void* host, uint64_t bytes) {
 
 std::string NativeCodeWhyNot(const Kernel& kernel) {
   const auto* k = dynamic_cast<const CpuKernel*>(&kernel);
-  return k != nullptr ? k->native_slot()->why_not() : "not a CPU device kernel";
+  return k != nullptr ? k->native_tier()->why_not() : "not a CPU device kernel";
 }
 
 }  // namespace gpuwasm::device::cpu

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "common/shared_library.h"
 #include "common/status.h"
 #include "device/cpu/program.h"
 
@@ -108,7 +109,7 @@ Result<NativeSource> TranslateKernel(const Program& program, const KernelEntry& 
 // A compiled, loaded kernel.
 class NativeCode {
  public:
-  ~NativeCode();
+  ~NativeCode() = default;
   NativeCode(const NativeCode&) = delete;
   NativeCode& operator=(const NativeCode&) = delete;
   uint32_t entry_block() const { return entry_; }
@@ -126,7 +127,7 @@ class NativeCode {
 
  private:
   NativeCode() = default;
-  void* handle_ = nullptr;
+  SharedLibrary library_;  // what blocks_ point into
   uint32_t entry_ = 0;
   std::vector<NativeBlockFn> blocks_;
   std::vector<uint32_t> starts_;
@@ -157,12 +158,13 @@ std::chrono::nanoseconds EstimatedCompileCost(size_t c_bytes);
 // the first background compile and lives as long as the process).
 size_t NativeCompileThreads();
 
-// A kernel's native code, shared by every load of the same translation in this process (a
+// A kernel's native tier: whether and when to compile it (ADR 0008), and its NativeCode once
+// compiled; shared by every load of the same translation in this process (a
 // serverless runtime loads a tenant's module afresh for each invocation).
-class NativeSlot : public std::enable_shared_from_this<NativeSlot> {
+class NativeTier : public std::enable_shared_from_this<NativeTier> {
  public:
-  // The slot of `source` (nullptr source: the kernel cannot be translated).
-  static std::shared_ptr<NativeSlot> For(Result<NativeSource> source);
+  // The native tier of `source` (nullptr source: the kernel cannot be translated).
+  static std::shared_ptr<NativeTier> For(Result<NativeSource> source);
 
   // The code when it is ready. Counts `instructions` the interpreter ran for the kernel, and
   // starts a compile when the mode asks for one (kAlways: compiles now, in this thread).

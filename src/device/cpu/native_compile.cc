@@ -1,6 +1,5 @@
 // Native code compiled and cached (native.h): the system C compiler in a limited child, the
-// per-kernel slot that decides when to compile, and the compile queue.
-#include <dlfcn.h>
+// per-kernel native tier that decides when to compile, and the compile queue.
 
 #include <algorithm>
 #include <atomic>
@@ -10,12 +9,11 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <list>
-#include <map>
 #include <set>
 #include <thread>
 
 #include "common/compile_slots.h"
+#include "common/content_cache.h"
 #include "common/sha256.h"
 #include "common/subprocess.h"
 #include "common/unique_name.h"
@@ -24,10 +22,6 @@
 namespace gpuwasm::device::cpu {
 
 namespace fs = std::filesystem;
-
-NativeCode::~NativeCode() {
-  if (handle_ != nullptr) dlclose(handle_);
-}
 
 namespace {
 
@@ -155,15 +149,12 @@ Result<std::shared_ptr<const NativeCode>> NativeCode::Compile(const NativeSource
     std::string tail = pr.output.size() > 1000 ? pr.output.substr(pr.output.size() - 1000) : pr.output;
     return Status::Internal("compiling a kernel's native code failed: " + tail);
   }
-  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (h == nullptr) {
-    const char* e = dlerror();
-    return Status::Internal(std::string("cannot load a kernel's native code: ") + (e ? e : "dlopen failed"));
-  }
+  Result<SharedLibrary> library = SharedLibrary::Open(so.string());
+  if (!library.ok()) return Status::Internal("cannot load a kernel's native code: " + library.status().message());
   std::shared_ptr<NativeCode> code(new NativeCode());
-  code->handle_ = h;
-  auto* count = static_cast<const uint32_t*>(dlsym(h, "gw_block_count"));
-  auto* table = static_cast<NativeBlockFn const*>(dlsym(h, "gw_blocks"));
+  code->library_ = std::move(*library);
+  auto* count = code->library_.Get<const uint32_t*>("gw_block_count");
+  auto* table = code->library_.Get<NativeBlockFn const*>("gw_blocks");
   if (count == nullptr || table == nullptr || *count != src.blocks) {
     return Status::Internal("a kernel's native code lacks its block table");
   }
@@ -177,39 +168,11 @@ namespace {
 
 // Translations compiled in this process, by the hash of their C source. Bounded: the least
 // recently used entries go first (their code stays loaded while a launch holds it).
-class SlotCache {
- public:
-  static SlotCache& Get() {
-    static auto* cache = new SlotCache();  // never destroyed: compile threads may outlive main
-    return *cache;
-  }
-  std::shared_ptr<NativeSlot> Find(const std::string& key, const std::function<std::shared_ptr<NativeSlot>()>& make) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = map_.find(key);
-    if (it != map_.end()) {
-      lru_.splice(lru_.begin(), lru_, it->second.second);
-      return it->second.first;
-    }
-    auto slot = make();
-    lru_.push_front(key);
-    map_[key] = {slot, lru_.begin()};
-    while (map_.size() > kMax) {
-      map_.erase(lru_.back());
-      lru_.pop_back();
-    }
-    return slot;
-  }
-
- private:
-  static constexpr size_t kMax = 256;
-  std::mutex mu_;
-  std::list<std::string> lru_;
-  std::map<std::string, std::pair<std::shared_ptr<NativeSlot>, std::list<std::string>::iterator>> map_;
-};
-
-}  // namespace
-
-namespace {
+ContentCache<NativeTier>& NativeTiers() {
+  // Never destroyed: compile threads may outlive main.
+  static auto* cache = new ContentCache<NativeTier>(ContentCache<NativeTier>::Keep::kRecent, 256);
+  return *cache;
+}
 
 // Background compiles of this process, one at a time, in the order asked, on one thread that
 // lives as long as the process (its cc children die with it: PR_SET_PDEATHSIG). A process runs one
@@ -262,22 +225,23 @@ class CompileQueue {
 
 size_t NativeCompileThreads() { return CompileQueue::Get().threads(); }
 
-std::shared_ptr<NativeSlot> NativeSlot::For(Result<NativeSource> source) {
+std::shared_ptr<NativeTier> NativeTier::For(Result<NativeSource> source) {
   if (!source.ok()) {
-    auto slot = std::make_shared<NativeSlot>();
+    auto slot = std::make_shared<NativeTier>();
     slot->error_ = source.status().message();
     slot->failed_ = true;
     return slot;
   }
   auto src = std::make_shared<const NativeSource>(std::move(*source));
-  return SlotCache::Get().Find(Sha256Hex(src->c), [&] {
-    auto slot = std::make_shared<NativeSlot>();
-    slot->source_ = src;
-    return slot;
+  Result<std::shared_ptr<NativeTier>> tier = NativeTiers().Get(Sha256Hex(src->c), [&] {
+    auto made = std::make_shared<NativeTier>();
+    made->source_ = src;
+    return Result<std::shared_ptr<NativeTier>>(std::move(made));
   });
+  return *tier;  // making one cannot fail
 }
 
-std::shared_ptr<const NativeCode> NativeSlot::Get(NativeMode mode, const std::string& cc) {
+std::shared_ptr<const NativeCode> NativeTier::Get(NativeMode mode, const std::string& cc) {
   std::unique_lock<std::mutex> lock(mu_);
   if (mode == NativeMode::kOff) return nullptr;
   if (code_ || failed_) return code_;
@@ -294,7 +258,7 @@ std::shared_ptr<const NativeCode> NativeSlot::Get(NativeMode mode, const std::st
   return nullptr;
 }
 
-void NativeSlot::AddInterpreted(uint64_t instructions, std::chrono::nanoseconds time, const NativePolicy& policy,
+void NativeTier::AddInterpreted(uint64_t instructions, std::chrono::nanoseconds time, const NativePolicy& policy,
                                 const std::string& cc) {
   if (policy.mode != NativeMode::kAuto) return;
   {
@@ -312,7 +276,7 @@ void NativeSlot::AddInterpreted(uint64_t instructions, std::chrono::nanoseconds 
   StartCompile(/*wait=*/false, cc);
 }
 
-void NativeSlot::StartCompile(bool wait, const std::string& cc) {
+void NativeTier::StartCompile(bool wait, const std::string& cc) {
   auto job = [self = shared_from_this(), cc, src = source_, wait]() {
     auto r = NativeCode::Compile(*src, cc, /*background=*/!wait);
     std::lock_guard<std::mutex> lock(self->mu_);
@@ -344,7 +308,7 @@ void NativeSlot::StartCompile(bool wait, const std::string& cc) {
   }
 }
 
-std::string NativeSlot::why_not() const {
+std::string NativeTier::why_not() const {
   std::lock_guard<std::mutex> lock(mu_);
   return error_;
 }

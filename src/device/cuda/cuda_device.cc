@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/content_cache.h"
 #include "common/names.h"
 #include "common/sha256.h"
 #include "device/allocation_table.h"
@@ -96,7 +97,20 @@ class StagingRing {
 // pool, the utility stream allocations are zeroed on, and its pinned staging memory. A reset ends
 // the generation and the next use builds a new one; `id` is unique in the process, so stale users
 // notice, and the memory allocated in it carries it (Allocate's `generation`). ADR 0015.
+// It owns its driver objects: they are destroyed with it, unless it was abandoned.
 struct Generation {
+  explicit Generation(const DriverSymbols& s) : sym(&s) {}
+  ~Generation() { Destroy(); }
+  Generation(const Generation&) = delete;
+  Generation& operator=(const Generation&) = delete;
+  // Destroys the driver objects now (the pool after trimming it, the pinned memory, the context
+  // with its streams, events and modules); the caller freed the memory allocated in it. Once.
+  void Destroy();
+  // A kernel may still run in it that nothing can stop (a fault the driver could not clear): its
+  // driver objects are kept, never destroyed, until the process ends (ADR 0015).
+  void Abandon() { sym = nullptr; }
+
+  const DriverSymbols* sym;  // nullptr once destroyed or abandoned
   uint64_t id = 0;
   void* ctx = nullptr;
   void* pool = nullptr;
@@ -211,9 +225,10 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
   Status Check(CUresult r, const char* call, const std::string& what = "") const;
 
  private:
-  Status BuildCore();  // with gen_mu_ held exclusively
+  // Parses and JIT-compiles `ptx` in the current generation (LoadModule's cache misses).
+  Result<std::shared_ptr<const CudaModule>> Build(std::string_view ptx);
+  Status BuildGeneration();  // with gen_mu_ held exclusively
   // Destroys a generation no one else can reach any more (its memory was freed).
-  static void DestroyCore(const DriverSymbols& s, Generation& gen);
   void Watch();
   void TrimPool();
 
@@ -221,16 +236,16 @@ class CudaContext final : public Context, public std::enable_shared_from_this<Cu
 
   mutable std::shared_mutex gen_mu_;
   std::unique_ptr<Generation> gen_;
-  std::vector<std::unique_ptr<Generation>> abandoned_;  // guarded by gen_mu_; never destroyed
+  std::vector<std::unique_ptr<Generation>> abandoned_;  // guarded by gen_mu_; Abandon()ed
   std::atomic<uint64_t> resets_{0};
 
-  mutable std::mutex mu_;  // table_, leaked_, modules_, reset_reason_
+  mutable std::mutex mu_;  // table_, leaked_, reset_reason_
   // Live buffers of the current generation (true: in an instance's window, whose memory is the
   // window's), allocations being made, and leaked_, all against the quota.
   AllocationTable<bool> table_;
   std::atomic<uint64_t> window_mapped_{0};  // device memory mapped into windows
   uint64_t leaked_ = 0;                     // of ended generations, never freed: held until the process ends
-  std::map<std::string, std::weak_ptr<const CudaModule>> modules_;
+  ContentCache<const CudaModule> modules_;  // Keep::kWhileHeld
   std::string reset_reason_;
 
   std::mutex events_mu_;
@@ -880,16 +895,17 @@ CudaContext::~CudaContext() {
       table_.Clear();
     }
     std::lock_guard<std::mutex> l(events_mu_);
-    DestroyCore(sym(), *gen_);
+    gen_.reset();
   }
+  if (gen_) gen_->Abandon();  // a lost GPU's objects are not touched again
   // abandoned_ keeps its generations' driver objects: a kernel still runs in each (the process's end
   // stops it). The Generation records themselves are freed.
 }
 
-Status CudaContext::BuildCore() {
+Status CudaContext::BuildGeneration() {
   if (device_->lost()) return device_->LostStatus();
   const DriverSymbols& s = sym();
-  auto gen = std::make_unique<Generation>();
+  auto gen = std::make_unique<Generation>(s);
   gen->id = g_next_core.fetch_add(1);
   CUresult r = s.cuCtxCreate_v4 != nullptr ? s.cuCtxCreate_v4(&gen->ctx, nullptr, 0, device_->handle())
                                            : s.cuCtxCreate_v2(&gen->ctx, 0, device_->handle());
@@ -918,7 +934,7 @@ Status CudaContext::BuildCore() {
     }
   }
   if (!st.ok()) {
-    DestroyCore(s, *gen);
+    gen.reset();
     t_bound_gen = 0;
     return st;
   }
@@ -927,22 +943,24 @@ Status CudaContext::BuildCore() {
   return Status::Ok();
 }
 
-void CudaContext::DestroyCore(const DriverSymbols& s, Generation& gen) {
-  if (gen.ctx != nullptr && s.cuCtxSetCurrent(gen.ctx) == CUDA_SUCCESS) t_bound_gen = gen.id;
-  if (gen.staging) gen.staging->Close();
-  for (void* e : gen.spare_events) (void)s.cuEventDestroy_v2(e);  // the rest go with the context
-  gen.spare_events.clear();
-  if (gen.pool != nullptr) {
+void Generation::Destroy() {
+  if (sym == nullptr) return;
+  const DriverSymbols& s = *std::exchange(sym, nullptr);
+  if (ctx != nullptr && s.cuCtxSetCurrent(ctx) == CUDA_SUCCESS) t_bound_gen = id;
+  if (staging) staging->Close();
+  for (void* e : spare_events) (void)s.cuEventDestroy_v2(e);  // the rest go with the context
+  spare_events.clear();
+  if (pool != nullptr) {
     // Pool memory is not tied to the context: cuCtxDestroy leaves it, and cuMemPoolDestroy defers
     // while pointers live. Everything was freed by now (Reset frees what it can first); give the
     // pool's reserve back before destroying it.
-    if (s.cuMemPoolTrimTo != nullptr) (void)s.cuMemPoolTrimTo(gen.pool, 0);
-    (void)s.cuMemPoolDestroy(gen.pool);
+    if (s.cuMemPoolTrimTo != nullptr) (void)s.cuMemPoolTrimTo(pool, 0);
+    (void)s.cuMemPoolDestroy(pool);
   }
-  if (gen.pinned != nullptr) (void)s.cuMemFreeHost(gen.pinned);
-  if (gen.ctx != nullptr) (void)s.cuCtxDestroy_v2(gen.ctx);  // its streams, events and modules
-  if (t_bound_gen == gen.id) t_bound_gen = 0;
-  gen.ctx = gen.pool = gen.util = gen.pinned = nullptr;
+  if (pinned != nullptr) (void)s.cuMemFreeHost(pinned);
+  if (ctx != nullptr) (void)s.cuCtxDestroy_v2(ctx);  // its streams, events and modules
+  if (t_bound_gen == id) t_bound_gen = 0;
+  ctx = pool = util = pinned = nullptr;
 }
 
 Result<Generation*> CudaContext::Acquire(std::shared_lock<std::shared_mutex>& lock) {
@@ -955,7 +973,7 @@ Result<Generation*> CudaContext::Acquire(std::shared_lock<std::shared_mutex>& lo
     }
     lock.unlock();
     std::unique_lock<std::shared_mutex> exclusive(gen_mu_);
-    if (!gen_) GPUWASM_RETURN_IF_ERROR(BuildCore());
+    if (!gen_) GPUWASM_RETURN_IF_ERROR(BuildGeneration());
   }
 }
 
@@ -1004,7 +1022,10 @@ void CudaContext::Reset(uint64_t id, const std::string& why, bool abandon) {
     table_.Clear();  // window buffers' memory is the windows', given back when their instances end
     leaked_ += unfreed;
     table_.Hold(unfreed);
-    if (abandon) abandoned_.push_back(std::move(gone));
+    if (abandon) {
+      gone->Abandon();
+      abandoned_.push_back(std::move(gone));
+    }
   }
   if (abandon) {
     device_->NeedRestart(why, /*lost=*/false);
@@ -1012,7 +1033,11 @@ void CudaContext::Reset(uint64_t id, const std::string& why, bool abandon) {
   }
   // cuCtxDestroy may wait for the generation's kernels still running on other streams: on a thread of
   // its own, so this context's watcher keeps completing the tenant's other work meanwhile.
-  std::thread([device = device_, gen = std::move(gone)] { DestroyCore(device->driver().sym(), *gen); }).detach();
+  // The device (and so the driver gen->sym points into) lives until the generation is destroyed.
+  std::thread([device = device_, gen = std::move(gone)]() mutable {
+    gen.reset();
+    (void)device;
+  }).detach();
   if (unfreed > 0) {
     device_->NeedRestart(
         std::to_string(unfreed) + " bytes of device memory of a reset GPU context could not be freed (" + why + ")",
@@ -1174,16 +1199,12 @@ Status CudaContext::FreeIfCurrent(DevicePtr ptr, uint64_t generation) {
 
 Result<std::shared_ptr<const Module>> CudaContext::LoadModule(std::string_view ptx) {
   if (device_->lost()) return device_->LostStatus();
-  std::string key = Sha256Hex(ptx);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = modules_.begin(); it != modules_.end();) {  // entries of released modules go
-      it = it->second.expired() ? modules_.erase(it) : std::next(it);
-    }
-    if (auto it = modules_.find(key); it != modules_.end()) {
-      if (auto m = it->second.lock()) return std::shared_ptr<const Module>(m);
-    }
-  }
+  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const CudaModule> m,
+                           modules_.Get(Sha256Hex(ptx), [&] { return Build(ptx); }));
+  return std::shared_ptr<const Module>(std::move(m));
+}
+
+Result<std::shared_ptr<const CudaModule>> CudaContext::Build(std::string_view ptx) {
   // gpuwasm's front end first: the same PTX is accepted, with the same errors, on every device,
   // and it yields each kernel's parameter list.
   GPUWASM_ASSIGN_OR_RETURN(ptx::Module parsed, ptx::Parse(ptx));
@@ -1216,9 +1237,7 @@ Result<std::shared_ptr<const Module>> CudaContext::LoadModule(std::string_view p
     if (compiled.code() == StatusCode::kDeviceFault) Reset(gen_id, "loading a module failed: " + compiled.message());
     return compiled;
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  modules_[key] = module;
-  return std::shared_ptr<const Module>(module);
+  return std::shared_ptr<const CudaModule>(std::move(module));
 }
 
 Status CudaContext::AddWindowAllocation(uint64_t gen_id, DevicePtr p, uint64_t bytes) {

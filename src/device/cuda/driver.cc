@@ -1,7 +1,5 @@
 #include "device/cuda/driver.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 
 #include "device/cuda/symbols.h"
@@ -56,13 +54,11 @@ Result<std::shared_ptr<CudaDriver>> CudaDriver::Load(std::string path) {
   }
   std::shared_ptr<CudaDriver> d(new CudaDriver());
   d->path_ = path;
-  d->handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (d->handle_ == nullptr) {
-    const char* e = dlerror();
-    return Status::Unavailable("no CUDA driver: " + std::string(e != nullptr ? e : path));
-  }
+  Result<SharedLibrary> library = SharedLibrary::Open(path, SharedLibrary::Unload::kNever);
+  if (!library.ok()) return Status::Unavailable("no CUDA driver: " + library.status().message());
+  d->library_ = std::move(*library);
   d->sym_ = std::make_unique<DriverSymbols>();
-#define GPUWASM_RESOLVE(name, type) d->sym_->name = reinterpret_cast<Id<type>>(dlsym(d->handle_, #name));
+#define GPUWASM_RESOLVE(name, type) d->sym_->name = d->library_.Get<Id<type>>(#name);
   GPUWASM_CUDA_SYMBOLS(GPUWASM_RESOLVE)
 #undef GPUWASM_RESOLVE
   if (d->sym_->cuInit == nullptr) return Status::Unavailable("no CUDA driver: " + path + " has no cuInit");

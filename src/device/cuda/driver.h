@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "common/shared_library.h"
 #include "common/status.h"
 #include "device/device.h"
 
@@ -83,7 +84,7 @@ class CudaDriver {
 
  private:
   CudaDriver() = default;
-  void* handle_ = nullptr;
+  SharedLibrary library_;  // Unload::kNever
   std::string path_;
   std::unique_ptr<DriverSymbols> sym_;
 };

@@ -1,5 +1,5 @@
-// Implementation of wasm-rt.h for wasm2c 1.0.32 output (see runtime.h for the contract).
-#include "wasm/runtime.h"
+// Implementation of wasm-rt.h for wasm2c 1.0.32 output (see wasm_rt.h for the contract).
+#include "wasm/wasm_rt.h"
 
 #include <pthread.h>
 #include <signal.h>
