@@ -6,6 +6,7 @@
 // guards it.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <iterator>
 #include <map>
@@ -70,7 +71,7 @@ class AllocationTable {
 
   // Removes the allocation at `p` and its charge; NotALiveAllocation when there is none (or when
   // `accept` refuses its payload).
-  template <class Accept>
+  template <std::predicate<const Payload&> Accept>
   Result<Entry> Remove(DevicePtr p, Accept&& accept, std::string_view of = {}) {
     auto it = map_.find(p);
     if (it == map_.end() || !accept(it->second.payload)) return NotALiveAllocation(p, of);
@@ -82,6 +83,17 @@ class AllocationTable {
   Result<Entry> Remove(DevicePtr p, std::string_view of = {}) {
     return Remove(
         p, [](const Payload&) { return true; }, of);
+  }
+
+  // Remove() for teardown paths, which must not throw: no error message, only whether there was
+  // such an allocation.
+  template <std::predicate<const Payload&> Accept>
+  bool Erase(DevicePtr p, Accept&& accept) noexcept {
+    auto it = map_.find(p);
+    if (it == map_.end() || !accept(it->second.payload)) return false;
+    Uncharge(it->second.size);
+    map_.erase(it);
+    return true;
   }
 
   // The allocation holding all of [ptr, ptr + bytes), or nullptr.

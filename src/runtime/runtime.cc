@@ -25,6 +25,13 @@ using Clock = std::chrono::steady_clock;
 struct Runtime::Counters {
   std::atomic<uint64_t> invocations[kInvocationStatusCount] = {};
   std::atomic<uint64_t> rejected{0}, deploys_refused{0};
+  std::atomic<uint64_t> limit_refusals[kRefusedLimitCount] = {};
+
+  // `s`, counted against `limit` when it is a refusal.
+  Status Refusing(RefusedLimit limit, Status s) {
+    if (!s.ok()) limit_refusals[static_cast<size_t>(limit)].fetch_add(1, std::memory_order_relaxed);
+    return s;
+  }
   std::atomic<uint64_t> duration_us{0};
   std::atomic<uint64_t> kernels_launched{0}, back_pressure_rejections{0}, yields{0}, gpu_time_ns{0};
   std::atomic<uint64_t> kernel_faults{0};
@@ -45,6 +52,9 @@ struct Runtime::Counters {
       t.invocations[i] = invocations[i].load(std::memory_order_relaxed);
     t.rejected = rejected.load(std::memory_order_relaxed);
     t.deploys_refused = deploys_refused.load(std::memory_order_relaxed);
+    for (size_t i = 0; i < kRefusedLimitCount; ++i) {
+      t.limit_refusals[i] = limit_refusals[i].load(std::memory_order_relaxed);
+    }
     t.duration_seconds = static_cast<double>(duration_us.load(std::memory_order_relaxed)) / 1e6;
     t.kernels_launched = kernels_launched.load(std::memory_order_relaxed);
     t.back_pressure_rejections = back_pressure_rejections.load(std::memory_order_relaxed);
@@ -97,14 +107,28 @@ uint64_t Totals::invocations_total() const {
   return n;
 }
 
+std::string_view RefusedLimitName(RefusedLimit l) {
+  switch (l) {
+    case RefusedLimit::kMaxModuleSize: return "max_module_size";
+    case RefusedLimit::kMaxInputSize: return "max_input_size";
+    case RefusedLimit::kArgsAndEnv: return "args_and_env";
+  }
+  return "unknown";
+}
+
 void to_json(nlohmann::json& j, const Totals& t) {
   nlohmann::json inv = nlohmann::json::object();
   for (size_t i = 0; i < kInvocationStatusCount; ++i) {
     inv[std::string(InvocationStatusName(static_cast<InvocationStatus>(i)))] = t.invocations[i];
   }
+  nlohmann::json refusals = nlohmann::json::object();
+  for (size_t i = 0; i < kRefusedLimitCount; ++i) {
+    refusals[std::string(RefusedLimitName(static_cast<RefusedLimit>(i)))] = t.limit_refusals[i];
+  }
   j = {{"invocations", inv},
        {"rejected", t.rejected},
        {"deploys_refused", t.deploys_refused},
+       {"limit_refusals", refusals},
        {"duration_seconds", t.duration_seconds},
        {"kernels_launched", t.kernels_launched},
        {"back_pressure_rejections", t.back_pressure_rejections},
@@ -246,7 +270,7 @@ Result<store::FunctionRecord> Runtime::Deploy(std::string_view tenant, std::stri
         "' must be 1-128 characters of A-Z, a-z, 0-9, '-', '_' and '.', not starting with fn_");
   }
   if (entry.size() > 256) return Status::InvalidArgument("entry point name is longer than 256 bytes");
-  GPUWASM_RETURN_IF_ERROR(CheckModuleSize(t->config, wasm.size()));
+  GPUWASM_RETURN_IF_ERROR(t->counters.Refusing(RefusedLimit::kMaxModuleSize, CheckModuleSize(t->config, wasm.size())));
   // What is not even a module is refused at once, and nothing of it is stored.
   static constexpr uint8_t kMagic[8] = {0, 'a', 's', 'm', 1, 0, 0, 0};
   if (wasm.size() < 8 || !std::equal(kMagic, kMagic + 8, wasm.begin())) {
@@ -525,7 +549,7 @@ Result<InvokeResult> Runtime::InvokeModule(std::string_view tenant, std::span<co
                                            std::string_view name, InvokeRequest request) {
   if (!accepting_) return Status::Unavailable("gpuwasm is shutting down");
   GPUWASM_ASSIGN_OR_RETURN(TenantState * t, Tenant(tenant));
-  GPUWASM_RETURN_IF_ERROR(CheckModuleSize(t->config, wasm.size()));
+  GPUWASM_RETURN_IF_ERROR(t->counters.Refusing(RefusedLimit::kMaxModuleSize, CheckModuleSize(t->config, wasm.size())));
   GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const Compiled> module, CompileModule(wasm));
   store::FunctionRecord rec;
   rec.tenant = std::string(tenant);
@@ -536,13 +560,15 @@ Result<InvokeResult> Runtime::InvokeModule(std::string_view tenant, std::span<co
 Result<InvokeResult> Runtime::Run(TenantState& t, FunctionState& f, std::shared_ptr<const Compiled> module,
                                   std::string entry, InvokeRequest request) {
   if (request.input.size() > t.config.max_input_size) {
-    return Status::ResourceExhausted("input of " + Bytes(request.input.size()) + " exceeds tenant '" + t.config.name +
-                                     "''s max_input_size of " + Bytes(t.config.max_input_size));
+    return t.counters.Refusing(
+        RefusedLimit::kMaxInputSize,
+        Status::ResourceExhausted("input of " + Bytes(request.input.size()) + " exceeds tenant '" + t.config.name +
+                                  "''s max_input_size of " + Bytes(t.config.max_input_size)));
   }
   if (request.deadline && request.deadline->count() <= 0) {
     return Status::InvalidArgument("the deadline must be longer than zero");
   }
-  GPUWASM_RETURN_IF_ERROR(CheckArgsAndEnv(request.args, request.env));
+  GPUWASM_RETURN_IF_ERROR(t.counters.Refusing(RefusedLimit::kArgsAndEnv, CheckArgsAndEnv(request.args, request.env)));
   auto started = Clock::now();
   // Admission: running + queued invocations of the tenant stay within its limit.
   if (t.admitted.fetch_add(1) >= t.config.concurrent_invocations) {
@@ -708,6 +734,11 @@ std::vector<LiveInstance> Runtime::Instances(std::optional<std::string_view> ten
     out.push_back(std::move(i));
   }
   return out;
+}
+
+void Runtime::CountLimitRefusal(std::string_view tenant, RefusedLimit limit) {
+  Result<TenantState*> t = Tenant(tenant);
+  if (t.ok()) (void)(*t)->counters.Refusing(limit, Status::ResourceExhausted("refused"));
 }
 
 RuntimeStats Runtime::Stats() const {

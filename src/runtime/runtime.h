@@ -45,11 +45,20 @@
 
 namespace gpuwasm::runtime {
 
+// The tenant limits a request can be refused by that have no counter of their own (admission is
+// `rejected`, the store caps `deploys_refused`, a launch's back-pressure and quota are the
+// instance's): counted per tenant, by limit.
+enum class RefusedLimit : uint8_t { kMaxModuleSize, kMaxInputSize, kArgsAndEnv };
+inline constexpr size_t kRefusedLimitCount = 3;
+// The config key (or keys) of the limit: "max_module_size", "max_input_size", "args_and_env".
+std::string_view RefusedLimitName(RefusedLimit l);
+
 // Lifetime counters and current gauges of a tenant or a function.
 struct Totals {
   uint64_t invocations[kInvocationStatusCount] = {};
-  uint64_t rejected = 0;         // refused by admission (overloaded)
-  uint64_t deploys_refused = 0;  // deploys over max_versions or max_stored_bytes (tenants only)
+  uint64_t rejected = 0;                             // refused by admission (overloaded)
+  uint64_t deploys_refused = 0;                      // deploys over max_versions or max_stored_bytes (tenants only)
+  uint64_t limit_refusals[kRefusedLimitCount] = {};  // by RefusedLimit (tenants only)
   double duration_seconds = 0;
   uint64_t kernels_launched = 0;
   uint64_t back_pressure_rejections = 0;
@@ -167,6 +176,9 @@ class Runtime {
 
   std::vector<LiveInstance> Instances(std::optional<std::string_view> tenant = std::nullopt) const;
   RuntimeStats Stats() const;
+  // Counts a refusal by `tenant`'s `limit` made before the request reached the runtime (the HTTP
+  // API refuses a body over the limit from its Content-Length). An unknown tenant is ignored.
+  void CountLimitRefusal(std::string_view tenant, RefusedLimit limit);
 
   // Stops admitting (new invocations and deploys fail with Unavailable "shutting down"), waits
   // up to `grace` for admitted invocations, then interrupts the rest and waits for them.

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "common/duration.h"
 #include "common/sha256.h"
+#include "server/metric_list.h"
 
 namespace gpuwasm::server {
 namespace http = boost::beast::http;
@@ -141,18 +143,29 @@ bool ValidUtf8(const std::string& s) {
   }
 }
 
+// Exports metric `id` of the list (metric_list.h), as the type the list gives it.
+void Put(telemetry::MetricRegistry& m, Metric id, const telemetry::Labels& labels, double value) {
+  const MetricDef& d = Def(id);
+  if (d.type == MetricType::kCounter) {
+    m.AddCounter(std::string(d.name), std::string(d.help), labels, value);
+  } else {
+    m.SetGauge(std::string(d.name), std::string(d.help), labels, value);
+  }
+}
+
+telemetry::HistogramFamily Histogram(Metric id) {
+  return telemetry::HistogramFamily(std::string(Def(id).name), std::string(Def(id).help),
+                                    telemetry::HistogramFamily::LatencyBounds());
+}
+
 }  // namespace
 
 Api::Api(runtime::Runtime& runtime, const telemetry::MetricRegistry* gpm, std::string version)
     : rt_(runtime),
       gpm_(gpm),
       version_(std::move(version)),
-      invocation_seconds_("gpuwasm_invocation_duration_seconds",
-                          "Invocation wall time, admission to end (queueing included), by tenant.",
-                          telemetry::HistogramFamily::LatencyBounds()),
-      http_seconds_("gpuwasm_http_request_duration_seconds",
-                    "HTTP request handling time, whole body received to response ready, by route.",
-                    telemetry::HistogramFamily::LatencyBounds()) {}
+      invocation_seconds_(Histogram(Metric::kInvocationDuration)),
+      http_seconds_(Histogram(Metric::kHttpRequestDuration)) {}
 
 Response Api::Error(unsigned status, const std::string& code, const std::string& message, unsigned version,
                     bool keep_alive) {
@@ -255,18 +268,22 @@ Admission Api::Admit(const Request& req) {
     return r;
   }
   std::string limit_name = "max_body";
+  std::optional<runtime::RefusedLimit> tenant_limit;  // counted when it refuses
   a.body_limit = cfg.server.max_body;
   if (a.route == "/v1/functions" && req.method() == http::verb::post && tenant->max_module_size < a.body_limit) {
     a.body_limit = tenant->max_module_size;
     limit_name = "the tenant's max_module_size";
+    tenant_limit = runtime::RefusedLimit::kMaxModuleSize;
   } else if (a.route == "/v1/functions/{id}/invoke" && tenant->max_input_size < a.body_limit) {
     a.body_limit = tenant->max_input_size;
     limit_name = "the tenant's max_input_size";
+    tenant_limit = runtime::RefusedLimit::kMaxInputSize;
   }
   auto length = req.find(http::field::content_length);
   if (length != req.end()) {
     uint64_t n = std::strtoull(std::string(Sv(length->value())).c_str(), nullptr, 10);
     if (n > a.body_limit) {
+      if (tenant_limit) rt_.CountLimitRefusal(tenant->name, *tenant_limit);
       return reject(413, "payload_too_large",
                     "request body of " + std::to_string(n) + " bytes exceeds " + limit_name + " of " +
                         std::to_string(a.body_limit) + " bytes");
@@ -427,92 +444,64 @@ Response Api::Invoke(const Request& req, const Admission& a) {
 }
 
 void Api::CountRefusedConnection(const std::string& reason) {
-  http_.AddCounter("gpuwasm_http_connections_refused_total",
-                   "Connections answered 503 and closed at once: over max_connections (total), over "
-                   "max_connections_per_client (per_client), or accept failing for lack of descriptors.",
-                   {{"reason", reason}}, 1);
+  Put(http_, Metric::kHttpConnectionsRefused, {{"reason", reason}}, 1);
 }
 
 void Api::Record(const std::string& route, const std::string& method, unsigned status, double seconds) {
-  http_.AddCounter("gpuwasm_http_requests_total", "HTTP requests answered, by route, method and status code.",
-                   {{"route", route}, {"method", method}, {"code", std::to_string(status)}}, 1);
+  Put(http_, Metric::kHttpRequests, {{"route", route}, {"method", method}, {"code", std::to_string(status)}}, 1);
   http_seconds_.Observe({{"route", route}}, seconds);
 }
 
 std::string Api::RenderMetrics() const {
   telemetry::MetricRegistry m;
-  m.SetGauge("gpuwasm_build_info", "Build of this gpuwasm node (always 1).",
-             {{"version", version_}, {"device", rt_.device_info().name}}, 1);
+  Put(m, Metric::kBuildInfo, {{"version", version_}, {"device", rt_.device_info().name}}, 1);
   runtime::RuntimeStats s = rt_.Stats();
-  m.AddCounter("gpuwasm_module_compiles_total",
-               "Wasm modules this node translated and compiled to native code (deploys, and first use elsewhere).", {},
-               static_cast<double>(s.module_compiles));
+  auto n = [](uint64_t v) { return static_cast<double>(v); };
+  Put(m, Metric::kModuleCompiles, {}, n(s.module_compiles));
   if (rt_.isolation() == runtime::Isolation::kProcess) {
-    m.SetGauge("gpuwasm_workers", "Tenant worker processes alive.", {}, static_cast<double>(s.workers.size()));
-    m.AddCounter("gpuwasm_workers_started_total", "Tenant worker processes started.", {},
-                 static_cast<double>(s.workers_started));
-    m.AddCounter("gpuwasm_workers_lost_total",
-                 "Tenant workers ended while they ran invocations: a process-fatal device error, a kernel past its "
-                 "deadline, the memory limit, no heartbeat, a crash or a kill.",
-                 {}, static_cast<double>(s.workers_lost));
-    m.AddCounter("gpuwasm_workers_idle_stopped_total", "Tenant workers stopped for being idle, or to make room.", {},
-                 static_cast<double>(s.workers_idle_stopped));
+    Put(m, Metric::kWorkers, {}, n(s.workers.size()));
+    Put(m, Metric::kWorkersStarted, {}, n(s.workers_started));
+    Put(m, Metric::kWorkersLost, {}, n(s.workers_lost));
+    Put(m, Metric::kWorkersIdleStopped, {}, n(s.workers_idle_stopped));
     for (const runtime::WorkerStats& w : s.workers) {
       if (w.tenant.empty()) continue;
-      m.SetGauge("gpuwasm_worker_resident_bytes", "Resident memory of the tenant's worker process.",
-                 {{"tenant", w.tenant}}, static_cast<double>(w.resident_bytes));
+      Put(m, Metric::kWorkerResidentBytes, {{"tenant", w.tenant}}, n(w.resident_bytes));
     }
   }
-  m.AddCounter("gpuwasm_compiles_crashed_total",
-               "Deploys whose compile was running when gpuwasm on this node died, failed at the next start.", {},
-               static_cast<double>(s.compiles_crashed));
-  m.AddCounter("gpuwasm_module_cache_loads_total",
-               "Wasm modules this node loaded from the compiled-module cache instead of compiling them.", {},
-               static_cast<double>(s.module_cache_loads));
+  Put(m, Metric::kCompilesCrashed, {}, n(s.compiles_crashed));
+  Put(m, Metric::kModuleCacheLoads, {}, n(s.module_cache_loads));
   for (const runtime::FunctionStats& f : s.functions) {
     telemetry::Labels fl = {{"tenant", f.tenant}, {"function", f.function_name}, {"function_id", f.function_id}};
     for (size_t i = 0; i < runtime::kInvocationStatusCount; ++i) {
       telemetry::Labels l = fl;
       l.emplace_back("status", std::string(runtime::InvocationStatusName(static_cast<runtime::InvocationStatus>(i))));
-      m.AddCounter("gpuwasm_invocations_total", "Finished invocations by tenant, function and outcome.", l,
-                   static_cast<double>(f.totals.invocations[i]));
+      Put(m, Metric::kInvocations, l, n(f.totals.invocations[i]));
     }
-    m.AddCounter("gpuwasm_function_kernels_launched_total", "Kernel launches, by function.", fl,
-                 static_cast<double>(f.totals.kernels_launched));
-    m.AddCounter("gpuwasm_function_gpu_time_seconds_total", "Time the function's kernels ran on the device.", fl,
-                 static_cast<double>(f.totals.gpu_time_ns) / 1e9);
+    Put(m, Metric::kFunctionKernelsLaunched, fl, n(f.totals.kernels_launched));
+    Put(m, Metric::kFunctionGpuTime, fl, n(f.totals.gpu_time_ns) / 1e9);
   }
   for (const runtime::TenantStats& t : s.tenants) {
     telemetry::Labels l = {{"tenant", t.tenant}};
     const runtime::Totals& x = t.totals;
-    m.AddCounter("gpuwasm_invocations_rejected_total", "Invocations refused by admission (tenant overloaded).", l,
-                 static_cast<double>(x.rejected));
-    m.AddCounter("gpuwasm_deploys_refused_total", "Deploys refused by the tenant's max_versions or max_stored_bytes.",
-                 l, static_cast<double>(x.deploys_refused));
-    m.AddCounter("gpuwasm_kernels_launched_total", "Kernel launches that reached the dispatch path.", l,
-                 static_cast<double>(x.kernels_launched));
-    m.AddCounter("gpuwasm_back_pressure_rejections_total", "Launches refused by back-pressure (slot or deadline).", l,
-                 static_cast<double>(x.back_pressure_rejections));
-    m.AddCounter("gpuwasm_yields_total", "wasi_scheduler.yield calls.", l, static_cast<double>(x.yields));
-    m.AddCounter("gpuwasm_kernel_faults_total",
-                 "Launches an instrumented kernel ended itself: an access outside the instance's buffers, or a trap.",
-                 l, static_cast<double>(x.kernel_faults));
-    m.AddCounter("gpuwasm_gpu_time_seconds_total", "Time the tenant's kernels ran on the device.", l,
-                 static_cast<double>(x.gpu_time_ns) / 1e9);
-    m.SetGauge("gpuwasm_running_instances", "Invocations admitted and not finished (queued included).", l, x.running);
-    m.SetGauge("gpuwasm_device_bytes_allocated", "Live device-buffer bytes of running instances.", l,
-               static_cast<double>(x.device_bytes_allocated));
-    m.SetGauge("gpuwasm_ptx_bytes_retained", "PTX bytes retained by live modules of running instances.", l,
-               static_cast<double>(x.bytes_pinned));
-    m.SetGauge("gpuwasm_device_context_bytes", "Device bytes held in the tenant's device context.", l,
-               static_cast<double>(t.context_device_bytes));
-    m.SetGauge("gpuwasm_device_context_reserved_bytes",
-               "Device bytes the tenant's device context holds from the GPU: its buffers plus what its memory pool "
-               "keeps for reuse (given back when idle).",
-               l, static_cast<double>(t.context_reserved_bytes));
-    m.AddCounter("gpuwasm_device_context_resets_total",
-                 "Times the tenant's GPU context was rebuilt after a device fault or a kernel past its deadline.", l,
-                 static_cast<double>(t.context_resets));
+    Put(m, Metric::kInvocationsRejected, l, n(x.rejected));
+    Put(m, Metric::kDeploysRefused, l, n(x.deploys_refused));
+    for (size_t i = 0; i < runtime::kRefusedLimitCount; ++i) {
+      Put(m, Metric::kLimitRefusals,
+          {{"tenant", t.tenant},
+           {"limit", std::string(runtime::RefusedLimitName(static_cast<runtime::RefusedLimit>(i)))}},
+          n(x.limit_refusals[i]));
+    }
+    Put(m, Metric::kKernelsLaunched, l, n(x.kernels_launched));
+    Put(m, Metric::kBackPressureRejections, l, n(x.back_pressure_rejections));
+    Put(m, Metric::kYields, l, n(x.yields));
+    Put(m, Metric::kKernelFaults, l, n(x.kernel_faults));
+    Put(m, Metric::kGpuTime, l, n(x.gpu_time_ns) / 1e9);
+    Put(m, Metric::kRunningInstances, l, x.running);
+    Put(m, Metric::kDeviceBytesAllocated, l, n(x.device_bytes_allocated));
+    Put(m, Metric::kPtxBytesRetained, l, n(x.bytes_pinned));
+    Put(m, Metric::kDeviceContextBytes, l, n(t.context_device_bytes));
+    Put(m, Metric::kDeviceContextReservedBytes, l, n(t.context_reserved_bytes));
+    Put(m, Metric::kDeviceContextResets, l, n(t.context_resets));
   }
   std::string out = m.RenderPrometheus() + http_.RenderPrometheus() + http_seconds_.RenderPrometheus() +
                     invocation_seconds_.RenderPrometheus();

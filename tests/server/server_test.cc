@@ -11,13 +11,16 @@
 #include <fstream>
 #include <future>
 #include <iterator>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "../common/guests.h"
 #include "../common/temp_dir.h"
 #include "server/client.h"
+#include "server/metric_list.h"
 
 namespace gpuwasm::server {
 namespace {
@@ -406,6 +409,70 @@ TEST(Server, metrics_are_prometheus_text_matching_what_was_done) {
   EXPECT_EQ(s["gpuwasm_invocation_duration_seconds_count{tenant=\"default\"}"], 4);
   EXPECT_EQ(s["gpuwasm_http_requests_total{route=\"/v1/functions/{id}/invoke\",method=\"POST\",code=\"200\"}"], 4);
   EXPECT_EQ(s["gpuwasm_build_info{version=\"test\",device=\"" + Cpu()->info().name + "\"}"], 1);
+}
+
+// The rows of docs/metrics.md's /metrics table generated from the list (what to paste when the
+// check below fails; the meaning column may then say more than the help text).
+std::string GeneratedRows() {
+  std::string rows;
+  for (const MetricDef& d : kMetricList) {
+    rows += "| `" + std::string(d.name) + "` | " + std::string(MetricTypeName(d.type)) + " | " +
+            (d.labels.empty() ? std::string("—") : std::string(d.labels)) + " | " + std::string(d.help) + " |\n";
+  }
+  return rows;
+}
+
+TEST(MetricList, docs_metrics_md_documents_exactly_the_list) {
+  std::ifstream in(std::string(GPUWASM_SOURCE_DIR) + "/docs/metrics.md");
+  ASSERT_TRUE(in) << "docs/metrics.md not found";
+  // | `name` | type | labels | meaning |, the GPM families (named from NVML's list) aside.
+  std::regex row(R"(^\| `(gpuwasm_[a-z0-9_]+)` \| (counter|gauge|histogram) \| ([^|]+) \|)");
+  std::map<std::string, std::pair<std::string, std::string>> documented;
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, row)) {
+      std::string labels = m[3];
+      labels = labels.substr(0, labels.find_last_not_of(' ') + 1);
+      documented[m[1]] = {m[2], labels == "—" ? "" : labels};
+    }
+  }
+  std::map<std::string, std::pair<std::string, std::string>> listed;
+  for (const MetricDef& d : kMetricList) {
+    listed[std::string(d.name)] = {std::string(MetricTypeName(d.type)), std::string(d.labels)};
+  }
+  ASSERT_GE(listed.size(), 25u);
+  EXPECT_EQ(documented, listed) << "docs/metrics.md differs from src/server/metric_list.h; its rows:\n"
+                                << GeneratedRows();
+}
+
+TEST(MetricList, metrics_exports_only_listed_metrics_with_their_types_and_counts_limit_refusals) {
+  runtime::TenantConfig small = Tenant("default");
+  small.max_input_size = 16;
+  Node node({small});
+  auto c = node.Client();
+  Deploy(*c, "life", Lifecycle(), "echo");
+  EXPECT_EQ(Must(c->Send(http::verb::post, "/v1/functions/life/invoke", std::string(17, 'x'))).result_int(), 413u);
+  EXPECT_EQ(Must(c->Send(http::verb::post, "/v1/functions/life/invoke", std::string(16, 'x'))).result_int(), 200u);
+  std::string text = Must(c->Send(http::verb::get, "/metrics")).body();
+  std::regex type_line(R"(^# TYPE (\S+) (\S+)$)");
+  std::set<std::string> exported;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, type_line)) continue;
+    const MetricDef* def = nullptr;
+    for (const MetricDef& d : kMetricList) def = d.name == m[1].str() ? &d : def;
+    ASSERT_NE(def, nullptr) << m[1] << " is exported but not in src/server/metric_list.h";
+    EXPECT_EQ(MetricTypeName(def->type), m[2].str()) << m[1];
+    exported.insert(m[1]);
+  }
+  EXPECT_TRUE(exported.count("gpuwasm_limit_refusals_total"));
+  auto s = ParsePrometheus(text);
+  EXPECT_EQ(s["gpuwasm_limit_refusals_total{tenant=\"default\",limit=\"max_input_size\"}"], 1);
+  EXPECT_EQ(s["gpuwasm_limit_refusals_total{tenant=\"default\",limit=\"args_and_env\"}"], 0);
+  EXPECT_EQ(s["gpuwasm_invocations_total{tenant=\"default\",function=\"life\",function_id=\"" +
+              node.rt->Stats().functions.at(0).function_id + "\",status=\"ok\"}"],
+            1);
 }
 
 TEST(Server, graceful_shutdown_answers_every_accepted_request) {

@@ -1167,7 +1167,7 @@ Result<DevicePtr> CudaContext::Allocate(uint64_t bytes, uint64_t* generation) {
     table_.Uncharge(bytes);
     return GoneStatus("a new buffer");
   }
-  table_.Insert(p, bytes, /*window=*/false);
+  table_.Insert(p, bytes, /*payload=*/false);  // not in a window
   if (generation != nullptr) *generation = gen_id;
   return p;
 }
@@ -1245,7 +1245,7 @@ Status CudaContext::AddWindowAllocation(uint64_t gen_id, DevicePtr p, uint64_t b
   std::lock_guard<std::mutex> lock(mu_);
   if (!gen_ || gen_->id != gen_id) return GoneStatus("a new buffer");
   GPUWASM_RETURN_IF_ERROR(table_.Charge(bytes));
-  table_.Insert(p, bytes, /*window=*/true);
+  table_.Insert(p, bytes, /*payload=*/true);  // in a window
   return Status::Ok();
 }
 
@@ -1253,7 +1253,7 @@ void CudaContext::RemoveWindowAllocation(uint64_t gen_id, DevicePtr p) {
   std::shared_lock<std::shared_mutex> gen_lock(gen_mu_);
   std::lock_guard<std::mutex> lock(mu_);
   if (!gen_ || gen_->id != gen_id) return;  // went with a reset
-  (void)table_.Remove(p, [](bool window) { return window; });
+  (void)table_.Erase(p, [](bool window) { return window; });
 }
 
 Status CudaContext::Zero(uint64_t gen_id, DevicePtr p, uint64_t bytes) {
