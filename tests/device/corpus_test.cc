@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <filesystem>
 #include <numeric>
 #include <random>
 
@@ -281,6 +282,35 @@ TEST_P(Corpus, transpose_with_padded_tiles) {
   auto out = h.Download<float>(pout, rows * cols);
   for (unsigned r = 0; r < rows; ++r)
     for (unsigned c = 0; c < cols; ++c) ASSERT_EQ(out[c * rows + r], in[r * cols + c]) << r << "," << c;
+}
+
+// Data-driven: every kernel file of the corpus (a new tests/kernels/*.cu included, without a test
+// of its own yet) loads on the device in this form, and each of its entries is found.
+TEST_P(Corpus, every_corpus_file_loads_and_each_entry_is_found) {
+  const char* env = std::getenv("GPUWASM_KERNEL_PTX_DIR");
+  const std::string dir = env != nullptr && *env != '\0' ? env : GPUWASM_KERNEL_PTX_DIR;
+  const std::string suffix = "." + arch() + ".ptx";
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
+    }
+    ++files;
+    const std::string text = ReadText(e.path().string());
+    Result<ptx::Module> parsed = ptx::Parse(text);
+    ASSERT_TRUE(parsed.ok()) << name << ": " << parsed.status();
+    Result<std::shared_ptr<const device::Module>> m = h.LoadText(text);
+    ASSERT_TRUE(m.ok()) << name << ": " << m.status();
+    int entries = 0;
+    for (const ptx::Function& f : parsed->functions) {
+      if (!f.is_entry) continue;
+      ++entries;
+      EXPECT_TRUE((*m)->GetKernel(f.name).ok()) << name << ": " << f.name;
+    }
+    EXPECT_GT(entries, 0) << name;
+  }
+  EXPECT_GE(files, 20);
 }
 
 TEST_P(Corpus, bitonic_sort) {
