@@ -7,7 +7,8 @@ namespace gpuwasm::host {
 std::ostream& operator<<(std::ostream& os, const InstanceMetricsSnapshot& s) {
   return os << "{kernels_launched=" << s.kernels_launched << ", bytes_pinned=" << s.bytes_pinned
             << ", back_pressure_rejections=" << s.back_pressure_rejections << ", yield_count=" << s.yield_count
-            << ", device_bytes_allocated=" << s.device_bytes_allocated << ", kernel_faults=" << s.kernel_faults << "}";
+            << ", device_bytes_allocated=" << s.device_bytes_allocated << ", kernel_faults=" << s.kernel_faults
+            << ", quota_refusals=" << s.quota_refusals << "}";
 }
 
 std::string ToString(const InstanceMetricsSnapshot& s) {
@@ -22,7 +23,8 @@ void to_json(nlohmann::json& j, const InstanceMetricsSnapshot& s) {
                      {"back_pressure_rejections", s.back_pressure_rejections},
                      {"yield_count", s.yield_count},
                      {"device_bytes_allocated", s.device_bytes_allocated},
-                     {"kernel_faults", s.kernel_faults}};
+                     {"kernel_faults", s.kernel_faults},
+                     {"quota_refusals", s.quota_refusals}};
 }
 
 void from_json(const nlohmann::json& j, InstanceMetricsSnapshot& s) {
@@ -31,7 +33,8 @@ void from_json(const nlohmann::json& j, InstanceMetricsSnapshot& s) {
   s.back_pressure_rejections = j.at("back_pressure_rejections").get<uint64_t>();
   s.yield_count = j.at("yield_count").get<uint32_t>();
   s.device_bytes_allocated = j.at("device_bytes_allocated").get<uint64_t>();
-  s.kernel_faults = j.value("kernel_faults", uint64_t{0});  // absent before instrumented PTX
+  s.kernel_faults = j.value("kernel_faults", uint64_t{0});    // absent before instrumented PTX
+  s.quota_refusals = j.value("quota_refusals", uint64_t{0});  // absent before issue #23
 }
 
 }  // namespace gpuwasm::host

@@ -8,6 +8,8 @@
 //   kernel_faults             launches an instrumented kernel ended itself: an access outside the
 //                             instance's buffers, or a trap (0 or 1: the instance's GPU state is
 //                             lost after one)
+//   quota_refusals            lifetime calls refused with WCU_ERR_QUOTA: a module, buffer or byte
+//                             quota of the instance or its tenant
 //
 // A plain value: copyable, comparable, default zero, printable, convertible to JSON.
 #pragma once
@@ -26,6 +28,7 @@ struct InstanceMetricsSnapshot {
   uint32_t yield_count = 0;
   uint64_t device_bytes_allocated = 0;
   uint64_t kernel_faults = 0;
+  uint64_t quota_refusals = 0;
 
   friend bool operator==(const InstanceMetricsSnapshot&, const InstanceMetricsSnapshot&) = default;
 };

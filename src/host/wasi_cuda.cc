@@ -66,6 +66,7 @@ void WasiCudaContext::Release(const Buffer& b) {
 }
 
 int32_t WasiCudaContext::Fail(int32_t code, std::string message) {
+  if (code == WCU_ERR_QUOTA) quota_refusals_.fetch_add(1, std::memory_order_relaxed);
   last_error_ = std::move(message);
   return code;
 }
@@ -509,6 +510,7 @@ InstanceMetricsSnapshot WasiCudaContext::metrics_snapshot() const {
   s.back_pressure_rejections = admission_->rejections();
   s.device_bytes_allocated = device_bytes_.load(std::memory_order_relaxed);
   s.kernel_faults = kernel_faults_.load(std::memory_order_relaxed);
+  s.quota_refusals = quota_refusals_.load(std::memory_order_relaxed);
   return s;
 }
 

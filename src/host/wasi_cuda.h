@@ -165,7 +165,8 @@ class WasiCudaContext {
   device::LaunchConfig fits_config_;
   std::atomic<uint64_t> kernels_launched_{0};
   std::atomic<uint64_t> device_bytes_{0};
-  std::atomic<uint64_t> kernel_faults_{0};  // set once, by the completion of the launch that faulted
+  std::atomic<uint64_t> kernel_faults_{0};   // set once, by the completion of the launch that faulted
+  std::atomic<uint64_t> quota_refusals_{0};  // every WCU_ERR_QUOTA goes through Fail()
 };
 
 }  // namespace gpuwasm::host

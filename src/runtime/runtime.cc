@@ -34,7 +34,7 @@ struct Runtime::Counters {
   }
   std::atomic<uint64_t> duration_us{0};
   std::atomic<uint64_t> kernels_launched{0}, back_pressure_rejections{0}, yields{0}, gpu_time_ns{0};
-  std::atomic<uint64_t> kernel_faults{0};
+  std::atomic<uint64_t> kernel_faults{0}, quota_refusals{0};
   std::atomic<uint32_t> running{0};
 
   void Fold(const InvokeResult& r) {
@@ -44,6 +44,7 @@ struct Runtime::Counters {
     back_pressure_rejections.fetch_add(r.metrics.back_pressure_rejections, std::memory_order_relaxed);
     yields.fetch_add(r.metrics.yield_count, std::memory_order_relaxed);
     kernel_faults.fetch_add(r.metrics.kernel_faults, std::memory_order_relaxed);
+    quota_refusals.fetch_add(r.metrics.quota_refusals, std::memory_order_relaxed);
     gpu_time_ns.fetch_add(static_cast<uint64_t>(r.gpu_time.count()), std::memory_order_relaxed);
   }
   Totals Read() const {
@@ -60,6 +61,7 @@ struct Runtime::Counters {
     t.back_pressure_rejections = back_pressure_rejections.load(std::memory_order_relaxed);
     t.yields = yields.load(std::memory_order_relaxed);
     t.kernel_faults = kernel_faults.load(std::memory_order_relaxed);
+    t.quota_refusals = quota_refusals.load(std::memory_order_relaxed);
     t.gpu_time_ns = gpu_time_ns.load(std::memory_order_relaxed);
     t.running = running.load(std::memory_order_relaxed);
     return t;
@@ -134,6 +136,7 @@ void to_json(nlohmann::json& j, const Totals& t) {
        {"back_pressure_rejections", t.back_pressure_rejections},
        {"yields", t.yields},
        {"kernel_faults", t.kernel_faults},
+       {"quota_refusals", t.quota_refusals},
        {"gpu_time_seconds", static_cast<double>(t.gpu_time_ns) / 1e9},
        {"running", t.running},
        {"device_bytes_allocated", t.device_bytes_allocated},

@@ -63,7 +63,8 @@ struct Totals {
   uint64_t kernels_launched = 0;
   uint64_t back_pressure_rejections = 0;
   uint64_t yields = 0;
-  uint64_t kernel_faults = 0;  // launches an instrumented kernel ended itself (fence, trap)
+  uint64_t kernel_faults = 0;   // launches an instrumented kernel ended itself (fence, trap)
+  uint64_t quota_refusals = 0;  // guest calls refused with WCU_ERR_QUOTA
   uint64_t gpu_time_ns = 0;
   // gauges
   uint32_t running = 0;                 // instances admitted and not finished (queued included)

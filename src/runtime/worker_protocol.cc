@@ -214,7 +214,7 @@ std::string EncodeResult(uint64_t id, const InvokeResult& r) {
   w.U64((r.stdout_truncated ? 1 : 0) | (r.stderr_truncated ? 2 : 0));
   w.U64(r.metrics.kernels_launched).U64(r.metrics.bytes_pinned).U64(r.metrics.back_pressure_rejections);
   w.U64(r.metrics.yield_count).U64(r.metrics.device_bytes_allocated).U64(static_cast<uint64_t>(r.gpu_time.count()));
-  w.U64(r.metrics.kernel_faults).U64(r.discarded_launches);
+  w.U64(r.metrics.kernel_faults).U64(r.discarded_launches).U64(r.metrics.quota_refusals);
   w.U64(r.backtrace.size());
   for (const std::string& f : r.backtrace) w.Str(f);
   return w.Take();
@@ -227,7 +227,7 @@ Result<uint64_t> DecodeResult(std::string_view bytes, InvokeResult* out) {
   r.U64(&id) && r.U64(&status) && r.U64(&exit_status) && r.Str(&x.trap) && r.Str(&x.error) && r.Str(&x.device) &&
       r.U64(&flags) && r.U64(&x.metrics.kernels_launched) && r.U64(&x.metrics.bytes_pinned) &&
       r.U64(&x.metrics.back_pressure_rejections) && r.U64(&yields) && r.U64(&x.metrics.device_bytes_allocated) &&
-      r.U64(&gpu) && r.U64(&x.metrics.kernel_faults) && r.U64(&discarded);
+      r.U64(&gpu) && r.U64(&x.metrics.kernel_faults) && r.U64(&discarded) && r.U64(&x.metrics.quota_refusals);
   uint64_t frames = 0;
   if (r.U64(&frames) && frames <= wasm::kMaxTrapAddresses) {
     for (uint64_t i = 0; i < frames; ++i) {
@@ -255,6 +255,7 @@ void LiveInstanceMetrics::Publish(const host::InstanceMetricsSnapshot& m, uint64
   back_pressure_rejections.store(m.back_pressure_rejections, std::memory_order_relaxed);
   device_bytes.store(m.device_bytes_allocated, std::memory_order_relaxed);
   kernel_faults.store(m.kernel_faults, std::memory_order_relaxed);
+  quota_refusals.store(m.quota_refusals, std::memory_order_relaxed);
   yields.store(m.yield_count, std::memory_order_relaxed);
   gpu_time_ns.store(gpu_ns, std::memory_order_relaxed);
 }
@@ -267,6 +268,7 @@ host::InstanceMetricsSnapshot LiveInstanceMetrics::Read() const {
   s.yield_count = yields.load(std::memory_order_relaxed);
   s.device_bytes_allocated = device_bytes.load(std::memory_order_relaxed);
   s.kernel_faults = kernel_faults.load(std::memory_order_relaxed);
+  s.quota_refusals = quota_refusals.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -69,7 +69,7 @@ inline constexpr int kSharedFd = 4;
 struct alignas(64) LiveInstanceMetrics {
   std::atomic<uint64_t> invocation{0};  // 0: free
   std::atomic<uint64_t> kernels_launched{0}, bytes_pinned{0}, back_pressure_rejections{0}, device_bytes{0};
-  std::atomic<uint64_t> kernel_faults{0};
+  std::atomic<uint64_t> kernel_faults{0}, quota_refusals{0};
   std::atomic<uint64_t> gpu_time_ns{0};
   std::atomic<uint32_t> yields{0};
 

@@ -495,6 +495,7 @@ std::string Api::RenderMetrics() const {
     Put(m, Metric::kBackPressureRejections, l, n(x.back_pressure_rejections));
     Put(m, Metric::kYields, l, n(x.yields));
     Put(m, Metric::kKernelFaults, l, n(x.kernel_faults));
+    Put(m, Metric::kQuotaRefusals, l, n(x.quota_refusals));
     Put(m, Metric::kGpuTime, l, n(x.gpu_time_ns) / 1e9);
     Put(m, Metric::kRunningInstances, l, x.running);
     Put(m, Metric::kDeviceBytesAllocated, l, n(x.device_bytes_allocated));

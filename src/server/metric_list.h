@@ -41,6 +41,8 @@ struct MetricDef {
   X(kYields, "gpuwasm_yields_total", kCounter, "tenant", "wasi_scheduler.yield calls.")                             \
   X(kKernelFaults, "gpuwasm_kernel_faults_total", kCounter, "tenant",                                               \
     "Launches an instrumented kernel ended itself: an access outside the instance's buffers, or a trap.")           \
+  X(kQuotaRefusals, "gpuwasm_quota_refusals_total", kCounter, "tenant",                                             \
+    "Guest calls refused with WCU_ERR_QUOTA: a module, buffer or byte quota of the instance or its tenant.")        \
   X(kGpuTime, "gpuwasm_gpu_time_seconds_total", kCounter, "tenant", "Time the tenant's kernels ran on the device.") \
   X(kFunctionGpuTime, "gpuwasm_function_gpu_time_seconds_total", kCounter, "tenant, function, function_id",         \
     "Time the function's kernels ran on the device.")                                                               \

@@ -121,7 +121,8 @@ inline void KernelSignaturesComeFromTheDeclaration(device::Device& d) {
   EXPECT_EQ((*m)->KernelNames(), (std::vector<std::string>{"busy", "declared", "huge"}));
   Result<std::shared_ptr<const device::Kernel>> none = (*m)->GetKernel("nope");
   EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
-  const device::KernelSignature& sig = (*(*m)->GetKernel("declared"))->signature();
+  const std::shared_ptr<const device::Kernel> declared = *(*m)->GetKernel("declared");  // sig lives in it
+  const device::KernelSignature& sig = declared->signature();
   EXPECT_EQ(sig.name, "declared");
   ASSERT_EQ(sig.params.size(), 3u);
   EXPECT_EQ(sig.params[0].type, ptx::Type::kU32);

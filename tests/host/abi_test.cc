@@ -96,6 +96,7 @@ TEST(Abi, quotas_on_bytes_and_buffers) {
   EXPECT_EQ(errors[0], "allocating 1 bytes would exceed the instance's quota of 3145728 device bytes (3145728 in use)");
   EXPECT_EQ(errors[1], "buffer quota of 4 reached");
   EXPECT_EQ(g.Metrics().device_bytes_allocated, 3u << 20);
+  EXPECT_EQ(g.Metrics().quota_refusals, 2u);  // one per refused call
 }
 
 // What a launch costs the host beyond its buffers is charged to the tenant's context: a guest
@@ -110,6 +111,7 @@ TEST(Abi, launch_scratch_counts_against_the_context_quota) {
       << errors[0];
   EXPECT_NE(errors[0].find("would exceed the context's quota of 268435456 bytes"), std::string::npos) << errors[0];
   EXPECT_EQ(g.Metrics().kernels_launched, 1u);
+  EXPECT_EQ(g.Metrics().quota_refusals, 1u);
 }
 
 TEST(Abi, quota_on_modules) {
@@ -118,6 +120,7 @@ TEST(Abi, quota_on_modules) {
   GuestInstance g("abi.wasm", o);
   EXPECT_GUEST_OK(g, "test_module_quota");
   EXPECT_EQ(g.Errors(), std::vector<std::string>{"module quota of 2 reached"});
+  EXPECT_EQ(g.Metrics().quota_refusals, 1u);
 }
 
 TEST(Abi, quota_on_retained_ptx) {
@@ -325,7 +328,7 @@ TEST(Abi, gpu_capability_off) {
   GuestInstance g("abi.wasm", o);
   EXPECT_GUEST_OK(g, "test_not_permitted");
   EXPECT_EQ(g.Errors(), std::vector<std::string>{"GPU access is not enabled for this function's tenant"});
-  EXPECT_EQ(g.Metrics(), (host::InstanceMetricsSnapshot{0, 0, 0, 1, 0}));
+  EXPECT_EQ(g.Metrics(), (host::InstanceMetricsSnapshot{0, 0, 0, 1, 0}));  // not permitted is no quota refusal
 }
 
 TEST(Abi, raw_argument_edge_cases) {
@@ -360,21 +363,23 @@ TEST(Abi, teardown_releases_every_buffer_and_module) {
 }
 
 TEST(Metrics, snapshot_is_a_value) {
-  host::InstanceMetricsSnapshot a, b{1, 2, 3, 4, 5, 6};
-  EXPECT_EQ(a, (host::InstanceMetricsSnapshot{0, 0, 0, 0, 0, 0}));
+  host::InstanceMetricsSnapshot a, b{1, 2, 3, 4, 5, 6, 7};
+  EXPECT_EQ(a, (host::InstanceMetricsSnapshot{0, 0, 0, 0, 0, 0, 0}));
   EXPECT_NE(a, b);
   host::InstanceMetricsSnapshot c = b;
   EXPECT_EQ(c, b);
   EXPECT_EQ(host::ToString(b),
             "{kernels_launched=1, bytes_pinned=2, back_pressure_rejections=3, yield_count=4, device_bytes_allocated=5, "
-            "kernel_faults=6}");
+            "kernel_faults=6, quota_refusals=7}");
   nlohmann::json j = b;
   EXPECT_EQ(j.dump(), R"({"back_pressure_rejections":3,"bytes_pinned":2,"device_bytes_allocated":5,"kernel_faults":6,)"
-                      R"("kernels_launched":1,"yield_count":4})");
+                      R"("kernels_launched":1,"quota_refusals":7,"yield_count":4})");
   EXPECT_EQ(j.get<host::InstanceMetricsSnapshot>(), b);
-  // A snapshot written before kernel_faults existed still reads.
+  // A snapshot written before kernel_faults or quota_refusals existed still reads.
   j.erase("kernel_faults");
+  j.erase("quota_refusals");
   EXPECT_EQ(j.get<host::InstanceMetricsSnapshot>().kernel_faults, 0u);
+  EXPECT_EQ(j.get<host::InstanceMetricsSnapshot>().quota_refusals, 0u);
 }
 
 }  // namespace

@@ -102,6 +102,7 @@ TEST(Config, a_tenant_reaches_its_worker_whole_and_a_result_comes_back_whole) {
   InvokeResult r;
   r.metrics.kernels_launched = 5;
   r.metrics.kernel_faults = 1;
+  r.metrics.quota_refusals = 2;
   InvokeResult got;
   r.discarded_launches = 3;
   r.backtrace = {"leaf", "main"};

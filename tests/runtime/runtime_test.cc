@@ -370,11 +370,14 @@ TEST(Runtime, quotas_are_per_tenant) {
   EXPECT_EQ(MustInvoke(*rt, "small", "life", req).exit_status, 8);
   EXPECT_EQ(holder.get()->status, InvocationStatus::kDeadline);
   EXPECT_EQ(MustInvoke(*rt, "small", "life", req).exit_status, 0);  // released with the holder
+  // The refused allocation is counted: in the instance's snapshot, folded into the tenant's totals.
+  EXPECT_EQ(rt->Stats().tenants.at(0).totals.quota_refusals, 1u);
 
   req.input = std::string(65, 'x');
   auto big_input = rt->Invoke("small", "life", req);
   EXPECT_EQ(big_input.status().code(), StatusCode::kResourceExhausted);
   EXPECT_NE(big_input.status().message().find("max_input_size"), std::string::npos);
+  EXPECT_EQ(rt->Stats().tenants.at(0).totals.limit_refusals[static_cast<size_t>(RefusedLimit::kMaxInputSize)], 1u);
   rt.reset();
   TempDir dir3;
   TenantConfig tiny = Tenant("tiny");
@@ -383,6 +386,7 @@ TEST(Runtime, quotas_are_per_tenant) {
   auto big_module = rt->Deploy("tiny", "hello", Span(ReadFile(Example("hello"))));
   EXPECT_EQ(big_module.status().code(), StatusCode::kResourceExhausted);
   EXPECT_NE(big_module.status().message().find("max_module_size"), std::string::npos);
+  EXPECT_EQ(rt->Stats().tenants.at(0).totals.limit_refusals[static_cast<size_t>(RefusedLimit::kMaxModuleSize)], 1u);
 }
 
 TEST(Runtime, a_tenant_at_its_limit_does_not_slow_another) {
