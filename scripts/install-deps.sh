@@ -23,6 +23,8 @@ packages=(
   # tests and benchmarks (postgresql: a private server for the store tests; python3-yaml: the
   # Kubernetes manifests check)
   libgtest-dev libgmock-dev libbenchmark-dev wrk python3 python3-yaml postgresql
+  # the CPU device benchmark's peer: PoCL (OpenCL kernels on the CPU) and the OpenCL headers/loader
+  pocl-opencl-icd ocl-icd-opencl-dev opencl-headers
   # sanitizers and fuzzers with clang
   libclang-rt-14-dev
   # the style check (scripts/format.sh) and static analysis (.clang-tidy)
