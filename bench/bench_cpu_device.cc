@@ -92,8 +92,8 @@ struct Case {
   uint32_t shared_bytes = 0;  // dynamic shared memory (PoCL: a __local parameter after the others)
   std::vector<std::vector<uint8_t>> buffers{};
   std::vector<Arg> args{};
-  size_t output = 0;     // the buffer whose contents are checked
-  bool floats = false;   // ... as floats, each within tolerance * max(|native|, floor); else exactly
+  size_t output = 0;    // the buffer whose contents are checked
+  bool floats = false;  // ... as floats, each within tolerance * max(|native|, floor); else exactly
   double tolerance = 0;
   float floor = 1;
   std::function<void(std::vector<std::vector<uint8_t>>&)> native{};
@@ -258,8 +258,8 @@ std::vector<std::pair<std::string, std::function<Case()>>> Cases() {
   std::vector<std::pair<std::string, std::function<Case()>>> cases;
   auto vector_add = [&](unsigned n, const char* name) {
     cases.emplace_back(name, [=] {
-      Case c{.name = name, .file = "vector_add", .entry = "vector_add", .elements = n, .grid = {n / 256},
-             .block = {256}};
+      Case c{
+          .name = name, .file = "vector_add", .entry = "vector_add", .elements = n, .grid = {n / 256}, .block = {256}};
       c.buffers = {floats(n, 1), floats(n, 2), std::vector<uint8_t>(n * 4)};
       c.args = {Buf(0), Buf(1), Buf(2), U32(n)};
       c.output = 2;
@@ -272,8 +272,12 @@ std::vector<std::pair<std::string, std::function<Case()>>> Cases() {
   vector_add(1u << 24, "vector add 16M");
   cases.emplace_back("matmul 512^3", [=] {
     const unsigned n = 512;
-    Case c{.name = "matmul 512^3", .file = "matmul", .entry = "matmul_tiled", .elements = uint64_t{n} * n,
-           .grid = {n / 16, n / 16}, .block = {16, 16}};
+    Case c{.name = "matmul 512^3",
+           .file = "matmul",
+           .entry = "matmul_tiled",
+           .elements = uint64_t{n} * n,
+           .grid = {n / 16, n / 16},
+           .block = {16, 16}};
     c.buffers = {floats(n * n, 3), floats(n * n, 4), std::vector<uint8_t>(n * n * 4)};
     c.args = {Buf(0), Buf(1), Buf(2), U32(n)};
     c.output = 2;
@@ -284,8 +288,12 @@ std::vector<std::pair<std::string, std::function<Case()>>> Cases() {
   });
   cases.emplace_back("block reduction 4M", [=] {
     const unsigned n = 1u << 22;
-    Case c{.name = "block reduction 4M", .file = "block_reduce", .entry = "block_reduce_sum", .elements = n,
-           .grid = {n / 256}, .block = {256}};
+    Case c{.name = "block reduction 4M",
+           .file = "block_reduce",
+           .entry = "block_reduce_sum",
+           .elements = n,
+           .grid = {n / 256},
+           .block = {256}};
     c.buffers = {floats(n, 5), std::vector<uint8_t>(n / 256 * 4)};
     c.args = {Buf(0), Buf(1), U32(n)};
     c.output = 1;
@@ -298,8 +306,12 @@ std::vector<std::pair<std::string, std::function<Case()>>> Cases() {
     const unsigned n = 1u << 22;
     std::vector<int> in(n);
     for (unsigned i = 0; i < n; ++i) in[i] = static_cast<int>(i % 7);
-    Case c{.name = "warp reduce 4M", .file = "warp_reduce", .entry = "warp_reduce_sum", .elements = n,
-           .grid = {n / 256}, .block = {256}};
+    Case c{.name = "warp reduce 4M",
+           .file = "warp_reduce",
+           .entry = "warp_reduce_sum",
+           .elements = n,
+           .grid = {n / 256},
+           .block = {256}};
     c.buffers = {Bytes(in), std::vector<uint8_t>(4), std::vector<uint8_t>(n / 32 * 4)};
     c.args = {Buf(0), Buf(1), Buf(2), U32(n)};
     c.output = 2;
@@ -308,8 +320,13 @@ std::vector<std::pair<std::string, std::function<Case()>>> Cases() {
   });
   cases.emplace_back("softmax 4096x1024", [=] {  // dynamic shared memory, ex2.approx
     const unsigned rows = 4096, cols = 1024;
-    Case c{.name = "softmax 4096x1024", .file = "softmax", .entry = "softmax_rows", .elements = uint64_t{rows} * cols,
-           .grid = {rows}, .block = {256}, .shared_bytes = 256 * 4};
+    Case c{.name = "softmax 4096x1024",
+           .file = "softmax",
+           .entry = "softmax_rows",
+           .elements = uint64_t{rows} * cols,
+           .grid = {rows},
+           .block = {256},
+           .shared_bytes = 256 * 4};
     c.buffers = {floats(size_t{rows} * cols, 6), std::vector<uint8_t>(size_t{rows} * cols * 4)};
     c.args = {Buf(0), Buf(1), U32(cols)};
     c.output = 1;
@@ -324,7 +341,11 @@ std::vector<std::pair<std::string, std::function<Case()>>> Cases() {
     std::mt19937 rng(7);
     std::vector<uint8_t> data(n);
     for (auto& x : data) x = static_cast<uint8_t>(rng());
-    Case c{.name = "histogram 16M", .file = "histogram", .entry = "histogram256", .elements = n, .grid = {64},
+    Case c{.name = "histogram 16M",
+           .file = "histogram",
+           .entry = "histogram256",
+           .elements = n,
+           .grid = {64},
            .block = {256}};
     c.buffers = {data, std::vector<uint8_t>(256 * 4)};
     c.args = {Buf(0), U32(n), Buf(1)};
@@ -517,12 +538,12 @@ int main(int argc, char** argv) {
       }
       return std::string(buf);
     };
-    std::string tier = native_code ? "native code" : "interpreted: " + cpu::NativeCodeWhyNot(*one.Load(c.file, c.entry));
+    std::string tier =
+        native_code ? "native code" : "interpreted: " + cpu::NativeCodeWhyNot(*one.Load(c.file, c.entry));
     const double per_element = static_cast<double>(insts) / static_cast<double>(c.elements);
     std::printf("%-20s %3d %10s %10s %10s %-26s %-22s %11s %-22s %6.1f  %s\n", name.c_str(), 1, ms(native).c_str(),
-                ms(p1).c_str(), ms(d1).c_str(), ratio_text(d1, p1, true).c_str(),
-                ratio_text(d1, native, false).c_str(), ms(in1).c_str(), ratio_text(in1, p1, false).c_str(),
-                per_element, tier.c_str());
+                ms(p1).c_str(), ms(d1).c_str(), ratio_text(d1, p1, true).c_str(), ratio_text(d1, native, false).c_str(),
+                ms(in1).c_str(), ratio_text(in1, p1, false).c_str(), per_element, tier.c_str());
     if (dn) {
       std::printf("%-20s %3u %10s %10s %10s %-26s %-22s\n", name.c_str(), cores, "-", ms(pn).c_str(), ms(dn).c_str(),
                   ratio_text(dn, pn, true).c_str(), ratio_text(dn, native, false).c_str());

@@ -107,7 +107,8 @@ std::unique_ptr<OpenClBaseline> OpenClBaseline::Open(unsigned compute_units, con
 
 OpenClBaseline::Buffer OpenClBaseline::Upload(const void* data, size_t bytes) {
   cl_int err = CL_SUCCESS;
-  cl_mem m = clCreateBuffer(h_->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, const_cast<void*>(data), &err);
+  cl_mem m =
+      clCreateBuffer(h_->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, const_cast<void*>(data), &err);
   Check(err, "clCreateBuffer");
   h_->buffers.push_back(m);
   return {m, bytes};
@@ -167,8 +168,8 @@ OpenClBaseline::Buffer OpenClBaseline::Upload(const void*, size_t) { return {}; 
 void OpenClBaseline::Download(const Buffer&, void*) {}
 void OpenClBaseline::Write(const Buffer&, const void*) {}
 void OpenClBaseline::Free(const Buffer&) {}
-void OpenClBaseline::Run(const char*, const std::vector<size_t>&, const std::vector<size_t>&,
-                         const std::vector<Arg>&) {}
+void OpenClBaseline::Run(const char*, const std::vector<size_t>&, const std::vector<size_t>&, const std::vector<Arg>&) {
+}
 
 #endif
 

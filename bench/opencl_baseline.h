@@ -49,8 +49,8 @@ class OpenClBaseline {
 
   // A kernel argument: a buffer, dynamic local memory, or a scalar's bytes.
   struct Arg {
-    void* handle = nullptr;      // a Buffer's cl_mem (passed by address)
-    size_t local_bytes = 0;      // a Local
+    void* handle = nullptr;        // a Buffer's cl_mem (passed by address)
+    size_t local_bytes = 0;        // a Local
     std::vector<uint8_t> value{};  // a scalar
   };
   static Arg ArgOf(const Buffer& b) { return {.handle = b.mem}; }

@@ -138,7 +138,9 @@ TEST_P(Instrumented, the_abort_word_stops_a_kernel_that_never_ends) {
   Status s = h.stream().Synchronize();
   const auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - raised).count();
   EXPECT_TRUE(s.ok()) << s;  // a clean exit of every thread: no device fault
-  EXPECT_LE(took, 50) << "the kernel ran on after its abort word was set";
+  // How promptly is bench_deadline's figure (milliseconds); here: it stops, within a second even
+  // on a loaded machine (50 ms failed under load: the test thread itself was not running).
+  EXPECT_LE(took, 1000) << "the kernel ran on after its abort word was set";
   if (GetParam()) {
     EXPECT_TRUE(device::cpu::LastLaunchWasNative(h.stream())) << device::cpu::NativeCodeWhyNot(*k);
   }

@@ -132,7 +132,8 @@ inline void TheAbortWordEndsAKernelThatWouldNeverEnd(device::Device& d) {
   static_cast<std::atomic<uint32_t>*>(w->control_host())->store(1);  // as the watchdog does at the deadline
   Status st = s->Synchronize();
   EXPECT_EQ(st.code(), StatusCode::kDeadlineExceeded) << st;
-  EXPECT_LT(Clock::now() - raised, std::chrono::milliseconds(50));
+  // It stops (how promptly is bench_deadline's figure): within a second even on a loaded machine.
+  EXPECT_LT(Clock::now() - raised, std::chrono::milliseconds(1000));
   EXPECT_EQ(ctx->resets(), 0u);
 }
 

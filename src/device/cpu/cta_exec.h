@@ -392,6 +392,7 @@ class CtaExec {
   bool converged_ok_ = false;   // whole warps only: CTA-wide execution is possible
   bool wide_declined_ = false;  // a CTA-wide Execute a handler could not do (nothing was changed)
   uint32_t cta_[3] = {0, 0, 0};
+  uint64_t filled_cta_[3] = {~0ull, ~0ull, ~0ull};  // the %ctaid the register file holds (none yet)
   std::vector<uint64_t> regs_;
   std::vector<uint8_t> shared_;
   uint32_t shared_size_;

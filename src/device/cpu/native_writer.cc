@@ -22,7 +22,7 @@ const std::string kExitedC = std::to_string(kNativeExited) + "u";
 const std::string kApartC = std::to_string(kNativeApart) + "u";
 
 // Bump with any change to what the translation emits.
-constexpr const char* kNativeVersion = "gpuwasm-native-3";
+constexpr const char* kNativeVersion = "gpuwasm-native-4";
 
 // What every generated source starts with: the C of NativeCtx (native.h), then helpers.
 const std::string kPrelude =
@@ -34,6 +34,10 @@ __attribute__((noinline, cold)) static uint8_t* gw_slow(struct gw_ctx* c, uint32
   return c->address(c, pc, space, a, bytes, t, store);
 }
 #define gw_likely(x) __builtin_expect(!!(x), 1)
+/* Instruction P's global region (the one its last access hit) in locals, for its B-byte accesses:
+   gh: host address of its base gb; an offset o fits when o < gn. Only gw_slow changes the region. */
+#define gw_region(P, B) { const struct gw_region* g = &c->regions[P]; gb##P = g->base; \
+  gn##P = g->size >= (B) ? g->size - (B) + 1 : 0; gh##P = g->host; }
 /* A value for every thread (a uniform result other blocks read): four registers per store. */
 typedef uint64_t gw_v4 __attribute__((vector_size(32), aligned(8)));
 static inline void gw_fill(uint64_t* p, uint64_t v, uint32_t n) {
@@ -310,6 +314,7 @@ class Translator {
     used_.clear();
     uused_.clear();
     uversion_.clear();
+    hoisted_.clear();
     const uint32_t first = cfg_.starts[b], end = cfg_.BlockEnd(b);
     std::string pre, code;   // once per block run (all mode); per thread
     uint32_t counted = 0;    // unguarded instructions: every thread runs them
@@ -454,6 +459,11 @@ class Translator {
     const std::string per = std::to_string(counted) + (any_extra ? " + extra" : "");
     std::string out;
     out += "    uint64_t extra = 0; (void)extra;\n";
+    for (const auto& [pc, bytes] : hoisted_) {
+      const std::string P = std::to_string(pc);
+      out += "    uint64_t gb" + P + ", gn" + P + "; uint8_t* gh" + P + "; gw_region(" + P + ", " +
+             std::to_string(bytes) + ")\n";
+    }
     if (all_) {
       out += load + pre;
       const bool together = !term_all.empty();
@@ -573,10 +583,10 @@ class Translator {
     const std::string slow =
         "gw_slow(c, " + P + "u, " + std::to_string(static_cast<int>(in.mem)) + "u, A, " + B + "u, t, " + st + ")";
     switch (in.mem) {
-      case Mem::kGlobal:
-        return a + " struct gw_region* g = &c->regions[" + P +
-               "]; uint64_t o = A - g->base; uint8_t* p = (g->size >= " + B + " && o <= g->size - " + B +
-               ") ? g->host + o : " + slow + "; if (!p) gw_fault";
+      case Mem::kGlobal:  // the region's fields are in locals (Hoisted()), reloaded after the slow path
+        hoisted_[pc] = bytes;
+        return a + " uint8_t* p; { const uint64_t o = A - gb" + P + "; if (gw_likely(o < gn" + P + ")) p = gh" + P +
+               " + o; else { p = " + slow + "; if (!p) gw_fault gw_region(" + P + ", " + B + ") } }";
       case Mem::kShared:
         return a + " uint8_t* p = gw_likely(shsz >= " + B + " && A <= shsz - " + B + ") ? sh + A : " + slow +
                "; if (!p) gw_fault";
@@ -826,8 +836,9 @@ class Translator {
   std::map<uint32_t, std::string> uversion_;
   std::set<uint32_t> crossing_, global_slots_;
   std::set<uint32_t> succ_, ptrs_;
-  std::vector<uint32_t> region_;  // instructions of an if-region inlined into the block
-  bool all_ = false;              // generating the all-threads-together body
+  std::map<uint32_t, unsigned> hoisted_;  // a body's global accesses: pc -> bytes (Address())
+  std::vector<uint32_t> region_;          // instructions of an if-region inlined into the block
+  bool all_ = false;                      // generating the all-threads-together body
   bool bad_operand_ = false;
 };
 

@@ -45,6 +45,13 @@ bool CtaExec::Run(uint64_t cta) {
   cta_[1] = static_cast<uint32_t>((cta / cfg_.grid.x) % cfg_.grid.y);
   cta_[2] = static_cast<uint32_t>(cta / (uint64_t{cfg_.grid.x} * cfg_.grid.y));
   for (uint32_t w = 0; w < nwarps_; ++w) InitWarp(w);
+  // %ctaid for every thread, where it changed since the last CTA (nothing writes the slot of a
+  // special register): one fill per slot, contiguous across the CTA.
+  for (uint32_t i = 0; i < 3; ++i) {
+    if (filled_cta_[i] == cta_[i]) continue;
+    std::fill_n(Special(0, kCtaidX + i), stride_, cta_[i]);
+    filled_cta_[i] = cta_[i];
+  }
   if (run_.spec().native) return RunNative(*run_.spec().native);
   uint32_t pc = k_.entry_pc;
   bool converged = converged_ok_;  // every thread starts at the entry
@@ -506,14 +513,8 @@ void CtaExec::InitWarp(uint32_t w) {
   wp.live = n == 32 ? kFull : ((1u << n) - 1);
   wp.run = wp.live;
   wp.bar = 0;
-  uint64_t *cx = Special(w, kCtaidX), *cy = Special(w, kCtaidY), *cz = Special(w, kCtaidZ);
-  for (uint32_t l = 0; l < 32; ++l) {
-    wp.pc[l] = k_.entry_pc;
-    depth_[w * 32 + l] = 0;
-    cx[l] = cta_[0];
-    cy[l] = cta_[1];
-    cz[l] = cta_[2];
-  }
+  std::fill_n(wp.pc, 32, k_.entry_pc);
+  std::fill_n(depth_.data() + static_cast<size_t>(w) * 32, 32, uint8_t{0});
 }
 
 void CtaExec::InitSpecials(uint32_t w) {
