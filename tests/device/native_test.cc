@@ -65,6 +65,41 @@ TEST(NativeCode, counts_the_same_thread_instructions_as_the_interpreter) {
   }
 }
 
+TEST(NativeCode, thread_loops_checked_ahead_compute_and_count_what_the_interpreter_does) {
+  // A block whose accesses fit and are contiguous runs unchecked after a first pass checked every
+  // address (native_writer.cc, CheckedAhead): results and thread-instructions are the interpreter's,
+  // over many CTAs, a last one whose threads past n skip the body, and a kernel that loads and
+  // stores the same buffer (saxpy's y).
+  auto interp = device::cpu::CreateCpuDevice({.native = NativeMode::kOff});
+  const unsigned n = 64 * 256 - 77;
+  std::vector<float> a(n), b(n);
+  for (unsigned i = 0; i < n; ++i) a[i] = 0.5f * static_cast<float>(i), b[i] = 3.0f - static_cast<float>(i % 7);
+  std::vector<float> sum[2], axpy[2];
+  uint64_t counted[2] = {0, 0};
+  for (int native = 0; native < 2; ++native) {
+    KernelHarness h(native ? KernelHarness::SharedNativeCpuDevice() : interp);
+    auto add = h.Load("vector_add", "sm_80", "vector_add");
+    auto saxpy = h.Load("saxpy", "sm_80", "saxpy");
+    ASSERT_TRUE(add && saxpy);
+    auto pa = h.Upload(a), pb = h.Upload(b), pc = h.Zeros<float>(n);
+    ASSERT_TRUE(h.Run(*add, {64}, {256}, Params(add->signature()).Add(pa).Add(pb).Add(pc).Add(n).Build()).ok());
+    EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), native == 1);
+    counted[native] += device::cpu::LastLaunchInstructions(h.stream());
+    sum[native] = h.Download<float>(pc, n);
+    ASSERT_TRUE(h.Run(*saxpy, {16}, {256}, Params(saxpy->signature()).Add(n).Add(2.0f).Add(pa).Add(pb).Build()).ok());
+    EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), native == 1);
+    counted[native] += device::cpu::LastLaunchInstructions(h.stream());
+    axpy[native] = h.Download<float>(pb, n);
+  }
+  EXPECT_EQ(counted[0], counted[1]);
+  ASSERT_EQ(sum[0].size(), n);
+  for (unsigned i = 0; i < n; ++i) {
+    ASSERT_EQ(sum[1][i], a[i] + b[i]) << i;
+    ASSERT_EQ(sum[0][i], sum[1][i]) << i;
+    ASSERT_EQ(axpy[0][i], axpy[1][i]) << i;
+  }
+}
+
 TEST(NativeCode, a_load_from_one_address_in_every_thread_may_still_differ_per_thread) {
   // Each thread's local memory is its own: the same address holds each thread's %tid.
   KernelHarness h(KernelHarness::SharedNativeCpuDevice());

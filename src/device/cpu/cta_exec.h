@@ -417,6 +417,7 @@ class CtaExec {
   std::vector<uint8_t> uniform_, uniform_base_;
   // Native code: per thread the block it waits for; per block how many threads wait for it.
   std::vector<uint32_t> native_next_, native_count_;
+  std::vector<uint8_t> native_ahead_off_;  // NativeCtx::ahead_off, for this launch
   // CTA-wide execution, one mask per warp: the running threads, those waiting at the end of the
   // current if-region (region_end_), and those the current instruction's guard selects.
   std::vector<uint32_t> active_, pending_, exec_;

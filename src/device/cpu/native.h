@@ -63,14 +63,15 @@
     void* host;                                                                                        \
     uint64_t instructions; /* thread-instructions executed */                                          \
     uint32_t threads;                                                                                  \
-    uint32_t waiting; /* threads at a barrier */                                                       \
-    uint32_t all;     /* every live thread waits for the block called (none at a barrier) */           \
-    uint32_t live;    /* threads not exited */                                                         \
-    uint32_t first;   /* a live thread */                                                              \
-    uint32_t go;      /* set by an `all` call when every thread goes on alike: the next block, or      \
-                         kNativeExited; else kNativeApart (next[] was written) */                      \
-    uint32_t exited;  /* threads that exited in the call */                                            \
-    uint32_t flat;    /* the block is one-dimensional: thread t has %tid.x = t */                      \
+    uint32_t waiting;   /* threads at a barrier */                                                     \
+    uint32_t all;       /* every live thread waits for the block called (none at a barrier) */         \
+    uint32_t live;      /* threads not exited */                                                       \
+    uint32_t first;     /* a live thread */                                                            \
+    uint32_t go;        /* set by an `all` call when every thread goes on alike: the next block, or    \
+                           kNativeExited; else kNativeApart (next[] was written) */                    \
+    uint32_t exited;    /* threads that exited in the call */                                          \
+    uint32_t flat;      /* the block is one-dimensional: thread t has %tid.x = t */                    \
+    uint8_t* ahead_off; /* per block: its accesses were not contiguous here; no check-ahead */         \
     /* Runs the host block `block` (instruction `pc` alone) for every thread waiting for it (every     \
        live one when `all`), warp by warp with the interpreter's semantics, and moves them on to       \
        `fall`; 0, or 1 when it faulted the launch. */                                                  \

@@ -1,6 +1,7 @@
 // Native code's C writer (native.h): a kernel's blocks (native_cfg.h) as C functions, one per
 // block, over the interpreter's register file.
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 #include <string>
@@ -22,7 +23,7 @@ const std::string kExitedC = std::to_string(kNativeExited) + "u";
 const std::string kApartC = std::to_string(kNativeApart) + "u";
 
 // Bump with any change to what the translation emits.
-constexpr const char* kNativeVersion = "gpuwasm-native-4";
+constexpr const char* kNativeVersion = "gpuwasm-native-5";
 
 // What every generated source starts with: the C of NativeCtx (native.h), then helpers.
 const std::string kPrelude =
@@ -260,6 +261,61 @@ class Translator {
     return "gw_go(" + std::to_string(block) + ")";
   }
 
+  // The instruction's guard as a C condition ("" when it has none).
+  std::string Guard(const Inst& in) {
+    if (in.guard == kNoSlot) return "";
+    return std::string(in.guard_negated ? "!" : "") + "(" + R(in.guard) + " & 1)";
+  }
+
+  // An instruction every thread runs in the all-mode thread loop (its own guard aside), or, in the
+  // if-region, only the threads the region's branch does not skip.
+  struct ThreadItem {
+    uint32_t pc = 0;
+    std::string guard;  // "" when unguarded
+    bool in_region = false;
+  };
+
+  // How the thread loop's memory accesses are written:
+  //   kChecked    each access against its instruction's last region, else the executor (faults);
+  //   kCheckAhead no access: whether each would fit its region (bad |= ...), and whether every
+  //               thread that runs a global access touches cl<pc> + t * bytes (cl == ch);
+  //   kContiguous straight to cl<pc> + t * bytes in the region's host memory (gwr<pc>), after
+  //               kCheckAhead found every access fits and is so: the compiler sees consecutive
+  //               threads touch consecutive elements, and can vectorise across threads.
+  enum class Access { kChecked, kCheckAhead, kContiguous };
+
+  // The thread loop's body for `items` (counting into n, except kCheckAhead). The if-region, when
+  // there is one, runs where `skip` is false and counts `skip_count` plus its guarded instructions
+  // that run; `region_only`: only the region's statements.
+  Result<std::string> ThreadCode(const std::vector<ThreadItem>& items, const std::string& skip, uint32_t skip_count,
+                                 Access mode, bool region_only = false) {
+    access_ = mode;
+    std::string out, inner;
+    const bool ahead = mode == Access::kCheckAhead;
+    for (const ThreadItem& it : items) {
+      const Inst& in = p_.code[it.pc];
+      const bool access = in.op == Op::kLd || in.op == Op::kSt;
+      if (ahead) {  // straight-line: an access's check takes its condition, other statements a guard
+        std::string cond = it.guard;
+        if (it.in_region) cond = cond.empty() ? "!gw_skip" : "!gw_skip && " + cond;
+        access_guard_ = cond.empty() ? "1" : cond;
+        GPUWASM_ASSIGN_OR_RETURN(std::string stmt, Compute(in, it.pc, [&](uint32_t slot) { return R(slot); }));
+        (it.in_region ? inner : out) +=
+            (access || cond.empty() ? "      " + stmt : "      if (" + cond + ") { " + stmt + " }") + "\n";
+        continue;
+      }
+      GPUWASM_ASSIGN_OR_RETURN(std::string stmt, Compute(in, it.pc, [&](uint32_t slot) { return R(slot); }));
+      std::string line = it.guard.empty() ? stmt : "if (" + it.guard + ") { ++n; " + stmt + " }";
+      (it.in_region ? inner : out) += (it.in_region ? "        " : "      ") + line + "\n";
+    }
+    access_ = Access::kChecked;
+    if (region_only) return inner;
+    if (skip.empty()) return out;
+    if (ahead) return out + "      const int gw_skip = " + skip + ";\n" + inner;
+    return out + "      if (" + skip + ") { ++n; } else {\n        n += " + std::to_string(skip_count) + ";\n" + inner +
+           "      }\n";
+  }
+
   // One block function, two bodies. With c->all every live thread waits for this block (none at
   // a barrier): the block runs once for all of them, so instructions whose sources are uniform
   // run once (reading thread c->first, a live one), their results that other blocks read are
@@ -285,7 +341,8 @@ class Translator {
       GPUWASM_ASSIGN_OR_RETURN(thread_body, Body(b));
     }
     const std::string B = std::to_string(b);
-    std::string f = "static int gw_b" + B + "(struct gw_ctx* c) {\n";
+    std::string f = helpers_ + "static int gw_b" + B + "(struct gw_ctx* c) {\n";
+    helpers_.clear();
     f += "  uint64_t* const R = c->regs; const uint64_t S = c->stride;\n";
     f += "  uint32_t* const next = c->next; uint32_t* const count = c->count;\n";
     f += "  uint8_t* const sh = c->shared; const uint64_t shsz = c->shared_size;\n";
@@ -315,8 +372,13 @@ class Translator {
     uused_.clear();
     uversion_.clear();
     hoisted_.clear();
+    stores_.clear();
+    stored_.clear();
     const uint32_t first = cfg_.starts[b], end = cfg_.BlockEnd(b);
-    std::string pre, code;   // once per block run (all mode); per thread
+    std::string pre;                // once per block run (all mode)
+    std::vector<ThreadItem> items;  // per thread: the instructions each thread runs (ThreadCode())
+    std::string skip_guard;         // the if-region's branch condition (threads where it holds skip it)
+    uint32_t skip_count = 0, skip_slot = kNoSlot;
     uint32_t counted = 0;    // unguarded instructions: every thread runs them
     bool any_extra = false;  // uniform guarded instructions: `extra` counts those that ran
     uint32_t temp = 0;
@@ -360,26 +422,22 @@ class Translator {
           // continue together at the join.
           const uint32_t f = cfg_.BlockOf(pc + 1), fend = cfg_.BlockEnd(f);
           uint32_t fcount = 0;
-          std::string inner;
           for (uint32_t q = cfg_.starts[f]; q < fend; ++q) {
             const Inst& x = p_.code[q];
             if (x.op == Op::kBra) {  // the unguarded branch to the join
               ++fcount;
               break;
             }
-            GPUWASM_ASSIGN_OR_RETURN(std::string stmt, Compute(x, q, [&](uint32_t slot) { return R(slot); }));
-            if (x.guard == kNoSlot) {
-              ++fcount;
-              inner += "        " + stmt + "\n";
-            } else {
-              const std::string g = std::string(x.guard_negated ? "!" : "") + "(" + R(x.guard) + " & 1)";
-              inner += "        if (" + g + ") { ++n; " + stmt + " }\n";
-            }
+            if (x.guard == kNoSlot) ++fcount;
+            items.push_back({q, Guard(x), /*in_region=*/true});
             region_.push_back(q);
           }
           per_thread_code = true;
-          code += "      if (" + guard + ") { ++n; } else {\n        n += " + std::to_string(fcount) + ";\n" + inner +
-                  "      }\n";
+          skip_guard = guard;
+          skip_count = fcount;
+          skip_slot = in.guard;
+          GPUWASM_ASSIGN_OR_RETURN(std::string inner, ThreadCode(items, skip_guard, skip_count, Access::kChecked,
+                                                                 /*region_only=*/true));
           term_all = "c->go = " + std::to_string(join) + "u;";
           range = IndexRange(in, thread_pcs, setp_bound);
           range_inner = inner;
@@ -407,14 +465,10 @@ class Translator {
       per_thread_code = true;
       thread_pcs.push_back(pc);
       if (in.op == Op::kSetp && in.s[1] < p_.slot_count) setp_bound = R(in.s[1]);
-      GPUWASM_ASSIGN_OR_RETURN(std::string stmt, Compute(in, pc, [&](uint32_t slot) { return R(slot); }));
-      if (in.guard == kNoSlot) {
-        ++counted;
-        code += "      " + stmt + "\n";
-      } else {
-        code += "      if (" + guard + ") { ++n; " + stmt + " }\n";
-      }
+      if (in.guard == kNoSlot) ++counted;
+      items.push_back({pc, guard, /*in_region=*/false});
     }
+    GPUWASM_ASSIGN_OR_RETURN(std::string code, ThreadCode(items, skip_guard, skip_count, Access::kChecked));
     if (term_thread.empty() && term_all.empty()) {  // falls into the next block
       term_all = "c->go = " + std::to_string(cfg_.BlockOf(end)) + "u;";
       term_thread = Go(cfg_.BlockOf(end)) + ";";
@@ -445,7 +499,10 @@ class Translator {
       const std::string n = std::to_string(s);
       ptrs_.insert(s);
       decl += ue.count(s) ? "      uint64_t r" + n + " = s" + n + "[t];\n" : "      uint64_t r" + n + ";\n";
-      if (written.count(s) && crossing_.count(s)) store += "      s" + n + "[t] = r" + n + ";\n";
+      if (written.count(s) && crossing_.count(s)) {
+        store += "      s" + n + "[t] = r" + n + ";\n";
+        stored_.insert(s);
+      }
     }
     for (uint32_t s : uused_) {
       ptrs_.insert(s);
@@ -479,6 +536,10 @@ class Translator {
       if (per_thread_code || !together) {
         out += "    {\n";
         out += "    count[" + std::to_string(b) + "] = 0;\n";
+        if (together && CanCheckAhead(items, skip_slot)) {
+          GPUWASM_ASSIGN_OR_RETURN(std::string ahead, CheckedAhead(b, items, skip_guard, skip_count, per, ue));
+          out += ahead;
+        }
         out += "    for (uint32_t t = 0; t < T; ++t) {\n";
         out += "      if (next[t] == " + kExitedC + ") continue;\n";
         out += "      n += " + per + ";\n";
@@ -500,6 +561,116 @@ class Translator {
       out += "    }\n";
     }
     return out;
+  }
+
+  // Whether the all-mode thread loop over `items` can check its accesses ahead (Access): every
+  // access is global or shared (not volatile), and no address, no access's guard and no
+  // if-region branch depends on a value loaded in the loop (the check-ahead pass loads nothing).
+  bool CanCheckAhead(const std::vector<ThreadItem>& items, uint32_t skip_slot) const {
+    std::set<uint32_t> loaded;  // slots holding (or depending on) a value loaded in the loop
+    auto from_load = [&](uint32_t slot) { return slot != kNoSlot && loaded.count(slot) != 0; };
+    std::vector<uint32_t> reads, writes;
+    bool any_access = false;
+    for (const ThreadItem& it : items) {
+      const Inst& in = p_.code[it.pc];
+      if (it.in_region && from_load(skip_slot)) return false;
+      if (in.op == Op::kLdKParam) return false;
+      cfg_.ReadsWrites(in, reads, writes);
+      bool depends = from_load(in.guard);
+      for (uint32_t r : reads) depends = depends || from_load(r);
+      if (in.op == Op::kLd || in.op == Op::kSt) {
+        if ((in.mem != Mem::kGlobal && in.mem != Mem::kShared) || (in.flags & kVolatile)) return false;
+        if (from_load(in.s[0]) || from_load(in.guard)) return false;
+        any_access = true;
+        depends = depends || in.op == Op::kLd;
+      }
+      for (uint32_t w : writes) {
+        if (depends) {
+          loaded.insert(w);
+        } else if (in.guard == kNoSlot) {
+          loaded.erase(w);
+        }
+      }
+    }
+    return any_access && used_.size() <= 48;
+  }
+
+  // The all-mode thread loop's fast path, when every thread is live and this CTA executor did not
+  // find the block's accesses other than contiguous before (c->ahead_off[b]): a first pass
+  // computes each access's address (kCheckAhead; no loads, no stores, nothing counted); when all
+  // fit their regions and are contiguous, a second pass runs the loop with unchecked contiguous
+  // accesses, in a function whose register-file slots are restrict parameters, so that the C
+  // compiler vectorises it (checking the regions' overlaps itself). Otherwise the checked loop that
+  // follows runs as before (a fault happens there). Sets gw_done when the fast path ran.
+  Result<std::string> CheckedAhead(uint32_t b, const std::vector<ThreadItem>& items, const std::string& skip,
+                                   uint32_t skip_count, const std::string& per, const std::set<uint32_t>& ue) {
+    GPUWASM_ASSIGN_OR_RETURN(std::string check, ThreadCode(items, skip, skip_count, Access::kCheckAhead));
+    GPUWASM_ASSIGN_OR_RETURN(std::string run, ThreadCode(items, skip, skip_count, Access::kContiguous));
+    const std::string B = std::to_string(b);
+    std::string o =
+        "    int gw_done = 0;\n    if (c->live == T && !c->ahead_off[" + B + "]) {\n      uint64_t bad = 0;\n";
+    for (const auto& [pc, bytes] : hoisted_) {
+      o += "      uint64_t cl" + std::to_string(pc) + " = ~0ull, ch" + std::to_string(pc) + " = 0;\n";
+    }
+    // Locals start at 0 in both passes: a value a guard skipped is then not carried over from the
+    // previous thread (the compiler would see a dependence between iterations).
+    std::string decl;
+    for (uint32_t slot : used_) {
+      const std::string n = std::to_string(slot);
+      decl += ue.count(slot) ? "      uint64_t r" + n + " = s" + n + "[t];\n" : "      uint64_t r" + n + " = 0;\n";
+    }
+    o += "      for (uint32_t t = 0; t < T; ++t) {\n" + decl + check + "      }\n";
+    std::string params = "uint32_t T, uint64_t extra, uint8_t* sh", args = "T, extra, sh";
+    for (const std::string& name : UniformNames(run + per)) {
+      params += ", uint64_t " + name;
+      args += ", " + name;
+    }
+    std::string contiguous = "1";
+    for (const auto& [pc, bytes] : hoisted_) {
+      const std::string P = std::to_string(pc);
+      params += ", uint8_t* gwr" + P + ", uint64_t gb" + P + ", uint64_t cl" + P;
+      args += ", gh" + P + ", gb" + P + ", cl" + P;
+      contiguous += " && (cl" + P + " == ch" + P + " || (cl" + P + " == ~0ull && ch" + P + " == 0))";  // or unused
+    }
+    std::string store;
+    for (uint32_t slot : used_) {
+      const std::string n = std::to_string(slot);
+      const bool out = stored_.count(slot) != 0;
+      if (!ue.count(slot) && !out) continue;
+      params += std::string(", ") + (out ? "" : "const ") + "uint64_t* restrict s" + n;
+      args += ", s" + n;
+      if (out) store += "    s" + n + "[t] = r" + n + ";\n";
+    }
+    // noinline: inlined into the block's function, restrict no longer reaches the vectoriser.
+    helpers_ +=
+        "__attribute__((noinline)) static uint64_t gw_run" + B + "(" + params +
+        ") {\n  (void)sh; (void)extra;\n  uint64_t nv = 0;\n  for (uint32_t t = 0; t < T; ++t) {\n    uint64_t n = " +
+        per + ";\n" + decl + run + store + "    nv += n;\n  }\n  return nv;\n}\n";
+    o += "      if (!(" + contiguous + ")) {\n        c->ahead_off[" + B +
+         "] = 1;\n      } else if (!bad) {\n        n += gw_run" + B + "(" + args +
+         ");\n        gw_done = 1;\n      }\n    }\n";
+    o += "    if (!gw_done)\n";
+    return o;
+  }
+
+  // The names of uniform values (u<slot>, v<n>) that C code reads.
+  static std::set<std::string> UniformNames(const std::string& code) {
+    std::set<std::string> names;
+    for (size_t i = 0; i < code.size();) {
+      if (!std::isalpha(static_cast<unsigned char>(code[i])) && code[i] != '_') {
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      while (j < code.size() && (std::isalnum(static_cast<unsigned char>(code[j])) || code[j] == '_')) ++j;
+      const std::string id = code.substr(i, j - i);
+      if (id.size() > 1 && (id[0] == 'u' || id[0] == 'v') &&
+          std::all_of(id.begin() + 1, id.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+        names.insert(id);
+      }
+      i = j;
+    }
+    return names;
   }
 
   // For an if-region whose branch tests only `%tid.x <op> bound` (unsigned, bound alike for every
@@ -585,9 +756,25 @@ class Translator {
     switch (in.mem) {
       case Mem::kGlobal:  // the region's fields are in locals (Hoisted()), reloaded after the slow path
         hoisted_[pc] = bytes;
+        if (store) stores_.insert(pc);
+        if (access_ == Access::kCheckAhead) {
+          // Masks, not conditions: the compiler keeps min, max and or reductions it can vectorise.
+          return a + " const uint64_t m = -(uint64_t)(" + access_guard_ + "); bad |= m & -(uint64_t)((A - gb" + P +
+                 ") >= gn" + P + "); { const uint64_t y = A - (uint64_t)t * " + B + "; const uint64_t x = y | ~m; cl" +
+                 P + " = x < cl" + P + " ? x : cl" + P + "; const uint64_t z = y & m; ch" + P + " = z > ch" + P +
+                 " ? z : ch" + P + "; }";
+        }
+        if (access_ == Access::kContiguous) {
+          return a + " (void)A; uint8_t* p = gwr" + P + " + (cl" + P + " - gb" + P + ") + (uint64_t)t * " + B + ";";
+        }
         return a + " uint8_t* p; { const uint64_t o = A - gb" + P + "; if (gw_likely(o < gn" + P + ")) p = gh" + P +
                " + o; else { p = " + slow + "; if (!p) gw_fault gw_region(" + P + ", " + B + ") } }";
       case Mem::kShared:
+        if (access_ == Access::kCheckAhead) {
+          return a + " bad |= -(uint64_t)(" + access_guard_ + ") & -(uint64_t)!(shsz >= " + B + " && A <= shsz - " + B +
+                 ");";
+        }
+        if (access_ == Access::kContiguous) return a + " uint8_t* p = sh + A;";
         return a + " uint8_t* p = gw_likely(shsz >= " + B + " && A <= shsz - " + B + ") ? sh + A : " + slow +
                "; if (!p) gw_fault";
       default: return a + " uint8_t* p = " + slow + "; if (!p) gw_fault";
@@ -658,6 +845,10 @@ class Translator {
         if (size != 1 && size != 2 && size != 4 && size != 8) return Unsupported(in, "access size");
         const bool store = in.op == Op::kSt;
         std::string s = "{ " + Address(in, pc, size * in.vec, store);
+        if (access_ == Access::kCheckAhead) {  // whether it would fit, nothing more (its value is unused)
+          for (unsigned k = 0; !store && k < in.vec; ++k) s += " " + d(k) + " = 0;";
+          return s + " }";
+        }
         const char* u = size == 1 ? "uint8_t" : size == 2 ? "uint16_t" : size == 4 ? "uint32_t" : "uint64_t";
         const char* sg = size == 1 ? "int8_t" : size == 2 ? "int16_t" : size == 4 ? "int32_t" : "int64_t";
         for (unsigned k = 0; k < in.vec; ++k) {
@@ -837,6 +1028,11 @@ class Translator {
   std::set<uint32_t> crossing_, global_slots_;
   std::set<uint32_t> succ_, ptrs_;
   std::map<uint32_t, unsigned> hoisted_;  // a body's global accesses: pc -> bytes (Address())
+  std::set<uint32_t> stores_;             // ... those that store
+  std::set<uint32_t> stored_;             // a body's slots its threads store back (crossing blocks)
+  std::string helpers_;                   // functions the block's function calls (CheckedAhead())
+  Access access_ = Access::kChecked;      // how Address() writes an access
+  std::string access_guard_;              // kCheckAhead: when the access happens
   std::vector<uint32_t> region_;          // instructions of an if-region inlined into the block
   bool all_ = false;                      // generating the all-threads-together body
   bool bad_operand_ = false;

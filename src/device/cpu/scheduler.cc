@@ -99,6 +99,7 @@ bool CtaExec::RunNative(const NativeCode& code) {
   const uint32_t nblocks = static_cast<uint32_t>(blocks.size());
   native_next_.assign(threads_, code.entry_block());
   native_count_.assign(nblocks, 0);
+  if (native_ahead_off_.size() != nblocks) native_ahead_off_.assign(nblocks, 0);  // kept across CTAs
   NativeCtx c{};
   c.regs = regs_.data();
   c.stride = stride_;
@@ -114,6 +115,7 @@ bool CtaExec::RunNative(const NativeCode& code) {
   c.host = this;
   c.threads = threads_;
   c.flat = cfg_.block.y == 1 && cfg_.block.z == 1;
+  c.ahead_off = native_ahead_off_.data();
   c.host_exec = &CtaExec::NativeHostExec;
   uint32_t live = threads_, first = 0;
   uint32_t together = code.entry_block();  // the block every live thread is at, or kNativeApart
