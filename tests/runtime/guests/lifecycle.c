@@ -140,7 +140,8 @@ EXPORT(wait_kernel) {
 }
 
 /* A kernel that never ends (it spins while its flag is set) and a synchronize that waits for it:
- * the deadline must stop the kernel. Exits with the negated error code (10: WCU_ERR_DEADLINE). */
+ * the deadline must stop the kernel. Exits with the negated error code (10: WCU_ERR_DEADLINE), or 11
+ * when the deadline passed before the launch (a deadline too short for a slow machine). */
 EXPORT(never_ending_kernel) {
   int32_t k = load(spin_ptx, spin_ptx_len, "spin");
   int32_t flag = wcu_mem_alloc(4), out = wcu_mem_alloc(4 * 32);
@@ -148,7 +149,8 @@ EXPORT(never_ending_kernel) {
   int32_t one = 1;
   if (wcu_memcpy_htod(flag, 0, &one, 4) != 0) return 2;
   wcu_arg args[] = {wcu_arg_buffer(flag, 0), wcu_arg_buffer(out, 0)};
-  if (wcu_launch(k, 1, 1, 1, 32, 1, 1, 0, args, 2) != 0) return 3;
+  int32_t rc = wcu_launch(k, 1, 1, 1, 32, 1, 1, 0, args, 2);
+  if (rc != 0) return rc == WCU_ERR_DEADLINE ? 11 : 3; /* 11: the deadline passed before the launch */
   return -wcu_synchronize();
 }
 
