@@ -283,11 +283,11 @@ TEST(Runtime, traps_deadlines_and_device_faults_leave_nothing_behind) {
 
   InvokeRequest spin;
   spin.entry = "spin_holding";
-  spin.deadline = milliseconds(300);
+  spin.deadline = milliseconds(1000);  // time to reach its allocation under a sanitizer
   r = MustInvoke(*rt, "acme", f.id, spin);
   EXPECT_EQ(r.status, InvocationStatus::kDeadline);
   EXPECT_EQ(r.exit_status, 124);
-  EXPECT_EQ(r.deadline, milliseconds(300));
+  EXPECT_EQ(r.deadline, milliseconds(1000));
   EXPECT_EQ(r.metrics.device_bytes_allocated, 1u << 20);
   ExpectNothingLeft(*rt, "acme");
 
