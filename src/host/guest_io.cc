@@ -27,7 +27,10 @@ void GuestIo::AppendStderr(const uint8_t* p, uint64_t n) {
 }
 
 bool GuestIo::AppendOutput(const uint8_t* p, uint64_t n) {
-  if (output_.size() + n > options_.max_output) return false;
+  if (output_.size() + n > options_.max_output) {
+    output_refusals_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
   output_.append(reinterpret_cast<const char*>(p), n);
   return true;
 }

@@ -13,6 +13,7 @@
 // Thread-safety: used by the one thread running the instance; read results after the call.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -48,6 +49,9 @@ class GuestIo {
   const std::string& output() const { return output_; }
   bool stdout_truncated() const { return stdout_truncated_; }
   bool stderr_truncated() const { return stderr_truncated_; }
+  // output_write calls refused for exceeding max_output (WCU_ERR_QUOTA). Safe from any thread: the
+  // instance's live metrics read it.
+  uint64_t output_refusals() const { return output_refusals_.load(std::memory_order_relaxed); }
 
   // --- used by the import functions ---
   // Host address of guest [ptr, ptr + len), or nullptr when any of it is outside memory.
@@ -61,13 +65,14 @@ class GuestIo {
   bool stdio_closed[3] = {false, false, false};
   void AppendStdout(const uint8_t* p, uint64_t n);
   void AppendStderr(const uint8_t* p, uint64_t n);
-  bool AppendOutput(const uint8_t* p, uint64_t n);  // false: would exceed max_output
+  bool AppendOutput(const uint8_t* p, uint64_t n);  // false (and counted): would exceed max_output
 
  private:
   GuestIoOptions options_;
   const wasm::Instance* instance_ = nullptr;
   std::string stdout_, stderr_, output_;
   bool stdout_truncated_ = false, stderr_truncated_ = false;
+  std::atomic<uint64_t> output_refusals_{0};
 };
 
 // Every import the host provides today, with its wasm signature: what the engine accepts.

@@ -20,9 +20,12 @@ struct HostEnv {
   std::unique_ptr<WasiCudaContext> cuda;
   SchedulerContext scheduler;
 
+  // Safe from any thread. quota_refusals counts wasi_cuda's WCU_ERR_QUOTA and output_write's.
   InstanceMetricsSnapshot metrics() const {
-    return cuda ? cuda->metrics_snapshot_with_scheduler(scheduler)
-                : InstanceMetricsSnapshot{0, 0, 0, scheduler.yield_count(), 0};
+    InstanceMetricsSnapshot s = cuda ? cuda->metrics_snapshot_with_scheduler(scheduler) : InstanceMetricsSnapshot{};
+    s.yield_count = scheduler.yield_count();
+    s.quota_refusals += io.output_refusals();
+    return s;
   }
 };
 

@@ -9,7 +9,8 @@
 //                             instance's buffers, or a trap (0 or 1: the instance's GPU state is
 //                             lost after one)
 //   quota_refusals            lifetime calls refused with WCU_ERR_QUOTA: a module, buffer or byte
-//                             quota of the instance or its tenant
+//                             quota of the instance or its tenant, or gpuwasm.output_write past
+//                             the instance's output limit
 //
 // A plain value: copyable, comparable, default zero, printable, convertible to JSON.
 #pragma once

@@ -289,7 +289,12 @@ Admission Api::Admit(const Request& req) {
                         std::to_string(a.body_limit) + " bytes");
     }
   }
+  a.body_limit_of_tenant = tenant_limit;
   return a;
+}
+
+void Api::CountBodyOverLimit(const Admission& a) {
+  if (a.body_limit_of_tenant) rt_.CountLimitRefusal(a.tenant, *a.body_limit_of_tenant);
 }
 
 Response Api::Handle(const Request& req, const Admission& a) {

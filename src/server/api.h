@@ -33,6 +33,9 @@ struct Admission {
   std::string tenant;
   std::string route;  // route template, the label of HTTP metrics
   uint64_t body_limit = 0;
+  // The tenant's limit body_limit is, when it is one (counted when a body without a length, or
+  // longer than its length said, runs past it).
+  std::optional<runtime::RefusedLimit> body_limit_of_tenant;
   std::vector<std::string> path;  // the target's path segments, decoded
   std::map<std::string, std::string> query;
 };
@@ -43,6 +46,8 @@ class Api {
   Api(runtime::Runtime& runtime, const telemetry::MetricRegistry* gpm, std::string version);
 
   Admission Admit(const Request& req);
+  // Counts a body that ran past admission.body_limit while it was read (413 after Admit).
+  void CountBodyOverLimit(const Admission& admission);
   Response Handle(const Request& req, const Admission& admission);
   // A JSON error response.
   static Response Error(unsigned status, const std::string& code, const std::string& message, unsigned version,

@@ -194,6 +194,7 @@ class Session : public InFlight, public std::enable_shared_from_this<Session> {
 
   void OnBody(beast::error_code ec, size_t) {
     if (ec == http::error::body_limit) {
+      srv_->api.CountBodyOverLimit(admission_);
       return Send(Api::Error(413, "payload_too_large",
                              "request body exceeds the limit of " + std::to_string(admission_.body_limit) + " bytes",
                              parser_->get().version(), false));

@@ -332,6 +332,10 @@ TEST(Server, slow_and_idle_clients_are_disconnected) {
   chunked.Write(head + "2000\r\n" + std::string(8192, 'a'));
   std::string refused = chunked.ReadUntilClosed();
   EXPECT_NE(refused.find("413"), std::string::npos) << refused.substr(0, 200);
+  // Counted like a refusal from the header: every limit has a counter.
+  EXPECT_EQ(
+      node.rt->Stats().tenants.at(0).totals.limit_refusals[static_cast<int>(runtime::RefusedLimit::kMaxModuleSize)],
+      1u);
 }
 
 TEST(Server, sixty_four_concurrent_invocations_are_all_correct) {

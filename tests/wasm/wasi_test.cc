@@ -98,6 +98,9 @@ TEST(GpuwasmIo, output_cap_refuses_with_quota_error) {
   ASSERT_TRUE(r.outcome.ok());
   EXPECT_EQ(r.outcome->exit_code, 100);  // output_write returned -8, not the length
   EXPECT_EQ(r.env->io.output(), "");
+  // Every limit has a counter: the refusal is one of the instance's quota_refusals.
+  EXPECT_EQ(r.env->io.output_refusals(), 1u);
+  EXPECT_EQ(r.env->metrics().quota_refusals, 1u);
 }
 
 }  // namespace
