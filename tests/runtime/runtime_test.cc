@@ -24,6 +24,7 @@ using gpuwasm::testing::Cpu;
 using gpuwasm::testing::Example;
 using gpuwasm::testing::Lifecycle;
 using gpuwasm::testing::ReadFile;
+using gpuwasm::testing::RunNeverEndingKernel;
 using gpuwasm::testing::Span;
 using gpuwasm::testing::TempDir;
 using gpuwasm::testing::U64;
@@ -297,15 +298,19 @@ TEST(Runtime, traps_deadlines_and_device_faults_leave_nothing_behind) {
   EXPECT_EQ(t.invocations[static_cast<int>(InvocationStatus::kTrap)], 1u);
   EXPECT_EQ(t.invocations[static_cast<int>(InvocationStatus::kDeadline)], 1u);
 
-  InvokeRequest forever;
-  forever.entry = "never_ending_kernel";
-  // 1 s: time for the guest to reach its launch under a sanitizer on a loaded machine.
-  forever.deadline = milliseconds(1000);
-  r = MustInvoke(*rt, "acme", f.id, forever);
-  EXPECT_EQ(r.exit_status, 10) << "11: the deadline passed before the launch";  // WCU_ERR_DEADLINE
+  milliseconds deadline(300);
+  r = RunNeverEndingKernel(
+      [&](milliseconds d) {
+        InvokeRequest forever;
+        forever.entry = "never_ending_kernel";
+        forever.deadline = d;
+        return MustInvoke(*rt, "acme", f.id, forever);
+      },
+      &deadline);
+  EXPECT_EQ(r.exit_status, 10);  // the guest's synchronize returned WCU_ERR_DEADLINE
   EXPECT_EQ(r.metrics.kernels_launched, 1u);
-  EXPECT_GE(r.duration, milliseconds(990));
-  EXPECT_LT(r.duration, milliseconds(5000));
+  EXPECT_GE(r.duration, deadline - milliseconds(10));
+  EXPECT_LT(r.duration, deadline + milliseconds(4700));
   ExpectNothingLeft(*rt, "acme");
 
   // Every instance's stream thread is gone. Polled for up to 2 s: in about one run in ten (seen
