@@ -15,8 +15,8 @@ packages=(
   clang lld libclang-rt-14-dev-wasm32 wasi-libc libc++-14-dev-wasm32 libc++abi-14-dev-wasm32
   # Rust guests (sdk/rust/): rustc, cargo and the wasm32-wasi standard library
   rustc cargo libstd-rust-dev-wasm32
-  # wasm engine: libwabt, wasm2c and its wasm-rt.h
-  wabt
+  # wasm engine: libwabt, wasm2c and its wasm-rt.h; tcc compiles large modules' quick tier
+  wabt tcc
   # libraries
   libboost-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libsqlite3-dev libssl-dev
   libtomlplusplus-dev libpq-dev libseccomp-dev

@@ -20,7 +20,10 @@ int Compile(const CompileFlags& f) {
     std::fprintf(stderr, "gpuwasm compile: %s\n", bytes.status().ToString().c_str());
     return 66;
   }
-  auto engine = MakeEngine(f.engine);
+  // Ahead of time means optimised: the quick tier is for deploys that must answer soon.
+  EngineFlags engine_flags = f.engine;
+  engine_flags.quick_tier_min = "0";
+  auto engine = MakeEngine(engine_flags);
   if (!engine.ok()) {
     std::fprintf(stderr, "gpuwasm compile: %s\n", engine.status().ToString().c_str());
     return 64;

@@ -15,6 +15,11 @@ void AddEngineFlags(CLI::App* cmd, EngineFlags* flags) {
   cmd->add_option("--cc", flags->cc, "C compiler used for wasm2c output")->capture_default_str();
   cmd->add_option("--compile-timeout", flags->compile_timeout, "Wall-clock limit of one compile")
       ->capture_default_str();
+  cmd->add_option("--quick-tier-min", flags->quick_tier_min,
+                  "A module whose C is at least this large deploys with the quick compiler first and is "
+                  "optimised in the background (0: always compile optimised)")
+      ->capture_default_str();
+  cmd->add_option("--quick-cc", flags->quick_cc, "The quick tier's C compiler (Debian's tcc)")->capture_default_str();
 }
 
 Result<wasm::EngineOptions> EngineOptionsFrom(const EngineFlags& flags) {
@@ -22,6 +27,10 @@ Result<wasm::EngineOptions> EngineOptionsFrom(const EngineFlags& flags) {
   o.cache_dir = flags.cache_dir;  // empty: the runtime or engine default
   o.cc = flags.cc;
   GPUWASM_ASSIGN_OR_RETURN(o.compile_limits.wall, ParseDuration(flags.compile_timeout));
+  Result<uint64_t> quick_min = ParseSize(flags.quick_tier_min);
+  if (!quick_min.ok()) return Status::InvalidArgument("--quick-tier-min: " + quick_min.status().message());
+  o.quick_tier_min_bytes = *quick_min;
+  o.quick_cc = flags.quick_cc;
   o.imports = host::GuestImports();
   // This very program translates modules in a child process (`gpuwasm __translate`).
   o.translator = "/proc/self/exe";

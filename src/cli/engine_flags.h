@@ -13,6 +13,8 @@ struct EngineFlags {
   std::string cache_dir;  // empty: wasm::DefaultCacheDir()
   std::string cc = "cc";
   std::string compile_timeout = "120s";
+  std::string quick_tier_min = "4MiB";  // C source size from which the quick tier compiles first; 0: never
+  std::string quick_cc = "tcc";
 };
 
 void AddEngineFlags(CLI::App* cmd, EngineFlags* flags);

@@ -491,8 +491,24 @@ Result<std::shared_ptr<const Runtime::Compiled>> Runtime::LoadedModule(const sto
     auto it = loaded_.find(f.id);
     if (it != loaded_.end()) {
       it->second.used = ++use_clock_;
-      return it->second.module;
+      if (!it->second.module->artifact.quick) return it->second.module;
     }
+  }
+  if (std::shared_ptr<const Compiled> quick = RememberedQuick(f.id)) {
+    // A large module's quick-tier code serves until its optimised artifact is built.
+    std::optional<wasm::Artifact> optimized = engine_->Optimized(quick->artifact);
+    if (!optimized) return quick;
+    auto c = std::make_shared<Compiled>();
+    c->artifact = std::move(*optimized);
+    if (isolation_ == Isolation::kNone) {
+      Result<std::shared_ptr<const wasm::Module>> m = engine_->Load(c->artifact);
+      if (!m.ok()) return quick;  // tried again at the next invocation
+      c->module = std::move(*m);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    tier_upgrades_.fetch_add(1, std::memory_order_relaxed);
+    RememberLoaded(f.id, c);
+    return std::shared_ptr<const Compiled>(std::move(c));
   }
   // Deployed before this process started, or on another node: the artifact is normally in the
   // engine's cache (shared by the nodes when the store directory is). Compiled once at a time
@@ -504,6 +520,13 @@ Result<std::shared_ptr<const Runtime::Compiled>> Runtime::LoadedModule(const sto
   std::lock_guard<std::mutex> lock(mu_);
   RememberLoaded(f.id, m);
   return m;
+}
+
+std::shared_ptr<const Runtime::Compiled> Runtime::RememberedQuick(const std::string& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = loaded_.find(id);
+  if (it == loaded_.end() || !it->second.module->artifact.quick) return nullptr;
+  return it->second.module;
 }
 
 void Runtime::RememberLoaded(const std::string& id, std::shared_ptr<const Compiled> module) {
@@ -748,6 +771,8 @@ RuntimeStats Runtime::Stats() const {
   RuntimeStats s;
   s.module_compiles = engine_->compiles();
   s.module_cache_loads = engine_->cache_loads();
+  s.module_quick_compiles = engine_->quick_compiles();
+  s.module_tier_upgrades = tier_upgrades_.load(std::memory_order_relaxed);
   s.compiles_crashed = crashed_compiles_.load(std::memory_order_relaxed);
   if (workers_) {
     for (const TenantWorkers::Info& w : workers_->Workers()) {

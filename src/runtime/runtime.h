@@ -116,6 +116,8 @@ struct RuntimeStats {
   std::vector<FunctionStats> functions;  // functions invoked since start
   uint64_t module_compiles = 0;          // modules compiled by this node (C compiler runs)
   uint64_t module_cache_loads = 0;       // modules loaded from the artifact cache instead
+  uint64_t module_quick_compiles = 0;    // of module_compiles: by the quick tier (large modules)
+  uint64_t module_tier_upgrades = 0;     // functions switched from quick-tier code to optimised code
   uint64_t compiles_crashed = 0;         // found running at start-up (this host's gpuwasm died): failed
   std::vector<WorkerStats> workers;      // live tenant workers
   uint64_t workers_started = 0;          // lifetime: worker processes started
@@ -203,6 +205,8 @@ class Runtime {
   Result<store::FunctionRecord> ResolveReady(TenantState& t, std::string_view id_or_name);
   Result<std::shared_ptr<const Compiled>> CompileModule(std::span<const uint8_t> wasm);
   Result<std::shared_ptr<const Compiled>> LoadedModule(const store::FunctionRecord& f);
+  // The function's remembered module when it is quick-tier code (engine.h), else null.
+  std::shared_ptr<const Compiled> RememberedQuick(const std::string& id) const;
   // Queues CompileDeployed once per function id at a time.
   void StartCompile(const store::FunctionRecord& f);
   void CompileDeployed(const store::FunctionRecord& f);
@@ -244,6 +248,7 @@ class Runtime {
 
   std::atomic<bool> accepting_{true};
   std::atomic<uint64_t> crashed_compiles_{0};
+  std::atomic<uint64_t> tier_upgrades_{0};
   std::atomic<bool> interrupting_{false};
   std::atomic<uint32_t> admitted_{0};
   std::mutex idle_mu_;

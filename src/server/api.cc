@@ -475,6 +475,8 @@ std::string Api::RenderMetrics() const {
   }
   Put(m, Metric::kCompilesCrashed, {}, n(s.compiles_crashed));
   Put(m, Metric::kModuleCacheLoads, {}, n(s.module_cache_loads));
+  Put(m, Metric::kModuleQuickCompiles, {}, n(s.module_quick_compiles));
+  Put(m, Metric::kModuleTierUpgrades, {}, n(s.module_tier_upgrades));
   for (const runtime::FunctionStats& f : s.functions) {
     telemetry::Labels fl = {{"tenant", f.tenant}, {"function", f.function_name}, {"function_id", f.function_id}};
     for (size_t i = 0; i < runtime::kInvocationStatusCount; ++i) {

@@ -81,7 +81,11 @@ struct MetricDef {
   X(kCompilesCrashed, "gpuwasm_compiles_crashed_total", kCounter, "",                                               \
     "Deploys whose compile was running when gpuwasm on this node died, failed at the next start.")                  \
   X(kModuleCacheLoads, "gpuwasm_module_cache_loads_total", kCounter, "",                                            \
-    "Wasm modules this node loaded from the compiled-module cache instead of compiling them.")
+    "Wasm modules this node loaded from the compiled-module cache instead of compiling them.")                      \
+  X(kModuleQuickCompiles, "gpuwasm_module_quick_compiles_total", kCounter, "",                                      \
+    "Of the module compiles, large modules compiled first by the quick tier (optimised in the background).")        \
+  X(kModuleTierUpgrades, "gpuwasm_module_tier_upgrades_total", kCounter, "",                                        \
+    "Functions whose quick-tier code was replaced by the optimised compile of their module.")
 
 enum class Metric : uint8_t {
 #define GPUWASM_METRIC_ID(id, name, type, labels, help) id,

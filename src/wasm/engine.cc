@@ -16,6 +16,7 @@
 #include "common/names.h"
 #include "common/sha256.h"
 #include "common/unique_name.h"
+#include "wasm/split.h"
 #include "wasm/translate.h"
 #include "wasm/wasm_rt.h"
 
@@ -25,6 +26,9 @@ namespace fs = std::filesystem;
 namespace {
 
 std::mutex g_init_module_mu;  // wasm2c's init_module writes module-global state
+
+// A quick-tier artifact's key: the module's key with this after it.
+constexpr const char* kQuickSuffix = "-quick";
 
 Status WriteFile(const fs::path& path, std::string_view data) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -81,6 +85,24 @@ Engine::Engine(EngineOptions options) : options_(std::move(options)) {
   if (options_.cache_dir.empty()) options_.cache_dir = DefaultCacheDir();
   rt::EnsureInitialized();
   RemoveStaleWorkDirs();
+}
+
+Engine::~Engine() {
+  {
+    std::lock_guard<std::mutex> lock(background_mu_);
+    background_stop_.store(true);
+  }
+  background_cv_.notify_all();
+  if (background_.joinable()) background_.join();
+}
+
+void Engine::CancelCompiles() {
+  cancel_.store(true);
+  {
+    std::lock_guard<std::mutex> lock(background_mu_);
+    background_stop_.store(true);
+  }
+  background_cv_.notify_all();
 }
 
 size_t Engine::RemoveStaleWorkDirs() {
@@ -173,9 +195,73 @@ Result<std::shared_ptr<const Artifact>> Engine::BuildOnce(std::span<const uint8_
       return std::make_shared<const Artifact>(Artifact{key, sha, std::move(*exports), /*from_cache=*/true});
     }
   }
-  GPUWASM_ASSIGN_OR_RETURN(Artifact built, CompileUncached(wasm, key, sha));
+  // A quick artifact stored before this process last stopped: used, and its optimising
+  // compile queued again.
+  if (options_.quick_tier_min_bytes > 0 && fs::exists(options_.cache_dir / (key + kQuickSuffix + ".so"), ec)) {
+    std::optional<std::string> text = ReadSmallFile(options_.cache_dir / (key + kQuickSuffix + ".exports"));
+    std::optional<std::vector<ExportInfo>> exports = text ? ParseExports(*text) : std::nullopt;
+    if (exports) {
+      cache_loads_.fetch_add(1, std::memory_order_relaxed);
+      QueueOptimize(wasm, key, sha);
+      Artifact a{key + kQuickSuffix, sha, std::move(*exports), /*from_cache=*/true};
+      a.quick = true;
+      return std::make_shared<const Artifact>(std::move(a));
+    }
+  }
+  GPUWASM_ASSIGN_OR_RETURN(Artifact built, CompileUncached(wasm, key, sha, /*allow_quick=*/true));
   compiles_.fetch_add(1, std::memory_order_relaxed);
   return std::make_shared<const Artifact>(std::move(built));
+}
+
+std::optional<Artifact> Engine::Optimized(const Artifact& quick) {
+  if (!quick.quick || !quick.key.ends_with(kQuickSuffix)) return std::nullopt;
+  std::string key = quick.key.substr(0, quick.key.size() - std::string_view(kQuickSuffix).size());
+  std::lock_guard<std::mutex> lock(background_mu_);
+  auto it = optimized_.find(key);
+  if (it == optimized_.end()) return std::nullopt;
+  return it->second;
+}
+
+void Engine::WaitForBackgroundCompiles() {
+  std::unique_lock<std::mutex> lock(background_mu_);
+  background_cv_.wait(lock, [&] { return (queue_.empty() && !background_busy_) || background_stop_.load(); });
+}
+
+void Engine::QueueOptimize(std::span<const uint8_t> wasm, const std::string& key, const std::string& sha) {
+  std::lock_guard<std::mutex> lock(background_mu_);
+  if (background_stop_.load() || !queued_.insert(key).second) return;
+  queue_.push_back({std::string(reinterpret_cast<const char*>(wasm.data()), wasm.size()), key, sha});
+  if (!background_.joinable()) background_ = std::thread([this] { BackgroundLoop(); });
+  background_cv_.notify_all();
+}
+
+void Engine::BackgroundLoop() {
+  std::unique_lock<std::mutex> lock(background_mu_);
+  for (;;) {
+    background_cv_.wait(lock, [&] { return !queue_.empty() || background_stop_.load(); });
+    if (background_stop_.load()) break;
+    Optimize job = std::move(queue_.front());
+    queue_.pop_front();
+    background_busy_ = true;
+    lock.unlock();
+    std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(job.wasm.data()), job.wasm.size());
+    Result<Artifact> built = CompileUncached(bytes, job.key, job.sha, /*allow_quick=*/false);
+    if (built.ok()) {
+      background_compiles_.fetch_add(1, std::memory_order_relaxed);
+      built_.Erase(job.key);  // the next Build of these bytes finds the optimised artifact
+    } else if (built.status().code() != StatusCode::kCancelled) {
+      // The quick artifact keeps serving; the next start of this node tries again.
+      std::fprintf(stderr, "gpuwasm: the optimising compile of module %s failed: %s\n", job.key.c_str(),
+                   built.status().ToString().c_str());
+    }
+    lock.lock();
+    if (built.ok()) optimized_[job.key] = std::move(*built);
+    queued_.erase(job.key);
+    background_busy_ = false;
+    background_cv_.notify_all();
+  }
+  background_busy_ = false;
+  background_cv_.notify_all();
 }
 
 Result<std::shared_ptr<const Module>> Engine::Load(const Artifact& a) {
@@ -197,9 +283,9 @@ Result<std::shared_ptr<const Module>> Engine::Compile(std::span<const uint8_t> w
   if (m.ok() || !a.from_cache) return m;
   // A damaged cache entry is rebuilt rather than failing the deploy.
   std::error_code ec;
-  fs::remove(options_.cache_dir / (key + ".so"), ec);
-  fs::remove(options_.cache_dir / (key + ".exports"), ec);
-  fs::remove(options_.cache_dir / (key + ".names"), ec);
+  fs::remove(options_.cache_dir / (a.key + ".so"), ec);
+  fs::remove(options_.cache_dir / (a.key + ".exports"), ec);
+  fs::remove(options_.cache_dir / (a.key + ".names"), ec);
   built_.Erase(key);
   GPUWASM_ASSIGN_OR_RETURN(a, Build(wasm));
   return Load(a);
@@ -269,8 +355,10 @@ Result<Translation> Engine::TranslateInChild(std::span<const uint8_t> wasm, cons
   return t;
 }
 
-Result<Artifact> Engine::CompileUncached(std::span<const uint8_t> wasm, const std::string& key,
-                                         const std::string& sha) {
+Result<Artifact> Engine::CompileUncached(std::span<const uint8_t> wasm, const std::string& key, const std::string& sha,
+                                         bool allow_quick) {
+  // A background compile ends with the engine; one for a deploy when compiles are cancelled.
+  const std::atomic<bool>* cancel = allow_quick ? &cancel_ : &background_stop_;
   std::error_code ec;
   fs::create_directories(options_.cache_dir, ec);
   if (ec) return Status::IoError("cannot create cache directory " + options_.cache_dir.string() + ": " + ec.message());
@@ -281,70 +369,150 @@ Result<Artifact> Engine::CompileUncached(std::span<const uint8_t> wasm, const st
   RemoveOnExit cleanup(work);
   // A compile slot of the node for the translator and the C compiler together (compile_slots.h):
   // however many deploys arrive, only so many compilers run at once; the rest wait their turn.
-  ProcessLimits limits = options_.compile_limits;
-  limits.cancel = &cancel_;
   // A deploy waits as long as it takes (the node is busy, the module is not at fault), until cancelled.
   GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<CompileSlot> slot,
-                           AcquireCompileSlot(std::chrono::steady_clock::time_point::max(), &cancel_));
+                           AcquireCompileSlot(std::chrono::steady_clock::time_point::max(), cancel));
   Result<Translation> translated = options_.translator.empty()
                                        ? Translate(wasm, options_.imports, options_.interrupt_checks)
                                        : TranslateInChild(wasm, work);
   GPUWASM_RETURN_IF_ERROR(translated.status());
   Translation& t = *translated;
-
-  GPUWASM_RETURN_IF_ERROR(WriteFile(work / "module.c", t.c_source));
   GPUWASM_RETURN_IF_ERROR(WriteFile(work / "module.h", t.header));
-  fs::path out = work / "module.so";
-  std::vector<std::string> argv = {options_.cc};
-  for (const std::string& f : options_.cc_flags) argv.push_back(f);
-  for (const char* f : {"-fPIC", "-shared", "-fvisibility=hidden", "-fno-strict-aliasing", "-w",
-                        "-DWASM_RT_MEMCHECK_SIGNAL_HANDLER=1", "-g0"}) {
-    argv.push_back(f);
-  }
-  argv.push_back("-I" + work.string());
-  argv.push_back((work / "module.c").string());
-  argv.push_back("-o");
-  argv.push_back(out.string());
-  GPUWASM_ASSIGN_OR_RETURN(ProcessResult pr, RunLimited(argv, limits));
-  if (pr.cancelled) return Status::Cancelled("the compile was cancelled (gpuwasm is shutting down)");
-  if (pr.timed_out) {
-    return Status::ResourceExhausted("compiling the module exceeded the wall-clock limit of " +
-                                     std::to_string(options_.compile_limits.wall.count()) + " ms");
-  }
-  bool cpu = pr.cpu_limit || pr.output.find("CPU time limit exceeded") != std::string::npos;
-  if (cpu) {
-    return Status::ResourceExhausted("compiling the module exceeded the CPU limit of " +
-                                     std::to_string(options_.compile_limits.cpu_seconds) + " s");
-  }
-  if (pr.output.find("out of memory") != std::string::npos ||
-      pr.output.find("virtual memory exhausted") != std::string::npos ||
-      pr.output.find("Cannot allocate memory") != std::string::npos) {
-    return Status::ResourceExhausted("compiling the module exceeded the memory limit of " +
-                                     std::to_string(options_.compile_limits.address_space_bytes >> 20) + " MiB");
-  }
-  if (pr.signaled || pr.exit_code != 0) {
-    if (pr.exit_code == 127 && pr.output.find("exec failed") != std::string::npos) {
-      return Status::Unavailable("C compiler '" + options_.cc + "' could not be started");
+
+  if (allow_quick && options_.quick_tier_min_bytes > 0 && t.c_source.size() >= options_.quick_tier_min_bytes &&
+      !options_.quick_cc.empty()) {
+    GPUWASM_RETURN_IF_ERROR(WriteFile(work / "quick.c", t.c_source));
+    Status quick =
+        CompileC(work, {work / "quick.c"}, options_.quick_cc, options_.quick_cc_flags, work / "quick.so", cancel);
+    if (quick.ok()) {
+      GPUWASM_RETURN_IF_ERROR(Store(work, key + kQuickSuffix, t, work / "quick.so"));
+      quick_compiles_.fetch_add(1, std::memory_order_relaxed);
+      QueueOptimize(wasm, key, sha);
+      Artifact a{key + kQuickSuffix, sha, std::move(t.exports), /*from_cache=*/false};
+      a.quick = true;
+      return a;
     }
-    return Status::Internal(
-        "C compiler failed (" +
-        (pr.signaled ? "signal " + std::to_string(pr.signal) : "exit " + std::to_string(pr.exit_code)) +
-        "): " + Tail(pr.output, 2000));
+    if (quick.code() == StatusCode::kCancelled) return quick;
+    // The module is still compiled, by cc (slower to deploy, not refused).
+    std::fprintf(stderr, "gpuwasm: the quick tier could not compile module %s; compiling it with %s: %s\n", key.c_str(),
+                 options_.cc.c_str(), quick.ToString().c_str());
   }
+
+  size_t parts = std::clamp<size_t>(t.c_source.size() / std::max<size_t>(options_.part_bytes, 1), 1,
+                                    std::max<size_t>(options_.max_parts, 1));
+  std::vector<std::string> sources = SplitTranslation(t.c_source, parts);
+  std::vector<fs::path> paths;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    paths.push_back(work / (i == 0 ? std::string("module.c") : "module-" + std::to_string(i) + ".c"));
+    GPUWASM_RETURN_IF_ERROR(WriteFile(paths.back(), sources[i]));
+  }
+  sources.clear();
+  GPUWASM_RETURN_IF_ERROR(CompileC(work, paths, options_.cc, options_.cc_flags, work / "module.so", cancel));
+  GPUWASM_RETURN_IF_ERROR(Store(work, key, t, work / "module.so"));
+  return Artifact{key, sha, std::move(t.exports), /*from_cache=*/false};
+}
+
+Status Engine::CompileC(const fs::path& work, const std::vector<fs::path>& sources, const std::string& cc,
+                        const std::vector<std::string>& flags, const fs::path& out, const std::atomic<bool>* cancel) {
+  ProcessLimits limits = options_.compile_limits;
+  limits.cancel = cancel;
+  auto failed = [&](const ProcessResult& pr, const std::string& what) -> Status {
+    if (pr.cancelled) return Status::Cancelled("the compile was cancelled (gpuwasm is shutting down)");
+    if (pr.timed_out) {
+      return Status::ResourceExhausted(what + " exceeded the wall-clock limit of " +
+                                       std::to_string(options_.compile_limits.wall.count()) + " ms");
+    }
+    if (pr.cpu_limit || pr.output.find("CPU time limit exceeded") != std::string::npos) {
+      return Status::ResourceExhausted(what + " exceeded the CPU limit of " +
+                                       std::to_string(options_.compile_limits.cpu_seconds) + " s");
+    }
+    if (pr.output.find("out of memory") != std::string::npos ||
+        pr.output.find("virtual memory exhausted") != std::string::npos ||
+        pr.output.find("Cannot allocate memory") != std::string::npos) {
+      return Status::ResourceExhausted(what + " exceeded the memory limit of " +
+                                       std::to_string(options_.compile_limits.address_space_bytes >> 20) + " MiB");
+    }
+    if (pr.signaled || pr.exit_code != 0) {
+      if (pr.exit_code == 127 && pr.output.find("exec failed") != std::string::npos) {
+        return Status::Unavailable("C compiler '" + cc + "' could not be started");
+      }
+      return Status::Internal(
+          "C compiler failed (" +
+          (pr.signaled ? "signal " + std::to_string(pr.signal) : "exit " + std::to_string(pr.exit_code)) +
+          "): " + Tail(pr.output, 2000));
+    }
+    return Status::Ok();
+  };
+  std::vector<std::string> common = {cc};
+  for (const std::string& f : flags) common.push_back(f);
+  for (const char* f :
+       {"-fPIC", "-fvisibility=hidden", "-fno-strict-aliasing", "-w", "-DWASM_RT_MEMCHECK_SIGNAL_HANDLER=1", "-g0"}) {
+    common.push_back(f);
+  }
+  common.push_back("-I" + work.string());
+  if (sources.size() == 1) {  // compile and link in one process
+    std::vector<std::string> argv = common;
+    argv.insert(argv.begin() + 1 + static_cast<std::ptrdiff_t>(flags.size()), "-shared");
+    argv.push_back(sources[0].string());
+    argv.push_back("-o");
+    argv.push_back(out.string());
+    GPUWASM_ASSIGN_OR_RETURN(ProcessResult pr, RunLimited(argv, limits));
+    return failed(pr, "compiling the module");
+  }
+  // Parts in parallel: as many at once as this compile's slot and the slots free now allow (the
+  // node's bound on compilers holds); each part is a compiler process under the limits.
+  std::vector<std::unique_ptr<CompileSlot>> extra;
+  while (extra.size() + 1 < sources.size()) {
+    Result<std::unique_ptr<CompileSlot>> s = AcquireCompileSlot(std::chrono::steady_clock::now(), cancel);
+    if (!s.ok()) break;
+    extra.push_back(std::move(*s));
+  }
+  std::vector<fs::path> objects;
+  for (const fs::path& src : sources) objects.push_back(fs::path(src).replace_extension(".o"));
+  std::vector<Status> results(sources.size());
+  std::atomic<size_t> next{0};
+  auto compile_parts = [&] {
+    for (size_t i = next.fetch_add(1); i < sources.size(); i = next.fetch_add(1)) {
+      std::vector<std::string> argv = common;
+      argv.push_back("-c");
+      argv.push_back(sources[i].string());
+      argv.push_back("-o");
+      argv.push_back(objects[i].string());
+      Result<ProcessResult> pr = RunLimited(argv, limits);
+      results[i] = pr.ok() ? failed(*pr, "compiling part " + std::to_string(i + 1) + " of the module") : pr.status();
+      if (!results[i].ok()) next.store(sources.size());  // the others not started are not needed
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t k = 0; k < extra.size(); ++k) threads.emplace_back(compile_parts);
+  compile_parts();
+  for (std::thread& th : threads) th.join();
+  extra.clear();
+  for (const Status& s : results) GPUWASM_RETURN_IF_ERROR(s);
+  std::vector<std::string> link = {cc, "-shared"};
+  for (const fs::path& o : objects) link.push_back(o.string());
+  link.push_back("-o");
+  link.push_back(out.string());
+  GPUWASM_ASSIGN_OR_RETURN(ProcessResult pr, RunLimited(link, limits));
+  return failed(pr, "linking the module");
+}
+
+Status Engine::Store(const fs::path& work, const std::string& key, const Translation& t, const fs::path& so) {
   // The names and exports first, then the artifact (atomic renames): a reader that sees the .so
   // sees them too.
-  fs::path names_tmp = work / "module.names";
+  std::error_code ec;
+  fs::path names_tmp = work / (key + ".names");
   GPUWASM_RETURN_IF_ERROR(WriteFile(names_tmp, t.function_names));
   fs::rename(names_tmp, options_.cache_dir / (key + ".names"), ec);
   if (ec) return Status::IoError("cannot store " + key + ".names: " + ec.message());
-  fs::path exports_tmp = work / "module.exports";
+  fs::path exports_tmp = work / (key + ".exports");
   GPUWASM_RETURN_IF_ERROR(WriteFile(exports_tmp, FormatExports(t.exports)));
   fs::rename(exports_tmp, options_.cache_dir / (key + ".exports"), ec);
   if (ec) return Status::IoError("cannot store " + key + ".exports: " + ec.message());
-  fs::path so = options_.cache_dir / (key + ".so");
-  fs::rename(out, so, ec);  // atomic: readers see no half-written artifact
-  if (ec) return Status::IoError("cannot store " + so.string() + ": " + ec.message());
-  return Artifact{key, sha, std::move(t.exports), /*from_cache=*/false};
+  fs::path stored = options_.cache_dir / (key + ".so");
+  fs::rename(so, stored, ec);  // atomic: readers see no half-written artifact
+  if (ec) return Status::IoError("cannot store " + stored.string() + ": " + ec.message());
+  return Status::Ok();
 }
 
 Result<std::shared_ptr<const Module>> Engine::LoadSo(const fs::path& so, const std::string& key, const std::string& sha,

@@ -392,12 +392,29 @@ std::string InsertInterruptChecks(const std::string& c, size_t* functions, size_
   return out.str();
 }
 
+// tcc (the quick tier, engine.h) has no thread-locals and none of GCC's bit-counting builtins:
+// the flag is read through a call, and the builtins wasm2c's macros use are functions here.
 constexpr const char* kPrelude =
     "/* gpuwasm: interrupt checks (deadline watchdog) reach the instance's flag through a\n"
     " * thread-local pointer owned by the host executable. */\n"
     "#include <stddef.h>\n#include <stdint.h>\n"
+    "#ifdef __TINYC__\n"
+    "volatile uint32_t* gpuwasm_rt_interrupt_flag_address(void);\n"
+    "#define gpuwasm_rt_interrupt_flag (gpuwasm_rt_interrupt_flag_address())\n"
+    "static int gpuwasm_clz64(uint64_t x) { int n = 0; while (!(x >> 63)) { x <<= 1; ++n; } return n; }\n"
+    "static int gpuwasm_ctz64(uint64_t x) { int n = 0; while (!(x & 1)) { x >>= 1; ++n; } return n; }\n"
+    "static int gpuwasm_popcount64(uint64_t x) { int n = 0; for (; x; x &= x - 1) ++n; return n; }\n"
+    "#define __builtin_clz(x) (gpuwasm_clz64((uint64_t)(uint32_t)(x)) - 32)\n"
+    "#define __builtin_clzll(x) gpuwasm_clz64((uint64_t)(x))\n"
+    "#define __builtin_ctz(x) gpuwasm_ctz64((uint64_t)(uint32_t)(x))\n"
+    "#define __builtin_ctzll(x) gpuwasm_ctz64((uint64_t)(x))\n"
+    "#define __builtin_popcount(x) gpuwasm_popcount64((uint64_t)(uint32_t)(x))\n"
+    "#define __builtin_popcountll(x) gpuwasm_popcount64((uint64_t)(x))\n"
+    "#define __builtin_expect(x, y) (x)\n"
+    "#else\n"
     "extern __thread volatile uint32_t* gpuwasm_rt_interrupt_flag "
     "__attribute__((tls_model(\"initial-exec\")));\n"
+    "#endif\n"
     "void gpuwasm_rt_interrupted(void) __attribute__((noreturn));\n"
     "#define GPUWASM_CHECK_INTERRUPT() \\\n"
     "  do { if (__builtin_expect(*gpuwasm_flag != 0, 0)) gpuwasm_rt_interrupted(); } while (0)\n";

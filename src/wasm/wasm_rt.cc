@@ -217,6 +217,8 @@ extern "C" {
 
 __thread volatile uint32_t* gpuwasm_rt_interrupt_flag = &rt::g_no_interrupt;
 
+volatile uint32_t* gpuwasm_rt_interrupt_flag_address(void) { return gpuwasm_rt_interrupt_flag; }
+
 void gpuwasm_rt_interrupted(void) {
   rt::CallState& s = rt::Current("interrupt check");
   uint32_t why = s.interrupt != nullptr ? s.interrupt->load() : 0;

@@ -71,5 +71,8 @@ inline constexpr uint64_t kReservation = 8ull << 30;
 extern "C" {
 // Points at the running instance's interrupt flag, or at a zero word when none runs.
 extern __thread volatile uint32_t* gpuwasm_rt_interrupt_flag;
+// The same pointer through a call, for code from a compiler without thread-locals (the quick
+// tier's tcc).
+volatile uint32_t* gpuwasm_rt_interrupt_flag_address(void);
 [[noreturn]] void gpuwasm_rt_interrupted(void);
 }

@@ -158,6 +158,36 @@ TEST(Runtime, compile_failures_are_reported_with_the_reason) {
   EXPECT_NE(r3->error.find("no export named 'nope'"), std::string::npos) << r3->error;
 }
 
+// A large module (here: any, with the threshold at one byte) answers from quick-tier code, and
+// its invocations switch to the optimised code once the background compile has stored it.
+TEST(Runtime, a_large_function_switches_to_optimised_code_when_it_is_built) {
+  if (std::system("command -v tcc >/dev/null 2>&1") != 0) GTEST_SKIP() << "tcc is not installed: no quick tier";
+  TempDir dir;
+  wasm::EngineOptions engine;
+  engine.cache_dir = dir.path() / "cache";
+  engine.quick_tier_min_bytes = 1;
+  auto rt = Make(dir.path() / "store", {Tenant("acme")}, 4, engine);
+  DeployReady(*rt, "acme", "hello", Example("hello"));
+  InvokeRequest req;
+  req.input = "abc";
+  InvokeResult first = MustInvoke(*rt, "acme", "hello", req);
+  EXPECT_EQ(first.status, InvocationStatus::kOk);
+  EXPECT_FALSE(first.stdout_text.empty());
+  EXPECT_EQ(rt->Stats().module_quick_compiles, 1u);
+  InvokeResult later = first;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (rt->Stats().module_tier_upgrades == 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(milliseconds(50));
+    later = MustInvoke(*rt, "acme", "hello", req);
+  }
+  EXPECT_EQ(rt->Stats().module_tier_upgrades, 1u);
+  later = MustInvoke(*rt, "acme", "hello", req);
+  EXPECT_EQ(later.status, InvocationStatus::kOk);
+  EXPECT_EQ(later.output, first.output);
+  EXPECT_EQ(later.stdout_text, first.stdout_text);
+  EXPECT_EQ(rt->Stats().module_tier_upgrades, 1u);  // once
+}
+
 TEST(Runtime, compiler_errors_reach_the_deploy_status) {
   TempDir dir;
   fs::path cc = dir.path() / "broken-cc";
