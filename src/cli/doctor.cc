@@ -51,6 +51,9 @@ int RunDoctor() {
   std::string cc = FindOnPath("cc");
   checks.push_back({"C compiler (cc) for guest AOT compile", !cc.empty(), true,
                     cc.empty() ? "not on PATH: install gcc (scripts/install-deps.sh)" : cc});
+  std::string tcc = FindOnPath("tcc");
+  checks.push_back({"tcc for large modules' quick tier (optional)", !tcc.empty(), false,
+                    tcc.empty() ? "not on PATH: large modules deploy only when cc is done (install tcc)" : tcc});
   std::string w2c = FindOnPath("wasm2c");
   checks.push_back({"wasm2c (Debian wabt)", !w2c.empty(), true, w2c.empty() ? "not on PATH: install wabt" : w2c});
   // The CUDA driver: loads, initializes, is new enough, and sees a device (the same probe

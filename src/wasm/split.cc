@@ -24,7 +24,8 @@ LineKind Classify(std::string_view line) {
   }
   std::string_view args = line.substr(paren + 1);
   size_t type_end = args.find("_instance_t*");
-  if (!args.starts_with("Z_") || type_end == std::string_view::npos || args.substr(0, type_end).find(' ') != std::string_view::npos) {
+  if (!args.starts_with("Z_") || type_end == std::string_view::npos ||
+      args.substr(0, type_end).find(' ') != std::string_view::npos) {
     return LineKind::kOther;
   }
   if (line.ends_with(");")) return LineKind::kDeclaration;
@@ -110,7 +111,8 @@ std::vector<std::string> SplitTranslation(std::string_view c, size_t parts) {
       const Definition& d = definitions[next_definition];
       std::string& to = out[part_of[next_definition]];
       AppendHidden(to, lines[i]);
-      std::string_view body(lines[i + 1].data(), static_cast<size_t>(lines[d.last_line].data() - lines[i + 1].data()) + 1);
+      std::string_view body(lines[i + 1].data(),
+                            static_cast<size_t>(lines[d.last_line].data() - lines[i + 1].data()) + 1);
       to += body;
       to += "\n\n";
       i = d.last_line;

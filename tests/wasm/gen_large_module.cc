@@ -1,9 +1,9 @@
-// gen_large_module FUNCTIONS OUT.c (tests and bench_engine): writes a C program for wasm32-wasi whose module is large in
-// the way real ones are (sqlite3 built for wasm32-wasi is 1.4 MB): FUNCTIONS functions, each a few
-// blocks drawn from the shapes compiled C is made of: a bytecode interpreter's switch (br_table),
-// byte-hashing loops, record updates through pointers, floating point, direct calls and calls
-// through a function table (call_indirect). Constants come from a fixed seed, so the output is the
-// same on every run and no two functions are alike (the compiler cannot merge them).
+// gen_large_module FUNCTIONS OUT.c (tests and bench_engine): writes a C program for wasm32-wasi whose module is large
+// in the way real ones are (sqlite3 built for wasm32-wasi is 1.4 MB): FUNCTIONS functions, each a few blocks drawn from
+// the shapes compiled C is made of: a bytecode interpreter's switch (br_table), byte-hashing loops, record updates
+// through pointers, floating point, direct calls and calls through a function table (call_indirect). Constants come
+// from a fixed seed, so the output is the same on every run and no two functions are alike (the compiler cannot merge
+// them).
 //
 // The program calls every function and prints one checksum: a module compiled two ways (the quick
 // tier and the optimised one, engine.h) must print the same line.
@@ -33,25 +33,20 @@ std::string Shift(Rng& r) { return std::to_string(r.Below(29) + 1); }
 // One case of an interpreter's switch.
 std::string Case(Rng& r) {
   switch (r.Below(6)) {
-    case 0:
-      return "acc = acc " + Op(r) + " (regs[(op + " + K(r) + ") & 7] " + Op(r) + " " + K(r) + ");";
-    case 1:
-      return "regs[" + std::to_string(r.Below(8)) + "] = acc " + Op(r) + " " + K(r) + ";";
-    case 2:
-      return "if (acc > " + K(r) + ") acc -= " + K(r) + "; else acc += regs[" + std::to_string(r.Below(8)) + "];";
-    case 3:
-      return "for (unsigned j = 0; j < (op & 3u); ++j) acc = acc * " + K(r) + " + j;";
-    case 4:
-      return "acc = (acc << " + Shift(r) + ") | (acc >> (32 - " + Shift(r) + "));";
-    default:
-      return "buf[(acc + " + K(r) + ") & 255u] ^= (unsigned char)acc;";
+    case 0: return "acc = acc " + Op(r) + " (regs[(op + " + K(r) + ") & 7] " + Op(r) + " " + K(r) + ");";
+    case 1: return "regs[" + std::to_string(r.Below(8)) + "] = acc " + Op(r) + " " + K(r) + ";";
+    case 2: return "if (acc > " + K(r) + ") acc -= " + K(r) + "; else acc += regs[" + std::to_string(r.Below(8)) + "];";
+    case 3: return "for (unsigned j = 0; j < (op & 3u); ++j) acc = acc * " + K(r) + " + j;";
+    case 4: return "acc = (acc << " + Shift(r) + ") | (acc >> (32 - " + Shift(r) + "));";
+    default: return "buf[(acc + " + K(r) + ") & 255u] ^= (unsigned char)acc;";
   }
 }
 
 void Function(FILE* out, Rng& r, int i) {
   std::fprintf(out, "static unsigned f%d(unsigned x, unsigned char* buf, int depth) {\n", i);
-  std::fprintf(out, "  (void)buf;\n  (void)depth;\n  unsigned acc = x ^ %s, regs[8] = {x, %s, %s, %s, %s, %s, %s, %s};\n", K(r).c_str(),
-               K(r).c_str(), K(r).c_str(), K(r).c_str(), K(r).c_str(), K(r).c_str(), K(r).c_str(), K(r).c_str());
+  std::fprintf(
+      out, "  (void)buf;\n  (void)depth;\n  unsigned acc = x ^ %s, regs[8] = {x, %s, %s, %s, %s, %s, %s, %s};\n",
+      K(r).c_str(), K(r).c_str(), K(r).c_str(), K(r).c_str(), K(r).c_str(), K(r).c_str(), K(r).c_str(), K(r).c_str());
   int blocks = 2 + static_cast<int>(r.Below(3));
   for (int b = 0; b < blocks; ++b) {
     switch (r.Below(5)) {
@@ -90,8 +85,8 @@ void Function(FILE* out, Rng& r, int i) {
         if (i > 0) {
           std::fprintf(out, "  if (depth > 0) acc += f%u(acc %s %s, buf, depth - 1);\n", r.Below(i), Op(r).c_str(),
                        K(r).c_str());
-          std::fprintf(out, "  if (depth > 0) acc ^= g_table[(acc + %s) %% %du](acc, buf, depth - 1);\n",
-                       K(r).c_str(), i);
+          std::fprintf(out, "  if (depth > 0) acc ^= g_table[(acc + %s) %% %du](acc, buf, depth - 1);\n", K(r).c_str(),
+                       i);
         } else {
           std::fprintf(out, "  acc += regs[acc & 7u];\n");
         }

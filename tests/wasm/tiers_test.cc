@@ -36,9 +36,10 @@ bool OnPath(const std::string& program) {
   return false;
 }
 
-#define REQUIRE_TCC()                                                                                   \
-  if (!OnPath("tcc")) GTEST_SKIP() << "tcc is not installed (scripts/install-deps.sh installs it): the " \
-                                      "quick tier is off and large modules compile with cc"
+#define REQUIRE_TCC()                                                                \
+  if (!OnPath("tcc"))                                                                \
+  GTEST_SKIP() << "tcc is not installed (scripts/install-deps.sh installs it): the " \
+                  "quick tier is off and large modules compile with cc"
 
 struct TempDir {
   fs::path path;
