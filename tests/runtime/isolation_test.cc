@@ -503,5 +503,50 @@ TEST(IsolatedProtocol, a_malformed_result_ends_the_worker_not_the_wait) {
   EXPECT_LT(Clock::now() - t0, milliseconds(10'000));
 }
 
+// A worker loads the quick-tier artifact by its key, then the optimised one once the supervisor's
+// background compile has stored it (engine.h, ADR 0019).
+TEST(IsolatedTiers, a_worker_runs_quick_code_then_optimised_code) {
+  if (std::system("command -v tcc >/dev/null 2>&1") != 0) GTEST_SKIP() << "tcc is not installed: no quick tier";
+  TempDir dir;
+  RuntimeConfig c;
+  c.store_dir = dir.path() / "store";
+  c.device = "cpu";
+  c.isolation = runtime::Isolation::kProcess;
+  TenantConfig t;
+  t.name = "acme";
+  c.tenants.push_back(t);
+  RuntimeOptions o;
+  o.engine.cache_dir = dir.path() / "cache";
+  o.engine.translator = GPUWASM_BINARY;
+  o.engine.quick_tier_min_bytes = 1;
+  o.worker_program = GPUWASM_BINARY;
+  auto rt = Runtime::Create(std::move(c), std::move(o));
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  std::string bytes = ReadFile(Lifecycle());
+  auto rec = (*rt)->Deploy("acme", "life", Span(bytes), "echo");
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  auto ready = (*rt)->WaitReady("acme", rec->id, milliseconds(120'000));
+  ASSERT_TRUE(ready.ok() && ready->status == store::DeployStatus::kReady) << (ready.ok() ? ready->error : "");
+  InvokeRequest req;
+  req.input = "quick then optimised";
+  auto first = (*rt)->Invoke("acme", rec->id, req);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->status, InvocationStatus::kOk) << first->error;
+  EXPECT_EQ(first->output, req.input);
+  EXPECT_EQ((*rt)->Stats().module_quick_compiles, 1u);
+  auto until = Clock::now() + std::chrono::seconds(120);
+  while ((*rt)->Stats().module_tier_upgrades == 0 && Clock::now() < until) {
+    std::this_thread::sleep_for(milliseconds(50));
+    auto r = (*rt)->Invoke("acme", rec->id, req);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->status, InvocationStatus::kOk) << r->error;
+  }
+  ASSERT_EQ((*rt)->Stats().module_tier_upgrades, 1u);
+  auto later = (*rt)->Invoke("acme", rec->id, req);
+  ASSERT_TRUE(later.ok()) << later.status();
+  EXPECT_EQ(later->status, InvocationStatus::kOk) << later->error;
+  EXPECT_EQ(later->output, req.input);
+}
+
 }  // namespace
 }  // namespace gpuwasm::runtime
