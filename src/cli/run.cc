@@ -104,6 +104,9 @@ int Run(const RunFlags& f) {
   auto engine = EngineOptionsFrom(f.engine);
   if (!engine.ok()) return fail(engine.status());
   options.engine = std::move(*engine);
+  // One run ends long before a large module's optimising compile would: `gpuwasm compile` makes
+  // that artifact, and a later run uses it.
+  options.engine.optimize_in_background = false;
   auto rt = runtime::Runtime::Create(*config, std::move(options));
   if (!rt.ok()) return fail(rt.status());
 

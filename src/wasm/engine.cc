@@ -228,6 +228,7 @@ void Engine::WaitForBackgroundCompiles() {
 }
 
 void Engine::QueueOptimize(std::span<const uint8_t> wasm, const std::string& key, const std::string& sha) {
+  if (!options_.optimize_in_background) return;
   std::lock_guard<std::mutex> lock(background_mu_);
   if (background_stop_.load() || !queued_.insert(key).second) return;
   queue_.push_back({std::string(reinterpret_cast<const char*>(wasm.data()), wasm.size()), key, sha});

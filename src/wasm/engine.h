@@ -63,6 +63,9 @@ struct EngineOptions {
   size_t quick_tier_min_bytes = 4u << 20;
   std::string quick_cc = "tcc";
   std::vector<std::string> quick_cc_flags = {};
+  // Off: quick artifacts are not followed by an optimising compile (a one-shot `gpuwasm run`,
+  // which would end before it does).
+  bool optimize_in_background = true;
   // C compiled by one compiler process: a larger translation is split (split.h) into at most
   // max_parts parts, compiled in parallel in the compile slots free at the time.
   size_t part_bytes = 2u << 20;

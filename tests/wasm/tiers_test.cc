@@ -180,6 +180,22 @@ TEST(QuickTier, a_node_that_stopped_before_the_optimising_compile_queues_it_agai
   EXPECT_TRUE(fs::exists(dir.path / (key + ".so")));
 }
 
+TEST(QuickTier, a_one_shot_engine_starts_no_optimising_compile) {
+  REQUIRE_TCC();
+  TempDir dir;
+  wasm::EngineOptions o = QuickOptions(dir.path);
+  o.optimize_in_background = false;  // gpuwasm run
+  wasm::Engine engine(o);
+  std::string bytes = ReadFile(ModulePath("traps/traps.wasm"));
+  Result<wasm::Artifact> a = engine.Build(Bytes(bytes));
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->quick);
+  engine.WaitForBackgroundCompiles();
+  EXPECT_FALSE(engine.Optimized(*a).has_value());
+  EXPECT_EQ(engine.background_compiles(), 0u);
+  EXPECT_FALSE(fs::exists(dir.path / (a->key.substr(0, a->key.size() - 6) + ".so")));
+}
+
 TEST(QuickTier, a_quick_compiler_that_fails_leaves_the_module_to_cc) {
   TempDir dir;
   wasm::EngineOptions o = QuickOptions(dir.path);
