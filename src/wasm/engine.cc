@@ -408,7 +408,16 @@ Result<Artifact> Engine::CompileUncached(std::span<const uint8_t> wasm, const st
     GPUWASM_RETURN_IF_ERROR(WriteFile(paths.back(), sources[i]));
   }
   sources.clear();
-  GPUWASM_RETURN_IF_ERROR(CompileC(work, paths, options_.cc, options_.cc_flags, work / "module.so", cancel));
+  Status compiled = CompileC(work, paths, options_.cc, options_.cc_flags, work / "module.so", cancel);
+  if (!compiled.ok() && compiled.code() == StatusCode::kInternal && paths.size() > 1) {
+    // The compiler refused the split C (the split only knows wasm2c's shape): the module as one
+    // file is what it would have compiled.
+    std::fprintf(stderr, "gpuwasm: module %s did not compile in %zu parts; compiling it whole: %s\n", key.c_str(),
+                 paths.size(), compiled.ToString().c_str());
+    GPUWASM_RETURN_IF_ERROR(WriteFile(work / "whole.c", t.c_source));
+    compiled = CompileC(work, {work / "whole.c"}, options_.cc, options_.cc_flags, work / "module.so", cancel);
+  }
+  GPUWASM_RETURN_IF_ERROR(compiled);
   GPUWASM_RETURN_IF_ERROR(Store(work, key, t, work / "module.so"));
   return Artifact{key, sha, std::move(t.exports), /*from_cache=*/false};
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -116,11 +117,30 @@ TEST(Split, a_module_compiled_in_parts_computes_what_it_computes_whole) {
   ASSERT_NE(ExpectedOutput().find("checksum"), std::string::npos) << ExpectedOutput();
   TempDir dir;
   wasm::EngineOptions o = OptionsIn(dir.path);
-  o.part_bytes = 256 * 1024;  // 1.8 MB of C: 7 parts
+  o.part_bytes = 256 * 1024;  // 1.8 MB of C: 8 parts
   wasm::Engine engine(o);
   Result<std::shared_ptr<const wasm::Module>> m = engine.Compile(Bytes(LargeModule()));
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_FALSE((*m)->artifact_path().ends_with("-quick.so"));
+  EXPECT_EQ(StdoutOf(*m), ExpectedOutput());
+}
+
+TEST(Split, a_split_the_compiler_refuses_is_compiled_whole) {
+  TempDir dir;
+  // A compiler that refuses every part (-c) and compiles a whole module.
+  fs::path cc = dir.path / "refuses-parts-cc";
+  {
+    std::ofstream script(cc);
+    script << "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = -c ] && { echo 'refuses-parts-cc: no' >&2; exit 1; }; done\n"
+              "exec cc \"$@\"\n";
+  }
+  fs::permissions(cc, fs::perms::owner_all);
+  wasm::EngineOptions o = OptionsIn(dir.path / "cache");
+  o.cc = cc.string();
+  o.part_bytes = 256 * 1024;
+  wasm::Engine engine(o);
+  Result<std::shared_ptr<const wasm::Module>> m = engine.Compile(Bytes(LargeModule()));
+  ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(StdoutOf(*m), ExpectedOutput());
 }
 
