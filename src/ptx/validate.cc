@@ -279,6 +279,12 @@ class Validator {
       return Status::Ok();
     }
     for (const Operand& o : ops) GPUWASM_RETURN_IF_ERROR(CheckSymbols(f, in, o));
+    // An address is an integer, in every instruction that takes one (ld, st, atom, red, prefetch, ...).
+    for (const Operand& o : ops) {
+      if (o.kind != Operand::Kind::kAddress || o.reg < 0) continue;
+      if (RegType(o.reg) == Type::kPred) return ErrorAt(o.pos, "a predicate cannot be an address");
+      if (IsFloat(RegType(o.reg))) return ErrorAt(o.pos, "a floating-point register cannot be an address");
+    }
 
     std::vector<Type> t = Types(in);
     Type T = t.empty() ? Type::kNone : t.back();
@@ -353,8 +359,6 @@ class Validator {
       const Operand& addr = op == "st" ? ops[0] : ops[1];
       const Operand& val = op == "st" ? ops[1] : ops[0];
       if (addr.kind != Operand::Kind::kAddress) return ErrorAt(addr.pos, in.text() + " needs an address operand [...]");
-      if (addr.reg >= 0 && RegType(addr.reg) == Type::kPred)
-        return ErrorAt(addr.pos, "a predicate cannot be an address");
       // Relaxed typing: integer loads extend into, and stores truncate from, wider registers.
       bool wider = !IsFloat(T) || TypeSize(T) < 4;
       if (val.kind == Operand::Kind::kVector) {
