@@ -455,8 +455,11 @@ Status Engine::CompileC(const fs::path& work, const std::vector<fs::path>& sourc
   };
   std::vector<std::string> common = {cc};
   for (const std::string& f : flags) common.push_back(f);
-  for (const char* f :
-       {"-fPIC", "-fvisibility=hidden", "-fno-strict-aliasing", "-w", "-DWASM_RT_MEMCHECK_SIGNAL_HANDLER=1", "-g0"}) {
+  // After the operator's flags, so that they cannot be overridden: -ffp-contract=off because
+  // wasm rounds a multiply and an add separately, and GCC fuses them into an FMA by default on
+  // every target that has one (aarch64; x86-64 with -march=x86-64-v3 or native).
+  for (const char* f : {"-fPIC", "-fvisibility=hidden", "-fno-strict-aliasing", "-ffp-contract=off", "-w",
+                        "-DWASM_RT_MEMCHECK_SIGNAL_HANDLER=1", "-g0"}) {
     common.push_back(f);
   }
   common.push_back("-I" + work.string());

@@ -94,8 +94,9 @@ struct Artifact {
 std::filesystem::path DefaultCacheDir();
 
 // Version of the translation pipeline, part of every cache key: bump it with any change to what
-// Translate() emits (prelude, interrupt checks, glue), so stale artifacts are never loaded.
-inline constexpr const char* kEngineVersion = "gpuwasm-engine-4/wasm2c-1.0.32";
+// Translate() emits (prelude, interrupt checks, glue) or to the fixed compiler flags, so stale
+// artifacts are never loaded.
+inline constexpr const char* kEngineVersion = "gpuwasm-engine-5/wasm2c-1.0.32";
 
 class Engine {
  public:

@@ -161,6 +161,35 @@ TEST(Compile, compiler_failure_is_an_error_not_a_crash) {
   EXPECT_NE(s.message().find("C compiler failed (exit 1)"), std::string::npos) << s;
 }
 
+// Wasm rounds a multiply and an add separately. The engine compiles with -ffp-contract=off after
+// the operator's flags, so that even flags that enable FMA instructions cannot fuse them.
+TEST(Compile, multiply_add_is_never_fused) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("fma") || !__builtin_cpu_supports("avx2")) {
+    GTEST_SKIP() << "this CPU has no FMA: no flags could fuse a multiply-add here";
+  }
+#else
+  GTEST_SKIP() << "the flags below are x86-64's";
+#endif
+  TempDir dir;
+  wasm::EngineOptions o = OptionsIn(dir.path);
+  o.cc_flags = {"-O2", "-march=x86-64-v3", "-ffp-contract=fast"};
+  wasm::Engine e(o);
+  std::string bytes = ReadFile(ModulePath("corpus/fp_contract.wasm"));
+  auto m = e.Compile(Bytes(bytes));
+  ASSERT_TRUE(m.ok()) << m.status();
+  int cases = 0;
+  for (const wasm::ExportInfo& x : (*m)->exports()) {
+    if (x.name.rfind("test_", 0) != 0) continue;
+    ++cases;
+    GuestRun got = RunExport(*m, x.name);
+    ASSERT_TRUE(got.outcome.ok() && got.outcome->ok()) << x.name;
+    EXPECT_EQ(static_cast<uint32_t>(got.outcome->exit_code), InterpRun(bytes, x.name).value) << x.name;
+  }
+  EXPECT_EQ(cases, 5);
+}
+
 TEST(Compile, missing_compiler_is_reported) {
   TempDir dir;
   wasm::EngineOptions o = OptionsIn(dir.path);
