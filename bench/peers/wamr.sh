@@ -6,8 +6,12 @@
 # builds wamrc against Debian's LLVM 14 (llvm-14-dev) and libiwasm in WAMR_DIR, compiles
 # BUILD_DIR/bench/workload.wasm ahead of time, and prints each program's WAMR/native ratio.
 set -euo pipefail
-if [[ $# -lt 2 || $1 == --help || $1 == -h ]]; then
-  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+if [[ ${1:-} == --help || ${1:-} == -h ]]; then
+  sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+if [[ $# -lt 2 ]]; then
+  echo "usage: $0 WAMR_DIR BUILD_DIR [REPS] (--help says more)" >&2
   exit 2
 fi
 wamr=$(cd "$1" && pwd)
