@@ -1,22 +1,30 @@
-/* The engine benchmark's workload, compiled natively (-O2 -march=native, as a user would build it;
- * and without auto-vectorisation, the closest native analogue of MVP wasm) and as a guest. Each
- * bench_* does a fixed amount of deterministic work and returns a checksum, so the builds can be
+/* The engine benchmark's workload, compiled as a guest and natively (bench/CMakeLists.txt: -O2,
+ * -O2 -march=native as a user would build it, and the latter without auto-vectorisation, the
+ * closest native analogue of MVP wasm). Each bench_* does a fixed amount of deterministic work and returns a checksum, so the builds can be
  * checked to compute the same thing. Ten programs of the kinds guests run: sorting, hashing,
  * dense float math, a recursive-descent parser, table-driven CRC, double-precision simulation,
  * LZ77 compression, shortest paths on a heap, bignum multiplication and a word-count hash table.
  * Freestanding: no libc, no imports. */
 #include <stdint.h>
 
+/* PROGRAM(x) starts the definition of bench_x, exported under that name from the guest. A native
+ * build may set WORKLOAD_PREFIX so that several builds link into one program (march_bench_x). */
+#ifndef WORKLOAD_PREFIX
+#define WORKLOAD_PREFIX
+#endif
+#define WORKLOAD_CAT2(a, b) a##b
+#define WORKLOAD_CAT(a, b) WORKLOAD_CAT2(a, b)
 #ifdef __wasm__
 #define EXPORT(name) __attribute__((export_name(#name)))
 #else
 #define EXPORT(name)
 #endif
+#define PROGRAM(name) EXPORT(bench_##name) int32_t WORKLOAD_CAT(WORKLOAD_PREFIX, bench_##name)(void)
 
 #define N 160
 static float A[N * N], B[N * N], C[N * N];
 
-EXPORT(bench_matmul) int32_t bench_matmul(void) {
+PROGRAM(matmul) {
   uint32_t s = 1;
   for (int i = 0; i < N * N; i++) {
     s = s * 1664525u + 1013904223u;
@@ -55,7 +63,7 @@ static void sort(int32_t* a, int lo, int hi) {
   }
 }
 
-EXPORT(bench_sort) int32_t bench_sort(void) {
+PROGRAM(sort) {
   uint32_t s = 7;
   for (int i = 0; i < M; i++) { s ^= s << 13; s ^= s >> 17; s ^= s << 5; V[i] = (int32_t)s; }
   sort(V, 0, M - 1);
@@ -65,7 +73,7 @@ EXPORT(bench_sort) int32_t bench_sort(void) {
 static uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
 /* A SHA-256-style compression loop over generated data: integer, rotate and memory heavy. */
-EXPORT(bench_hash) int32_t bench_hash(void) {
+PROGRAM(hash) {
   static uint32_t w[64];
   uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   for (uint32_t block = 0; block < 24000; block++) {
@@ -163,7 +171,7 @@ static uint32_t parse_sum(void) {
   }
 }
 
-EXPORT(bench_parse) int32_t bench_parse(void) {
+PROGRAM(parse) {
   g_rng = 12345;
   expr_len = 0;
   uint32_t sum = 0;
@@ -185,7 +193,7 @@ EXPORT(bench_parse) int32_t bench_parse(void) {
 static uint8_t crc_buf[CRC_BYTES];
 static uint32_t crc_table[256];
 
-EXPORT(bench_crc32) int32_t bench_crc32(void) {
+PROGRAM(crc32) {
   for (uint32_t i = 0; i < 256; i++) {
     uint32_t c = i;
     for (int k = 0; k < 8; k++) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
@@ -206,7 +214,7 @@ EXPORT(bench_crc32) int32_t bench_crc32(void) {
  * precision, a square root per pair). */
 struct body { double x, y, z, vx, vy, vz, mass; };
 
-EXPORT(bench_nbody) int32_t bench_nbody(void) {
+PROGRAM(nbody) {
   const double pi = 3.141592653589793, days = 365.24, solar = 4 * pi * pi;
   struct body b[5] = {
       {0, 0, 0, 0, 0, 0, solar},
@@ -242,7 +250,7 @@ EXPORT(bench_nbody) int32_t bench_nbody(void) {
 static uint8_t lz_in[LZ_BYTES], lz_packed[LZ_BYTES * 2], lz_out[LZ_BYTES];
 static int32_t lz_head[1 << 14];
 
-EXPORT(bench_lz) int32_t bench_lz(void) {
+PROGRAM(lz) {
   g_rng = 4242;
   static const char words[][8] = {"the ", "wasm ", "guest ", "kernel ", "device ", "tenant ", "quota ", "ptx "};
   uint32_t n = 0;
@@ -304,7 +312,7 @@ EXPORT(bench_lz) int32_t bench_lz(void) {
 static uint32_t g_edge_to[G_NODES * G_DEGREE], g_edge_w[G_NODES * G_DEGREE];
 static uint32_t g_dist[G_NODES], g_heap_node[G_NODES * G_DEGREE + 1], g_heap_key[G_NODES * G_DEGREE + 1];
 
-EXPORT(bench_graph) int32_t bench_graph(void) {
+PROGRAM(graph) {
   g_rng = 777;
   for (uint32_t i = 0; i < G_NODES * G_DEGREE; i++) {
     uint32_t from = i / G_DEGREE;
@@ -357,7 +365,7 @@ EXPORT(bench_graph) int32_t bench_graph(void) {
 #define BIG_LIMBS 768
 static uint32_t big_a[BIG_LIMBS], big_b[BIG_LIMBS], big_r[2 * BIG_LIMBS];
 
-EXPORT(bench_bignum) int32_t bench_bignum(void) {
+PROGRAM(bignum) {
   g_rng = 31337;
   for (int i = 0; i < BIG_LIMBS; i++) { big_a[i] = rnd(); big_b[i] = rnd(); }
   uint32_t check = 0;
@@ -385,7 +393,7 @@ EXPORT(bench_bignum) int32_t bench_bignum(void) {
 static char wc_text[WC_BYTES];
 static uint32_t wc_start[WC_SLOTS], wc_len[WC_SLOTS], wc_count[WC_SLOTS];
 
-EXPORT(bench_words) int32_t bench_words(void) {
+PROGRAM(words) {
   g_rng = 2024;
   uint32_t n = 0;
   while (n < WC_BYTES - 16) {
