@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# bench/serve/bench_serve.sh BUILD_DIR [SECONDS] [CONNECTIONS]: invocations per second of a trivial
-# function over loopback with wrk, through `gpuwasm serve` and through a Node.js server that
-# instantiates the same .wasm per request with its WebAssembly API. Both run in this one script,
-# one after the other, on the same machine; the ratio is the figure to compare between runs.
+# bench/serve/bench_serve.sh BUILD_DIR [ROUNDS] [SECONDS] [CONNECTIONS]: invocations per second of a
+# trivial function over loopback with wrk, through `gpuwasm serve` (default configuration: tenant
+# worker processes, CPU device), against two baselines in the same run:
+#   - Node.js: an HTTP server that instantiates the same .wasm per request with its WebAssembly API;
+#   - the HTTP floor: a minimal Boost.Beast server (beast_floor.cc) answering "ok\n" with nothing
+#     behind it, the library gpuwasm serve is built on.
+# wrk rounds alternate between the three, ROUNDS times (default 7) of SECONDS (default 3) each, every
+# response checked. Printed: requests/s and p50/p99 latency of each (medians over rounds) and the
+# median of the per-round ratios with their spread. Targets (#28): gpuwasm >= 3x Node.js and
+# >= 0.5x the floor; a missed one is marked MISSED.
 set -euo pipefail
 build=${1:-build}
-seconds=${2:-10}
-connections=${3:-16}
+rounds=${2:-7}
+seconds=${3:-3}
+connections=${4:-16}
 here=$(cd "$(dirname "$0")" && pwd)
 wasm="$build/bench/trivial.wasm"
 for tool in wrk node; do
@@ -14,35 +21,67 @@ for tool in wrk node; do
 done
 dir=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$dir"; }
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$dir"; }
 trap cleanup EXIT
 
-run_wrk() {  # url -> prints requests/s, and fails on any wrong response
-  local out
-  out=$(wrk -t2 -c"$connections" -d"${seconds}s" -s "$here/post.lua" "$1")
-  grep -q "^wrong_responses 0$" <<<"$out" || { echo "$out" >&2; echo "bench_serve: wrong responses" >&2; exit 1; }
-  awk '/^Requests\/sec:/ {print $2}' <<<"$out"
+wait_listening() {  # file -> its port, once the server printed "listening ... PORT"
+  for _ in $(seq 100); do grep -q listening "$1" && break; sleep 0.1; done
+  grep -o '[0-9]\+$' "$1" | tail -1
 }
 
-"$build/gpuwasm" serve --listen 127.0.0.1:0 --store "$dir/store" --no-gpm >"$dir/serve.out" 2>"$dir/serve.err" &
+printf '[runtime]\nstore = "%s"\n[server]\nlisten = "127.0.0.1:0"\n[[tenants]]\nname = "bench"\nconcurrent_invocations = 64\n' \
+  "$dir/store" >"$dir/serve.toml"
+"$build/gpuwasm" serve --config "$dir/serve.toml" --no-gpm --device cpu >"$dir/serve.out" 2>"$dir/serve.err" &
 pids+=($!)
 for _ in $(seq 100); do grep -q listening "$dir/serve.out" && break; sleep 0.1; done
-port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/serve.out")
-GPUWASM_SERVER="http://127.0.0.1:$port" "$build/gpuwasm" deploy "$wasm" --name trivial >/dev/null
-GPUWASM_SERVER="http://127.0.0.1:$port" "$build/gpuwasm" invoke trivial | grep -q '^ok$'
-wrk -t1 -c2 -d1s -s "$here/post.lua" "http://127.0.0.1:$port/v1/functions/trivial/invoke" >/dev/null  # warm-up
-gpuwasm_rps=$(run_wrk "http://127.0.0.1:$port/v1/functions/trivial/invoke")
-kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
-
-node_port=$((port + 1))
-node "$here/node_baseline.mjs" "$wasm" "$node_port" >"$dir/node.out" 2>&1 &
+g_port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/serve.out")
+GPUWASM_SERVER="http://127.0.0.1:$g_port" "$build/gpuwasm" deploy "$wasm" --name trivial >/dev/null
+GPUWASM_SERVER="http://127.0.0.1:$g_port" "$build/gpuwasm" invoke trivial | grep -q '^ok$'
+node "$here/node_baseline.mjs" "$wasm" 0 >"$dir/node.out" 2>&1 &
 pids+=($!)
-for _ in $(seq 100); do grep -q listening "$dir/node.out" && break; sleep 0.1; done
-wrk -t1 -c2 -d1s -s "$here/post.lua" "http://127.0.0.1:$node_port/" >/dev/null
-node_rps=$(run_wrk "http://127.0.0.1:$node_port/")
+n_port=$(wait_listening "$dir/node.out")
+"$build/bench/beast_floor" 0 2 >"$dir/beast.out" 2>&1 &
+pids+=($!)
+b_port=$(wait_listening "$dir/beast.out")
 
-printf '%-36s %12s\n' "trivial function over loopback" "requests/s"
-printf '%-36s %12.0f\n' "gpuwasm serve" "$gpuwasm_rps"
-printf '%-36s %12.0f\n' "Node.js $(node --version), instance per request" "$node_rps"
-awk -v g="$gpuwasm_rps" -v n="$node_rps" 'BEGIN { printf "%-36s %11.2fx\n", "gpuwasm / Node.js", g / n }'
-echo "(wrk -t2 -c$connections -d${seconds}s on $(nproc) cores, one after the other)"
+urls=("http://127.0.0.1:$g_port/v1/functions/trivial/invoke" "http://127.0.0.1:$n_port/" "http://127.0.0.1:$b_port/")
+names=("gpuwasm serve (worker processes)" "Node.js $(node --version), instance per request" "HTTP floor: minimal Beast server")
+wrk_round() {  # url -> "rps p50_us p99_us"
+  local out
+  out=$(wrk -t2 -c"$connections" -d"${seconds}s" -s "$here/post_ok.lua" "$1")
+  grep -q "^wrong_responses 0$" <<<"$out" || { echo "$out" >&2; echo "bench_serve: wrong responses from $1" >&2; exit 1; }
+  echo "$(awk '/^Requests\/sec:/ {print $2}' <<<"$out") $(awk '/^latency_p50_us/ {print $2}' <<<"$out") $(awk '/^latency_p99_us/ {print $2}' <<<"$out")"
+}
+median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+spread() { sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f-%.2f", lo, hi}'; }
+
+for u in "${urls[@]}"; do wrk -t1 -c2 -d1s -s "$here/post_ok.lua" "$u" >/dev/null; done  # warm-up
+declare -a rps0 rps1 rps2 p50_0 p50_1 p50_2 p99_0 p99_1 p99_2 vs_node vs_floor
+for ((i = 0; i < rounds; ++i)); do
+  for s in 0 1 2; do
+    read -r r p50 p99 <<<"$(wrk_round "${urls[$s]}")"
+    eval "rps$s+=($r); p50_$s+=($p50); p99_$s+=($p99)"
+  done
+  vs_node+=("$(awk -v g="${rps0[$i]}" -v n="${rps1[$i]}" 'BEGIN {printf "%.3f", g / n}')")
+  vs_floor+=("$(awk -v g="${rps0[$i]}" -v b="${rps2[$i]}" 'BEGIN {printf "%.3f", g / b}')")
+done
+
+printf '%-44s %12s %10s %10s\n' "trivial function over loopback" "requests/s" "p50" "p99"
+for s in 0 1 2; do
+  eval "r=\$(printf '%s\n' \"\${rps$s[@]}\" | median)"
+  eval "p50=\$(printf '%s\n' \"\${p50_$s[@]}\" | median)"
+  eval "p99=\$(printf '%s\n' \"\${p99_$s[@]}\" | median)"
+  printf '%-44s %12.0f %8.2fms %8.2fms\n' "${names[$s]}" "$r" "$(awk -v u="$p50" 'BEGIN {print u / 1000}')" \
+    "$(awk -v u="$p99" 'BEGIN {print u / 1000}')"
+done
+ratio_line() {  # label target values...
+  local label=$1 target=$2; shift 2
+  local m s mark=""
+  m=$(printf '%s\n' "$@" | median)
+  s=$(printf '%s\n' "$@" | spread)
+  awk -v m="$m" -v t="$target" 'BEGIN {exit !(m < t)}' && mark="  MISSED"
+  printf '%-44s %11.2fx  (spread %s, target >= %sx)%s\n' "$label" "$m" "$s" "$target" "$mark"
+}
+ratio_line "gpuwasm / Node.js" 3 "${vs_node[@]}"
+ratio_line "gpuwasm / HTTP floor" 0.5 "${vs_floor[@]}"
+echo "(wrk -t2 -c$connections, $rounds rounds of ${seconds}s alternating between the three, on $(nproc) cores)"

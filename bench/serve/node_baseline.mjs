@@ -7,7 +7,7 @@ import { createServer } from "node:http";
 const [file, port] = process.argv.slice(2);
 const module = new WebAssembly.Module(readFileSync(file));
 
-createServer((req, res) => {
+const server = createServer((req, res) => {
   const chunks = [];
   req.on("data", (c) => chunks.push(c));
   req.on("end", () => {
@@ -26,4 +26,6 @@ createServer((req, res) => {
     res.writeHead(200, { "content-type": "application/octet-stream", "x-exit-status": String(status) });
     res.end(Buffer.concat(out));
   });
-}).listen(Number(port), "127.0.0.1", () => console.log(`node baseline listening on ${port}`));
+});
+// Port 0 picks a free one: the line says which.
+server.listen(Number(port), "127.0.0.1", () => console.log(`node baseline listening on ${server.address().port}`));

@@ -22,6 +22,83 @@ constexpr size_t kAltStackSize = 64 * 1024;
 constexpr uintptr_t kStackGuardBelow = 2u << 20;  // fault zone under the lowest stack address
 constexpr uintptr_t kStackGuardAbove = 64u << 10;
 
+// Linear memories of finished instances, kept for the next ones: a fresh reservation costs an
+// mmap, a page fault on each page the guest touches and an munmap whose TLB shootdown reaches
+// every core the process runs on; for a short invocation that was most of its cost (ADR 0021).
+// A kept memory is zeroed when it is given back: its first kKeepResident bytes by memset (their
+// pages stay resident, so the next instance touches them without a fault), the rest discarded
+// (MADV_DONTNEED: zero on the next touch) and made inaccessible again. So a reused memory reads
+// as zeros, like a fresh one, and nothing an instance wrote reaches the next, whoever's it is.
+// At most kKept memories, so what the pool holds resident is bounded (kKept * kKeepResident).
+class MemoryPool {
+ public:
+  static constexpr size_t kKept = 8;
+  static constexpr uint64_t kKeepResident = 1u << 20;
+
+  // A zeroed reservation whose first `bytes` are read-write and the rest inaccessible, or
+  // nullptr when none is kept (or its protection cannot be changed).
+  uint8_t* Take(uint64_t bytes) {
+    Entry e;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (kept_.empty()) return nullptr;
+      e = kept_.back();
+      kept_.pop_back();
+    }
+    bool ok = true;
+    if (e.accessible < bytes) {
+      ok = mprotect(e.data + e.accessible, bytes - e.accessible, PROT_READ | PROT_WRITE) == 0;
+    } else if (e.accessible > bytes) {
+      ok = mprotect(e.data + bytes, e.accessible - bytes, PROT_NONE) == 0;
+    }
+    if (!ok) {
+      munmap(e.data, kReservation);
+      return nullptr;
+    }
+    return e.data;
+  }
+
+  // Takes back a memory whose first `accessible` bytes are read-write (zeroing it); false when
+  // the pool is full or the memory cannot be reset, and the caller unmaps it.
+  bool Give(uint8_t* data, uint64_t accessible) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (kept_.size() >= kKept) return false;
+    }
+    if (accessible > kKeepResident) {
+      uint64_t tail = accessible - kKeepResident;
+      if (madvise(data + kKeepResident, tail, MADV_DONTNEED) != 0 ||
+          mprotect(data + kKeepResident, tail, PROT_NONE) != 0) {
+        return false;
+      }
+      accessible = kKeepResident;
+    }
+    std::memset(data, 0, accessible);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (kept_.size() >= kKept) return false;
+    kept_.push_back({data, accessible});
+    return true;
+  }
+
+  size_t kept() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return kept_.size();
+  }
+
+ private:
+  struct Entry {
+    uint8_t* data = nullptr;
+    uint64_t accessible = 0;
+  };
+  std::mutex mu_;
+  std::vector<Entry> kept_;
+};
+// Never destroyed: a thread may free an instance's memory while the process exits.
+MemoryPool& Pool() {
+  static MemoryPool* pool = new MemoryPool;
+  return *pool;
+}
+
 // The thread's guest call; a plain pointer so the signal handler can read it safely.
 thread_local CallState* t_call = nullptr;
 
@@ -182,6 +259,8 @@ std::atomic<uint32_t> g_next_tag{0};
 
 void EnsureInitialized() { std::call_once(g_init_once, InstallHandlers); }
 
+size_t KeptMemories() { return Pool().kept(); }
+
 void Enter(CallState* state) {
   if (!t_stack.ready) PrepareThread();
   t_call = state;
@@ -286,16 +365,21 @@ void wasm_rt_allocate_memory(wasm_rt_memory_t* mem, uint32_t initial_pages, uint
   mem->pages = mem->size = 0;
   mem->max_pages = 0;
   if (initial_pages > cap) rt::Abort(TrapKind::kMemoryCap);
-  void* p = mmap(nullptr, rt::kReservation, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) rt::Abort(TrapKind::kResourceExhausted);
-  if (initial_pages != 0 && mprotect(p, initial_pages * rt::kPageSize, PROT_READ | PROT_WRITE) != 0) {
-    munmap(p, rt::kReservation);
-    rt::Abort(TrapKind::kResourceExhausted);
+  uint64_t bytes = initial_pages * rt::kPageSize;
+  uint8_t* p = rt::Pool().Take(bytes);
+  if (p == nullptr) {
+    void* fresh = mmap(nullptr, rt::kReservation, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (fresh == MAP_FAILED) rt::Abort(TrapKind::kResourceExhausted);
+    if (bytes != 0 && mprotect(fresh, bytes, PROT_READ | PROT_WRITE) != 0) {
+      munmap(fresh, rt::kReservation);
+      rt::Abort(TrapKind::kResourceExhausted);
+    }
+    p = static_cast<uint8_t*>(fresh);
   }
-  mem->data = static_cast<uint8_t*>(p);
+  mem->data = p;
   mem->pages = initial_pages;
   mem->max_pages = max_pages < cap ? max_pages : cap;
-  mem->size = static_cast<uint32_t>(initial_pages * rt::kPageSize);
+  mem->size = static_cast<uint32_t>(bytes);
   s.memory = mem;
 }
 
@@ -313,7 +397,9 @@ uint32_t wasm_rt_grow_memory(wasm_rt_memory_t* mem, uint32_t delta) {
 }
 
 void wasm_rt_free_memory(wasm_rt_memory_t* mem) {
-  if (mem->data != nullptr) munmap(mem->data, rt::kReservation);
+  if (mem->data != nullptr && !rt::Pool().Give(mem->data, uint64_t{mem->pages} * rt::kPageSize)) {
+    munmap(mem->data, rt::kReservation);
+  }
   mem->data = nullptr;
   mem->pages = mem->size = 0;
 }

@@ -5,7 +5,8 @@
 // - Trap state is thread-local: each thread runs at most one guest call at a time, entered with
 //   GuestCall (below), and a trap unwinds only that call.
 // - A linear memory reserves 8 GiB of address space (4 GiB index + 4 GiB offset, so generated
-//   code needs no bounds checks), commits pages as the memory grows, and unmaps it all on free.
+//   code needs no bounds checks) and commits pages as the memory grows. On free it is zeroed and
+//   kept for the next instance (at most 8, each with at most 1 MiB resident), or unmapped.
 // - SIGSEGV/SIGBUS are claimed only while the faulting thread is inside a guest call and the
 //   address lies in that call's linear memory reservation, or in the thread's stack guard area
 //   (guest stack exhaustion). Any other fault is handed to the previous handler (or the default
@@ -61,6 +62,9 @@ void Leave();
 // Interrupt flag values stored by the watchdog / interrupter.
 inline constexpr uint32_t kInterruptDeadline = 1;
 inline constexpr uint32_t kInterruptRequested = 2;
+
+// Linear memories kept for reuse (for tests).
+size_t KeptMemories();
 
 // Reserved address range of a memory (for tests): the mapping is [data, data + kReservation).
 inline constexpr uint64_t kReservation = 8ull << 30;

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <set>
+#include <vector>
 
 #include "test_support.h"
 #include "wasm/wasm_rt.h"
@@ -152,6 +154,51 @@ TEST(FaultHandlerDeathTest, host_fault_during_guest_call_outside_guest_memory_cr
         *reinterpret_cast<volatile int*>(g_null_address + 16) = 1;
       },
       CrashedOnSegv, "");
+}
+
+// Linear memories are kept and reused (wasm_rt.cc): each later instance gets a memory that reads
+// as zeros and is exactly its own size, whatever the one before wrote or grew to.
+TEST(MemoryReuse, a_reused_memory_is_zeroed_and_only_as_large_as_the_new_instance) {
+  auto module = CompileOrDie("traps/memory_reuse.wasm");
+  ASSERT_NE(module, nullptr);
+  auto dirty = [&] {
+    GuestRun r = RunExport(module, "dirty");
+    ASSERT_TRUE(r.outcome.ok()) << r.outcome.status();
+    ASSERT_TRUE(r.outcome->ok()) << wasm::TrapKindName(r.outcome->trap);
+  };
+  dirty();
+  EXPECT_GE(wasm::rt::KeptMemories(), 1u) << "the memory was not kept: this test would prove nothing";
+  for (const char* check : {"read_low", "grow_and_read"}) {
+    for (int i = 0; i < 3; ++i) {
+      dirty();
+      GuestRun r = RunExport(module, check);
+      ASSERT_TRUE(r.outcome.ok()) << r.outcome.status();
+      ASSERT_TRUE(r.outcome->ok()) << check << ": " << wasm::TrapKindName(r.outcome->trap);
+      EXPECT_EQ(r.outcome->exit_code, 0) << check << " saw what the instance before it wrote";
+    }
+  }
+  for (const char* far : {"read_page_10", "read_page_20"}) {
+    dirty();
+    GuestRun r = RunExport(module, far);
+    ASSERT_TRUE(r.outcome.ok()) << r.outcome.status();
+    EXPECT_EQ(r.outcome->trap, wasm::TrapKind::kOutOfBounds) << far << ": a page the instance before grew into is reachable";
+  }
+}
+
+// Many instances at once: each has a memory of its own, those past the pool's size are unmapped.
+TEST(MemoryReuse, instances_alive_together_never_share_a_memory) {
+  auto module = CompileOrDie("traps/memory_reuse.wasm");
+  ASSERT_NE(module, nullptr);
+  std::vector<GuestRun> alive;
+  std::set<const void*> seen;
+  for (int i = 0; i < 20; ++i) {
+    alive.push_back(RunExport(module, "read_low"));
+    ASSERT_TRUE(alive.back().outcome.ok());
+    EXPECT_EQ(alive.back().outcome->exit_code, 0);
+    EXPECT_TRUE(seen.insert(alive.back().instance->memory()->data).second) << "two live instances share a memory";
+  }
+  alive.clear();
+  EXPECT_LE(wasm::rt::KeptMemories(), 8u);
 }
 
 }  // namespace
