@@ -238,7 +238,8 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(RuntimeConfig config, RuntimeOp
       std::error_code ec;
       std::filesystem::path marker = rt->CompileMarker(id);
       if (std::filesystem::exists(marker, ec)) {
-        Status s = rt->store_->metadata().SetStatus(
+        rt->MetadataChanged();
+      Status s = rt->store_->metadata().SetStatus(
             id, store::DeployStatus::kFailed,
             "its compile was running when gpuwasm on this host ended unexpectedly (a crash or a kill); it is "
             "not tried again: deploy the module again to retry");
@@ -302,7 +303,9 @@ Result<store::FunctionRecord> Runtime::Deploy(std::string_view tenant, std::stri
   nf.tenant = std::string(tenant);
   nf.name = std::string(name);
   nf.entry = std::string(entry);
-  GPUWASM_ASSIGN_OR_RETURN(store::FunctionRecord rec, store_->AddFunction(std::move(nf), wasm));
+  Result<store::FunctionRecord> added = store_->AddFunction(std::move(nf), wasm);
+  MetadataChanged();
+  GPUWASM_ASSIGN_OR_RETURN(store::FunctionRecord rec, std::move(added));
   StartCompile(rec);
   return rec;
 }
@@ -339,6 +342,7 @@ void Runtime::CompileDeployed(const store::FunctionRecord& f) {
   };
   auto finish = [&](store::DeployStatus status, const std::string& error) {
     Status s = store_->metadata().SetStatus(f.id, status, error);
+    MetadataChanged();
     if (!s.ok() && s.code() != StatusCode::kNotFound) {
       std::fprintf(stderr, "gpuwasm: cannot record the deploy status of %s: %s\n", f.id.c_str(), s.ToString().c_str());
     }
@@ -443,7 +447,9 @@ Status Runtime::CheckStore() {
 Status Runtime::DeleteFunction(std::string_view tenant, std::string_view id) {
   if (id.rfind("fn_", 0) != 0) return Status::InvalidArgument("delete takes a function id (fn_...), not a name");
   GPUWASM_ASSIGN_OR_RETURN(store::FunctionRecord rec, GetFunction(tenant, id));
-  GPUWASM_ASSIGN_OR_RETURN(bool deleted, store_->DeleteFunction(rec.id));
+  Result<bool> deleted_or = store_->DeleteFunction(rec.id);
+  MetadataChanged();
+  GPUWASM_ASSIGN_OR_RETURN(bool deleted, std::move(deleted_or));
   if (!deleted) return Status::NotFound("no function with id " + std::string(id));
   std::lock_guard<std::mutex> lock(mu_);
   loaded_.erase(rec.id);  // running invocations hold their own reference
@@ -451,6 +457,24 @@ Status Runtime::DeleteFunction(std::string_view tenant, std::string_view id) {
 }
 
 Result<store::FunctionRecord> Runtime::ResolveReady(TenantState& t, std::string_view id_or_name) {
+  const bool cached = !store_->shared();
+  const uint64_t generation = metadata_writes_.load(std::memory_order_acquire);
+  auto key = std::make_pair(t.config.name, std::string(id_or_name));
+  if (cached) {
+    std::lock_guard<std::mutex> lock(resolved_mu_);
+    auto it = resolved_.find(key);
+    if (it != resolved_.end() && it->second.generation == generation) return it->second.rec;
+  }
+  Result<store::FunctionRecord> rec = ResolveInStore(t, id_or_name);
+  if (cached && rec.ok()) {
+    std::lock_guard<std::mutex> lock(resolved_mu_);
+    if (resolved_.size() >= 4096) resolved_.clear();  // names that are not functions are never kept
+    resolved_[std::move(key)] = {generation, *rec};
+  }
+  return rec;
+}
+
+Result<store::FunctionRecord> Runtime::ResolveInStore(TenantState& t, std::string_view id_or_name) {
   auto unusable = [this](const store::FunctionRecord& r) -> Status {
     std::string what = "function " + r.name + " version " + std::to_string(r.version) + " (" + r.id + ")";
     if (r.status == store::DeployStatus::kCompiling) {

@@ -203,6 +203,7 @@ class Runtime {
   explicit Runtime(RuntimeConfig config);
   Result<TenantState*> Tenant(std::string_view name) const;
   Result<store::FunctionRecord> ResolveReady(TenantState& t, std::string_view id_or_name);
+  Result<store::FunctionRecord> ResolveInStore(TenantState& t, std::string_view id_or_name);
   Result<std::shared_ptr<const Compiled>> CompileModule(std::span<const uint8_t> wasm);
   Result<std::shared_ptr<const Compiled>> LoadedModule(const store::FunctionRecord& f);
   // The function's remembered module when it is quick-tier code (engine.h), else null.
@@ -245,6 +246,18 @@ class Runtime {
   std::set<std::string, std::less<>> compiling_;  // ids queued or compiling here
   std::map<uint64_t, Live*> live_;
   uint64_t next_live_id_ = 1;
+
+  // Names (and ids) resolved to their ready version, kept while the store is this process's own
+  // (a local store is locked by one process: every metadata write is this runtime's) and no write
+  // happened since: an invocation then reads no store. A shared store resolves every time.
+  struct Resolved {
+    uint64_t generation = 0;  // metadata_writes_ when the store was read
+    store::FunctionRecord rec;
+  };
+  void MetadataChanged() { metadata_writes_.fetch_add(1, std::memory_order_acq_rel); }
+  std::atomic<uint64_t> metadata_writes_{0};
+  std::mutex resolved_mu_;
+  std::map<std::pair<std::string, std::string>, Resolved, std::less<>> resolved_;
 
   std::atomic<bool> accepting_{true};
   std::atomic<uint64_t> crashed_compiles_{0};

@@ -519,6 +519,28 @@ TEST(Runtime, tenants_see_only_their_own_functions) {
   EXPECT_EQ(MustInvoke(*rt, "acme", f.id).status, InvocationStatus::kOk);
 }
 
+// An invocation resolves a name without reading the store while nothing changed (the runtime's
+// resolution cache): every deploy, finished compile and delete is still seen by the next one.
+TEST(Runtime, a_name_resolves_to_its_newest_ready_version_after_every_change) {
+  TempDir dir;
+  auto rt = Make(dir.path());
+  auto v1 = DeployReady(*rt, "acme", "greet", Example("hello"));
+  InvokeRequest req;
+  req.input = "abc";
+  EXPECT_EQ(MustInvoke(*rt, "acme", "greet", req).function_id, v1.id);
+  EXPECT_EQ(MustInvoke(*rt, "acme", v1.id, req).function_id, v1.id);
+  auto v2 = DeployReady(*rt, "acme", "greet", Lifecycle(), "echo");
+  InvokeResult newest = MustInvoke(*rt, "acme", "greet", req);
+  EXPECT_EQ(newest.function_id, v2.id);
+  EXPECT_EQ(newest.output, "abc");
+  ASSERT_TRUE(rt->DeleteFunction("acme", v2.id).ok());
+  EXPECT_EQ(MustInvoke(*rt, "acme", "greet", req).function_id, v1.id);
+  EXPECT_EQ(rt->Invoke("acme", v2.id, {}).status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(rt->DeleteFunction("acme", v1.id).ok());
+  EXPECT_EQ(rt->Invoke("acme", "greet", {}).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(rt->Invoke("acme", v1.id, {}).status().code(), StatusCode::kNotFound);
+}
+
 TEST(Runtime, versions_delete_and_restart_keep_the_store) {
   TempDir dir;
   std::string v1_id, v2_id;
