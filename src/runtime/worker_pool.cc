@@ -19,7 +19,10 @@ bool WorkerPool::Submit(const std::string& key, std::function<void()> task) {
     if (stopping_) return false;
     queues_[key].tasks.push_back(std::move(task));
   }
-  cv_.notify_all();  // a worker may only be able to take this key's task
+  // One thread is enough: every idle thread could take the same tasks (Take), so when the one woken
+  // cannot run this one (its key is at its limit), none could. Waking all of them made every
+  // invocation a stampede on mu_.
+  cv_.notify_one();
   return true;
 }
 
@@ -33,13 +36,15 @@ bool WorkerPool::RunInline(const std::string& key, const std::function<void()>& 
     ++busy_;
   }
   task();
+  bool queued = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     --busy_;
     auto it = queues_.find(key);
     if (--it->second.running == 0 && it->second.tasks.empty()) queues_.erase(it);
+    queued = stopping_ || std::any_of(queues_.begin(), queues_.end(), [](const auto& q) { return !q.second.tasks.empty(); });
   }
-  cv_.notify_all();
+  if (queued) cv_.notify_one();  // the slot it held may be what a queued task waits for
   return true;
 }
 
@@ -107,7 +112,9 @@ void WorkerPool::Loop() {
     --busy_;
     auto it = queues_.find(key);
     if (--it->second.running == 0 && it->second.tasks.empty()) queues_.erase(it);
-    cv_.notify_all();
+    // This thread takes the next task itself (the wait checks first); others need waking only
+    // to see that the pool stops.
+    if (stopping_) cv_.notify_all();
   }
 }
 
