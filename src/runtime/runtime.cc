@@ -459,19 +459,31 @@ Status Runtime::DeleteFunction(std::string_view tenant, std::string_view id) {
 Result<store::FunctionRecord> Runtime::ResolveReady(TenantState& t, std::string_view id_or_name) {
   const bool cached = !store_->shared();
   const uint64_t generation = metadata_writes_.load(std::memory_order_acquire);
-  auto key = std::make_pair(t.config.name, std::string(id_or_name));
-  if (cached) {
-    std::lock_guard<std::mutex> lock(resolved_mu_);
-    auto it = resolved_.find(key);
-    if (it != resolved_.end() && it->second.generation == generation) return it->second.rec;
-  }
+  if (std::optional<store::FunctionRecord> hit = ResolveCached(t, id_or_name)) return *std::move(hit);
   Result<store::FunctionRecord> rec = ResolveInStore(t, id_or_name);
   if (cached && rec.ok()) {
     std::lock_guard<std::mutex> lock(resolved_mu_);
     if (resolved_.size() >= 4096) resolved_.clear();  // names that are not functions are never kept
-    resolved_[std::move(key)] = {generation, *rec};
+    resolved_[ResolvedKey(t.config.name, id_or_name)] = {generation, *rec};
   }
   return rec;
+}
+
+std::optional<store::FunctionRecord> Runtime::ResolveCached(TenantState& t, std::string_view id_or_name) {
+  if (store_->shared()) return std::nullopt;
+  const uint64_t generation = metadata_writes_.load(std::memory_order_acquire);
+  std::lock_guard<std::mutex> lock(resolved_mu_);
+  auto it = resolved_.find(ResolvedKey(t.config.name, id_or_name));
+  if (it == resolved_.end() || it->second.generation != generation) return std::nullopt;
+  return it->second.rec;
+}
+
+std::shared_ptr<const Runtime::Compiled> Runtime::LoadedNow(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = loaded_.find(id);
+  if (it == loaded_.end() || it->second.module->artifact.quick) return nullptr;  // quick code may be upgraded
+  it->second.used = ++use_clock_;
+  return it->second.module;
 }
 
 Result<store::FunctionRecord> Runtime::ResolveInStore(TenantState& t, std::string_view id_or_name) {
@@ -585,14 +597,59 @@ Runtime::FunctionState* Runtime::StateOf(const store::FunctionRecord& f, std::st
   return slot.get();
 }
 
+namespace {
+
+// Waits for an invocation started with a callback (the synchronous entry points).
+class Waiter {
+ public:
+  Runtime::InvokeCallback callback() {
+    return [this](Result<InvokeResult> r) { result_.set_value(std::move(r)); };
+  }
+  Result<InvokeResult> Wait() { return done_.get(); }
+
+ private:
+  std::promise<Result<InvokeResult>> result_;
+  std::future<Result<InvokeResult>> done_ = result_.get_future();
+};
+
+}  // namespace
+
 Result<InvokeResult> Runtime::Invoke(std::string_view tenant, std::string_view id_or_name, InvokeRequest request) {
-  if (!accepting_) return Status::Unavailable("gpuwasm is shutting down");
-  if (!store_) return Status::Unsupported("this runtime has no function store");
-  GPUWASM_ASSIGN_OR_RETURN(TenantState * t, Tenant(tenant));
-  GPUWASM_ASSIGN_OR_RETURN(store::FunctionRecord rec, ResolveReady(*t, id_or_name));
-  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<const Compiled> module, LoadedModule(rec));
+  Waiter w;
+  InvokeAsync(tenant, id_or_name, std::move(request), w.callback());
+  return w.Wait();
+}
+
+bool Runtime::InvokeAsync(std::string_view tenant, std::string_view id_or_name, InvokeRequest request,
+                          InvokeCallback done, bool may_block) {
+  auto fail = [&](Status s) {
+    done(std::move(s));
+    return true;
+  };
+  if (!accepting_) return fail(Status::Unavailable("gpuwasm is shutting down"));
+  if (!store_) return fail(Status::Unsupported("this runtime has no function store"));
+  Result<TenantState*> t = Tenant(tenant);
+  if (!t.ok()) return fail(t.status());
+  std::shared_ptr<const Compiled> module;
+  store::FunctionRecord rec;
+  if (!may_block) {
+    // Only what memory answers: a resolution and a module this process already holds.
+    std::optional<store::FunctionRecord> cached = ResolveCached(**t, id_or_name);
+    if (!cached) return false;
+    rec = std::move(*cached);
+    module = LoadedNow(rec.id);
+    if (!module) return false;
+  } else {
+    Result<store::FunctionRecord> resolved = ResolveReady(**t, id_or_name);
+    if (!resolved.ok()) return fail(resolved.status());
+    rec = std::move(*resolved);
+    Result<std::shared_ptr<const Compiled>> loaded = LoadedModule(rec);
+    if (!loaded.ok()) return fail(loaded.status());
+    module = std::move(*loaded);
+  }
   std::string entry = request.entry.empty() ? rec.entry : request.entry;
-  return Run(*t, *StateOf(rec, rec.name), std::move(module), std::move(entry), std::move(request));
+  RunAsync(**t, *StateOf(rec, rec.name), std::move(module), std::move(entry), std::move(request), std::move(done));
+  return true;
 }
 
 Result<InvokeResult> Runtime::InvokeModule(std::string_view tenant, std::span<const uint8_t> wasm,
@@ -604,76 +661,111 @@ Result<InvokeResult> Runtime::InvokeModule(std::string_view tenant, std::span<co
   store::FunctionRecord rec;
   rec.tenant = std::string(tenant);
   std::string entry = request.entry;
-  return Run(*t, *StateOf(rec, name), std::move(module), std::move(entry), std::move(request));
+  Waiter w;
+  RunAsync(*t, *StateOf(rec, name), std::move(module), std::move(entry), std::move(request), w.callback());
+  return w.Wait();
 }
 
-Result<InvokeResult> Runtime::Run(TenantState& t, FunctionState& f, std::shared_ptr<const Compiled> module,
-                                  std::string entry, InvokeRequest request) {
+// One admitted invocation: counted as running (and in the tenant's concurrent_invocations) from
+// admission until its result is handed over, so a caller that has it can start the next one; and
+// in admitted_ until the callback has returned, so Shutdown's wait for none admitted also waits
+// for every callback.
+struct Runtime::Call {
+  Runtime* rt;
+  TenantState& t;
+  FunctionState& f;
+  std::shared_ptr<const Compiled> module;
+  std::string entry;
+  InvokeRequest request;
+  InvokeCallback done;
+  std::chrono::milliseconds limit{0};
+  Clock::time_point started, deadline;
+  bool running = true;
+
+  Call(Runtime* r, TenantState& ts, FunctionState& fs) : rt(r), t(ts), f(fs) {
+    rt->admitted_.fetch_add(1);
+    t.counters.running.fetch_add(1, std::memory_order_relaxed);
+    f.counters.running.fetch_add(1, std::memory_order_relaxed);
+  }
+  ~Call() {
+    Release();
+    {
+      std::lock_guard<std::mutex> lock(rt->idle_mu_);
+      rt->admitted_.fetch_sub(1);
+    }
+    rt->idle_cv_.notify_all();
+  }
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+  void Release() {
+    if (!running) return;
+    running = false;
+    f.counters.running.fetch_sub(1, std::memory_order_relaxed);
+    t.counters.running.fetch_sub(1, std::memory_order_relaxed);
+    t.admitted.fetch_sub(1);
+  }
+  void Answer(Result<InvokeResult> r) {
+    Release();
+    done(std::move(r));
+  }
+  void Finish(InvokeResult r) { Answer(rt->Finish(t, f, std::move(r), limit, started)); }
+};
+
+void Runtime::RunAsync(TenantState& t, FunctionState& f, std::shared_ptr<const Compiled> module, std::string entry,
+                       InvokeRequest request, InvokeCallback done) {
   if (request.input.size() > t.config.max_input_size) {
-    return t.counters.Refusing(
+    return done(t.counters.Refusing(
         RefusedLimit::kMaxInputSize,
         Status::ResourceExhausted("input of " + Bytes(request.input.size()) + " exceeds tenant '" + t.config.name +
-                                  "''s max_input_size of " + Bytes(t.config.max_input_size)));
+                                  "''s max_input_size of " + Bytes(t.config.max_input_size))));
   }
   if (request.deadline && request.deadline->count() <= 0) {
-    return Status::InvalidArgument("the deadline must be longer than zero");
+    return done(Status::InvalidArgument("the deadline must be longer than zero"));
   }
-  GPUWASM_RETURN_IF_ERROR(t.counters.Refusing(RefusedLimit::kArgsAndEnv, CheckArgsAndEnv(request.args, request.env)));
+  if (Status s = t.counters.Refusing(RefusedLimit::kArgsAndEnv, CheckArgsAndEnv(request.args, request.env)); !s.ok()) {
+    return done(std::move(s));
+  }
   auto started = Clock::now();
   // Admission: running + queued invocations of the tenant stay within its limit.
   if (t.admitted.fetch_add(1) >= t.config.concurrent_invocations) {
     t.admitted.fetch_sub(1);
     t.counters.rejected.fetch_add(1, std::memory_order_relaxed);
     f.counters.rejected.fetch_add(1, std::memory_order_relaxed);
-    return Status::Unavailable("tenant '" + t.config.name +
-                               "' is overloaded: " + std::to_string(t.config.concurrent_invocations) +
-                               " invocations are running or queued, its concurrent_invocations limit");
+    return done(Status::Unavailable("tenant '" + t.config.name +
+                                    "' is overloaded: " + std::to_string(t.config.concurrent_invocations) +
+                                    " invocations are running or queued, its concurrent_invocations limit"));
   }
-  admitted_.fetch_add(1);
-  t.counters.running.fetch_add(1, std::memory_order_relaxed);
-  f.counters.running.fetch_add(1, std::memory_order_relaxed);
-  struct Admitted {
-    Runtime* rt;
-    TenantState& t;
-    FunctionState& f;
-    ~Admitted() {
-      f.counters.running.fetch_sub(1, std::memory_order_relaxed);
-      t.counters.running.fetch_sub(1, std::memory_order_relaxed);
-      t.admitted.fetch_sub(1);
-      {
-        std::lock_guard<std::mutex> lock(rt->idle_mu_);
-        rt->admitted_.fetch_sub(1);
-      }
-      rt->idle_cv_.notify_all();
-    }
-  } admitted{this, t, f};
-
-  auto limit = std::min(request.deadline.value_or(config_.default_deadline), t.config.max_deadline);
-  auto deadline = started + limit;
+  auto call = std::make_shared<Call>(this, t, f);
+  call->limit = std::min(request.deadline.value_or(config_.default_deadline), t.config.max_deadline);
+  call->started = started;
+  call->deadline = started + call->limit;
   if (entry.empty()) entry = module->artifact.FindExport("_start") != nullptr ? "_start" : "run";
+  call->module = std::move(module);
+  call->entry = std::move(entry);
+  call->request = std::move(request);
+  call->done = std::move(done);
 
-  InvokeResult r;
-  if (isolation_ == Isolation::kProcess) {
-    // The calling thread only waits for the worker's answer: it does so itself when a slot is free.
-    bool ran = pool_->RunInline(t.config.name, [&] { r = RunInstance(t, f, module, entry, request, deadline); });
-    if (ran) return Finish(t, f, std::move(r), limit, started);
+  const std::string& key = t.config.name;
+  // In a worker process, no thread of this one waits for the instance: the worker's reader
+  // finishes the call. A pool slot is held meanwhile (the node's bound on running invocations,
+  // shared fairly between tenants), and a worker that is not running is started by a pool thread.
+  constexpr size_t kSentInline = 64 << 10;  // larger inputs are sent from a pool thread
+  if (isolation_ == Isolation::kProcess && call->request.input.size() <= kSentInline && !interrupting_ &&
+      pool_->TryEnter(key)) {
+    bool started_here = workers_->Start(
+        t.config, MakeWorkerRun(*call), LiveView(t, f),
+        [this, call](InvokeResult r) {
+          pool_->Leave(call->t.config.name);
+          call->Finish(CompleteWorkerResult(call->t, call->f, std::move(r)));
+        },
+        /*may_start=*/false);
+    if (started_here) return;
+    pool_->Leave(key);
   }
-  std::promise<InvokeResult> promise;
-  std::future<InvokeResult> done = promise.get_future();
-  bool queued = pool_->Submit(t.config.name, [&] {
-    try {
-      promise.set_value(RunInstance(t, f, module, entry, request, deadline));
-    } catch (...) {
-      promise.set_exception(std::current_exception());
-    }
+  bool queued = pool_->Submit(key, [this, call] {
+    call->Finish(RunInstance(call->t, call->f, call->module, call->entry, call->request, call->deadline));
   });
-  if (!queued) return Status::Unavailable("gpuwasm is shutting down");
-  try {
-    r = done.get();
-  } catch (const std::exception& e) {
-    return Status::Internal(std::string("invocation failed: ") + e.what());
-  }
-  return Finish(t, f, std::move(r), limit, started);
+  if (!queued) call->Answer(Status::Unavailable("gpuwasm is shutting down"));
 }
 
 InvokeResult Runtime::Finish(TenantState& t, FunctionState& f, InvokeResult r, std::chrono::milliseconds limit,
@@ -728,6 +820,14 @@ InvokeResult Runtime::RunInstance(TenantState& t, FunctionState& f, const std::s
     LiveObserver observer(*this, live);
     return runtime::RunInstance(*t.device, spec, interrupting_, &observer);
   }
+  if (interrupting_) {
+    InvokeResult r;
+    r.tenant = t.config.name;
+    r.status = InvocationStatus::kError;
+    r.exit_status = 70;
+    r.error = "gpuwasm is shutting down: the invocation was not started";
+    return r;
+  }
   WorkerRun run;
   run.key = module->artifact.key;
   run.sha256 = module->artifact.sha256;
@@ -739,26 +839,43 @@ InvokeResult Runtime::RunInstance(TenantState& t, FunctionState& f, const std::s
   run.args = request.args;
   run.env = request.env;
   run.deadline = deadline;
-  if (interrupting_) {
-    InvokeResult r;
-    r.tenant = t.config.name;
-    r.status = InvocationStatus::kError;
-    r.exit_status = 70;
-    r.error = "gpuwasm is shutting down: the invocation was not started";
-    return r;
-  }
-  InvokeResult r = workers_->Run(t.config, std::move(run), [&](const worker::LiveInstanceMetrics* slot) {
+  return CompleteWorkerResult(t, f, workers_->Run(t.config, std::move(run), LiveView(t, f)));
+}
+
+WorkerRun Runtime::MakeWorkerRun(Call& call) {
+  WorkerRun run;
+  run.key = call.module->artifact.key;
+  run.sha256 = call.module->artifact.sha256;
+  run.function_id = call.f.id;
+  run.function_name = call.f.name;
+  run.version = call.f.version;
+  run.entry = call.entry;
+  run.input = call.request.input;  // copies: a pool thread runs the call when this run is not sent
+  run.args = call.request.args;
+  run.env = call.request.env;
+  run.deadline = call.deadline;
+  return run;
+}
+
+WorkerLive Runtime::LiveView(TenantState& t, FunctionState& f) {
+  auto live = std::make_shared<Live>();
+  live->tenant = &t;
+  live->function = &f;
+  return [this, live](const worker::LiveInstanceMetrics* slot) {
     std::lock_guard<std::mutex> lock(mu_);
     if (slot != nullptr) {
-      live.slot.store(slot, std::memory_order_release);
-      live.started = Clock::now();
-      live.id = next_live_id_++;
-      live_[live.id] = &live;
+      live->slot.store(slot, std::memory_order_release);
+      live->started = Clock::now();
+      live->id = next_live_id_++;
+      live_[live->id] = live.get();
     } else {
-      live_.erase(live.id);
-      live.slot.store(nullptr, std::memory_order_release);
+      live_.erase(live->id);
+      live->slot.store(nullptr, std::memory_order_release);
     }
-  });
+  };
+}
+
+InvokeResult Runtime::CompleteWorkerResult(TenantState& t, FunctionState& f, InvokeResult r) {
   r.tenant = t.config.name;
   r.function_id = f.id;
   r.function_name = f.name;

@@ -39,6 +39,7 @@
 #include "host/metrics.h"
 #include "runtime/config.h"
 #include "runtime/invocation.h"
+#include "runtime/tenant_worker.h"
 #include "runtime/worker_pool.h"
 #include "store/local_store.h"
 #include "wasm/engine.h"
@@ -172,6 +173,16 @@ class Runtime {
 
   // Runs a deployed function: by id, or by name (its newest ready version).
   Result<InvokeResult> Invoke(std::string_view tenant, std::string_view id_or_name, InvokeRequest request);
+  // An invocation's end: its result or why it did not run. Called exactly once.
+  using InvokeCallback = std::function<void(Result<InvokeResult>)>;
+  // Invoke without waiting: `done` is called on this thread when the invocation is refused before
+  // it starts, else on a runtime thread once it ends (a pool thread, or in worker processes the
+  // worker's reader). No thread waits for the instance while it runs in a worker process.
+  // With `may_block` false (an event loop's thread), only what needs no store read, no compile
+  // and no worker start is started: otherwise it returns false and calls nothing, and the caller
+  // asks again from a thread that may block.
+  bool InvokeAsync(std::string_view tenant, std::string_view id_or_name, InvokeRequest request, InvokeCallback done,
+                   bool may_block = true);
   // Runs a module that is not deployed (`gpuwasm run`), with the same admission, limits and
   // lifecycle; compile errors are returned as errors.
   Result<InvokeResult> InvokeModule(std::string_view tenant, std::span<const uint8_t> wasm, std::string_view name,
@@ -204,6 +215,10 @@ class Runtime {
   Result<TenantState*> Tenant(std::string_view name) const;
   Result<store::FunctionRecord> ResolveReady(TenantState& t, std::string_view id_or_name);
   Result<store::FunctionRecord> ResolveInStore(TenantState& t, std::string_view id_or_name);
+  // The resolution cache's answer, if it has one that is still valid.
+  std::optional<store::FunctionRecord> ResolveCached(TenantState& t, std::string_view id_or_name);
+  // The function's module when this process holds it (its optimised code), else null.
+  std::shared_ptr<const Compiled> LoadedNow(const std::string& id);
   Result<std::shared_ptr<const Compiled>> CompileModule(std::span<const uint8_t> wasm);
   Result<std::shared_ptr<const Compiled>> LoadedModule(const store::FunctionRecord& f);
   // The function's remembered module when it is quick-tier code (engine.h), else null.
@@ -216,8 +231,15 @@ class Runtime {
   // ends in any way but a crash of this process. One found at start-up marks its compile failed.
   std::filesystem::path CompileMarker(const std::string& id) const;
   FunctionState* StateOf(const store::FunctionRecord& f, std::string_view name);
-  Result<InvokeResult> Run(TenantState& t, FunctionState& f, std::shared_ptr<const Compiled> module, std::string entry,
-                           InvokeRequest request);
+  // Admits the invocation and starts it (Invoke's half after the function is known); `done` as for
+  // InvokeAsync.
+  struct Call;
+  void RunAsync(TenantState& t, FunctionState& f, std::shared_ptr<const Compiled> module, std::string entry,
+                InvokeRequest request, InvokeCallback done);
+  // For an instance in a worker process: what it is sent, its live view here, its result's names.
+  static WorkerRun MakeWorkerRun(Call& call);
+  WorkerLive LiveView(TenantState& t, FunctionState& f);
+  InvokeResult CompleteWorkerResult(TenantState& t, FunctionState& f, InvokeResult r);
   // Its duration and deadline, folded into the totals.
   InvokeResult Finish(TenantState& t, FunctionState& f, InvokeResult r, std::chrono::milliseconds limit,
                       std::chrono::steady_clock::time_point started);
@@ -257,7 +279,13 @@ class Runtime {
   void MetadataChanged() { metadata_writes_.fetch_add(1, std::memory_order_acq_rel); }
   std::atomic<uint64_t> metadata_writes_{0};
   std::mutex resolved_mu_;
-  std::map<std::pair<std::string, std::string>, Resolved, std::less<>> resolved_;
+  std::map<std::string, Resolved, std::less<>> resolved_;  // by tenant '\0' id_or_name
+  static std::string ResolvedKey(std::string_view tenant, std::string_view id_or_name) {
+    std::string key;
+    key.reserve(tenant.size() + 1 + id_or_name.size());
+    key.append(tenant).push_back('\0');
+    return key.append(id_or_name);
+  }
 
   std::atomic<bool> accepting_{true};
   std::atomic<uint64_t> crashed_compiles_{0};

@@ -68,10 +68,11 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
     if (!tmpdir_.empty()) std::filesystem::remove_all(tmpdir_, ec);
   }
 
-  // Runs one invocation (moving from `run`). Sets *refused, leaving `run` as it was, when the worker
-  // takes no new work any more (it retires, or was asked to stop): the caller runs it in the
-  // tenant's next worker.
-  InvokeResult Run(WorkerRun& run, const std::function<void(const worker::LiveInstanceMetrics*)>& live, bool* refused);
+  // Sends one invocation (moving from `run`) and returns; `done` gets its result on the reader
+  // thread, or on this one when it cannot be sent. Sets *refused and calls nothing, leaving `run`
+  // as it was, when the worker takes no new work any more (it retires, or was asked to stop): the
+  // caller runs it in the tenant's next worker.
+  void Start(WorkerRun& run, WorkerLive live, WorkerDone done, bool* refused);
 
   // Ends the process (SIGKILL to its group); `why` becomes the worker_lost reason.
   void Kill(const std::string& why) {
@@ -128,10 +129,16 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
 
  private:
   struct Pending {
-    std::promise<InvokeResult> done;
+    WorkerLive live;
+    WorkerDone done;
     Clock::time_point deadline;
     uint32_t slot = 0;
   };
+  // Ends an invocation taken out of pending_ (mu_ not held): its live view, then its caller.
+  static void Complete(Pending& p, InvokeResult r) {
+    if (p.live) p.live(nullptr);
+    p.done(std::move(r));
+  }
   WorkerProcess() = default;
   void Read();
   void Died();
@@ -256,27 +263,26 @@ Result<std::shared_ptr<WorkerProcess>> WorkerProcess::Start(
   return w;
 }
 
-InvokeResult WorkerProcess::Run(WorkerRun& run, const std::function<void(const worker::LiveInstanceMetrics*)>& live,
-                                bool* refused) {
+void WorkerProcess::Start(WorkerRun& run, WorkerLive live, WorkerDone done, bool* refused) {
   *refused = false;
   InvokeResult lost;
   lost.tenant = tenant_.name;
   lost.device = device_;
-  std::future<InvokeResult> done;
   uint64_t id = 0;
   uint32_t slot = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (retiring_ && !dead_ && !killed_) {
       *refused = true;
-      return lost;
+      return;
     }
     if (dead_ || killed_ || free_slots_.empty()) {
       lost.status = InvocationStatus::kWorkerLost;
       lost.exit_status = 70;
       lost.error = dead_ || killed_ ? "the tenant's worker process ended before the invocation started: " + lost_why_
                                     : "the tenant's worker has no free slot";
-      return lost;
+      done(std::move(lost));
+      return;
     }
     id = next_id_++;
     slot = free_slots_.back();
@@ -284,7 +290,10 @@ InvokeResult WorkerProcess::Run(WorkerRun& run, const std::function<void(const w
     Pending& p = pending_[id];
     p.deadline = run.deadline;
     p.slot = slot;
-    done = p.done.get_future();
+    p.live = std::move(live);
+    p.done = std::move(done);
+    // The live view before the request can be answered (the reader takes pending_ under mu_).
+    if (p.live) p.live(&shared_->slot(slot));
     last_used_ = Clock::now();
   }
   Message m;
@@ -303,21 +312,12 @@ InvokeResult WorkerProcess::Run(WorkerRun& run, const std::function<void(const w
   h.deadline_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(run.deadline.time_since_epoch()).count();
   m.blobs.push_back(worker::EncodeRun(h));
   m.blobs.push_back(std::move(run.input));
-  if (live) live(&shared_->slot(slot));
   Status sent;
   {
     std::lock_guard<std::mutex> lock(send_mu_);
     sent = worker::Send(sock_, m);
   }
   if (!sent.ok()) Kill("its socket failed: " + sent.message());  // Died() answers the pending invocation
-  InvokeResult r = done.get();
-  if (live) live(nullptr);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    free_slots_.push_back(slot);
-    last_used_ = Clock::now();
-  }
-  return r;
 }
 
 void WorkerProcess::Read() {
@@ -359,12 +359,18 @@ void WorkerProcess::Read() {
     r.stdout_text = std::move(m->blobs[2]);
     r.stderr_text = std::move(m->blobs[3]);
     uint64_t id = *decoded;
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = pending_.find(id);
-    if (it == pending_.end()) continue;
-    it->second.done.set_value(std::move(r));
-    pending_.erase(it);
-    SendStopIfIdleLocked();
+    Pending p;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = pending_.find(id);
+      if (it == pending_.end()) continue;
+      p = std::move(it->second);
+      pending_.erase(it);
+      free_slots_.push_back(p.slot);
+      last_used_ = Clock::now();
+      SendStopIfIdleLocked();
+    }
+    Complete(p, std::move(r));
   }
   Died();
 }
@@ -381,7 +387,7 @@ void WorkerProcess::Died() {
   }
   ::close(sock_);
   std::map<uint64_t, Pending> pending;
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   dead_ = true;
   pending.swap(pending_);
   std::string why = lost_why_;
@@ -391,6 +397,7 @@ void WorkerProcess::Died() {
               : "it died (" + DescribeExit(wstatus) + ")";
   }
   if (!pending.empty() && lost_counter_ != nullptr) lost_counter_->fetch_add(1, std::memory_order_relaxed);
+  std::vector<InvokeResult> results;
   for (auto& [id, p] : pending) {
     InvokeResult r;
     r.tenant = tenant_.name;
@@ -409,8 +416,11 @@ void WorkerProcess::Died() {
       r.error = "the tenant's worker process was lost: " + why;
     }
     shared_->slot(p.slot).Clear();
-    p.done.set_value(std::move(r));
+    results.push_back(std::move(r));
   }
+  lock.unlock();
+  size_t i = 0;
+  for (auto& [id, p] : pending) Complete(p, std::move(results[i++]));
 }
 
 void WorkerProcess::Check(const WorkerSettings& s) {
@@ -563,30 +573,43 @@ Result<std::shared_ptr<WorkerProcess>> TenantWorkers::Acquire(const TenantConfig
   return w;
 }
 
-InvokeResult TenantWorkers::Run(const TenantConfig& tenant, WorkerRun run,
-                                const std::function<void(const worker::LiveInstanceMetrics*)>& live) {
+bool TenantWorkers::Start(const TenantConfig& tenant, WorkerRun run, WorkerLive live, WorkerDone done,
+                          bool may_start) {
   // A worker that began to retire after it was acquired refuses the run before sending it; the
   // tenant's next worker takes it. A handful of tries covers workers retiring one after another.
   for (int attempt = 0;; ++attempt) {
-    Result<std::shared_ptr<WorkerProcess>> w = Acquire(tenant);
-    if (!w.ok()) {
+    Result<std::shared_ptr<WorkerProcess>> w = may_start ? Acquire(tenant) : Running(tenant);
+    if (!may_start && w.ok() && *w == nullptr) return false;
+    auto fail = [&](std::string why) {
       InvokeResult r;
       r.tenant = tenant.name;
       r.status = InvocationStatus::kError;
       r.exit_status = 70;
-      r.error = w.status().message();
-      return r;
-    }
+      r.error = std::move(why);
+      done(std::move(r));
+      return true;
+    };
+    if (!w.ok()) return fail(w.status().message());
     bool refused = false;
-    InvokeResult r = (*w)->Run(run, live, &refused);
-    if (!refused) return r;
-    if (attempt >= 4) {
-      r.status = InvocationStatus::kError;
-      r.exit_status = 70;
-      r.error = "the tenant's workers kept retiring: try again";
-      return r;
-    }
+    (*w)->Start(run, live, done, &refused);
+    if (!refused) return true;
+    if (attempt >= 4) return fail("the tenant's workers kept retiring: try again");
   }
+}
+
+InvokeResult TenantWorkers::Run(const TenantConfig& tenant, WorkerRun run, WorkerLive live) {
+  std::promise<InvokeResult> result;
+  std::future<InvokeResult> done = result.get_future();
+  Start(tenant, std::move(run), std::move(live), [&](InvokeResult r) { result.set_value(std::move(r)); });
+  return done.get();
+}
+
+Result<std::shared_ptr<WorkerProcess>> TenantWorkers::Running(const TenantConfig& tenant) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopped_) return Status::Unavailable("gpuwasm is shutting down");
+  auto it = tenants_.find(tenant.name);
+  if (it == tenants_.end() || !it->second->current || it->second->current->retiring()) return std::shared_ptr<WorkerProcess>();
+  return it->second->current;
 }
 
 TenantDevice::Usage TenantWorkers::ContextUsage(const std::string& tenant) const {

@@ -66,6 +66,10 @@ struct WorkerRun {
 };
 
 class WorkerProcess;
+// An invocation's end: its result, called exactly once.
+using WorkerDone = std::function<void(InvokeResult)>;
+// Given the invocation's shared counters while it runs, then nullptr (may be empty).
+using WorkerLive = std::function<void(const worker::LiveInstanceMetrics*)>;
 
 class TenantWorkers {
  public:
@@ -74,10 +78,14 @@ class TenantWorkers {
   TenantWorkers(const TenantWorkers&) = delete;
   TenantWorkers& operator=(const TenantWorkers&) = delete;
 
-  // Runs `run` in the tenant's worker (started when there is none) and returns its result. While
-  // it runs, `live` (may be empty) is given the invocation's shared counters, then nullptr.
-  InvokeResult Run(const TenantConfig& tenant, WorkerRun run,
-                   const std::function<void(const worker::LiveInstanceMetrics*)>& live);
+  // Sends `run` to the tenant's worker (started when there is none) and returns without waiting:
+  // `done` gets its result on a supervisor thread (the worker's reader), or on this thread before
+  // Start returns when it cannot be sent. While it runs, `live` is given the invocation's shared
+  // counters, then nullptr. With `may_start` false a tenant whose worker is not running (starting
+  // one takes milliseconds to seconds) is left alone: Start returns false and calls nothing.
+  bool Start(const TenantConfig& tenant, WorkerRun run, WorkerLive live, WorkerDone done, bool may_start = true);
+  // Start, then waits for the result.
+  InvokeResult Run(const TenantConfig& tenant, WorkerRun run, WorkerLive live);
 
   // The tenant's device-context usage as its current worker last published it (zeros without one).
   TenantDevice::Usage ContextUsage(const std::string& tenant) const;
@@ -106,6 +114,8 @@ class TenantWorkers {
   struct TenantEntry;
   class Spawner;
   Result<std::shared_ptr<WorkerProcess>> Acquire(const TenantConfig& tenant);
+  // The tenant's worker when one runs and takes work, else nullptr (never starts one).
+  Result<std::shared_ptr<WorkerProcess>> Running(const TenantConfig& tenant);
   void Monitor();
 
   WorkerSettings settings_;

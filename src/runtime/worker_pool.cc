@@ -27,15 +27,23 @@ bool WorkerPool::Submit(const std::string& key, std::function<void()> task) {
 }
 
 bool WorkerPool::RunInline(const std::string& key, const std::function<void()>& task) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ || busy_ >= capacity_) return false;
-    auto it = queues_.find(key);
-    if (it != queues_.end() && (!it->second.tasks.empty() || it->second.running >= max_per_key_)) return false;
-    ++queues_[key].running;
-    ++busy_;
-  }
+  if (!TryEnter(key)) return false;
   task();
+  Leave(key);
+  return true;
+}
+
+bool WorkerPool::TryEnter(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_ || busy_ >= capacity_) return false;
+  auto it = queues_.find(key);
+  if (it != queues_.end() && (!it->second.tasks.empty() || it->second.running >= max_per_key_)) return false;
+  ++queues_[key].running;
+  ++busy_;
+  return true;
+}
+
+void WorkerPool::Leave(const std::string& key) {
   bool queued = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -45,7 +53,6 @@ bool WorkerPool::RunInline(const std::string& key, const std::function<void()>& 
     queued = stopping_ || std::any_of(queues_.begin(), queues_.end(), [](const auto& q) { return !q.second.tasks.empty(); });
   }
   if (queued) cv_.notify_one();  // the slot it held may be what a queued task waits for
-  return true;
 }
 
 void WorkerPool::Stop() {

@@ -30,6 +30,11 @@ class WorkerPool {
   // are free and nothing of `key` is queued (as Submit would start it at once); returns whether it
   // ran. Saves a thread hop where the caller would only wait for the task.
   bool RunInline(const std::string& key, const std::function<void()>& task);
+  // RunInline in two halves, for work that ends on another thread: TryEnter takes a thread's
+  // worth of capacity and a slot of `key` when RunInline would run (true), and Leave(key) gives
+  // them back once the work is done. Every TryEnter that returned true needs one Leave.
+  bool TryEnter(const std::string& key);
+  void Leave(const std::string& key);
   void Stop();
   // Forgets every task not yet started (shutdown of work that is done again later); returns how many.
   size_t DropQueued();

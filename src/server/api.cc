@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <optional>
 
 #include "common/duration.h"
@@ -371,16 +372,16 @@ Response Api::Handle(const Request& req, const Admission& a) {
   return Invoke(req, a);
 }
 
-Response Api::Invoke(const Request& req, const Admission& a) {
-  const std::string& function = a.path[2];
-  runtime::InvokeRequest ir;
-  ir.input = req.body();
+bool Api::IsInvoke(const Admission& a) { return a.route == "/v1/functions/{id}/invoke"; }
+
+std::optional<Response> Api::ParseInvoke(const Request& req, const Admission& a, runtime::InvokeRequest* ir) {
+  ir->input = req.body();
   if (auto timeout = a.query.find("timeout"); timeout != a.query.end()) {
     auto d = ParseDuration(timeout->second);
     if (!d.ok()) {
       return Error(400, "invalid_argument", "timeout: " + d.status().message(), req.version(), req.keep_alive());
     }
-    ir.deadline = *d;
+    ir->deadline = *d;
   }
   // ?args=["a","b"] (argv after argv[0]) and ?env={"KEY":"value"}, both JSON; the runtime checks
   // their limits (runtime::CheckArgsAndEnv).
@@ -390,7 +391,7 @@ Response Api::Invoke(const Request& req, const Admission& a) {
       return Error(400, "invalid_argument", "args: a JSON array of strings, e.g. [\"blur\",\"3\"]", req.version(),
                    req.keep_alive());
     }
-    for (const json& x : j) ir.args.push_back(x.get<std::string>());
+    for (const json& x : j) ir->args.push_back(x.get<std::string>());
   }
   if (auto env = a.query.find("env"); env != a.query.end()) {
     json j = json::parse(env->second, nullptr, false);
@@ -398,22 +399,58 @@ Response Api::Invoke(const Request& req, const Admission& a) {
       return Error(400, "invalid_argument", "env: a JSON object of strings, e.g. {\"MODE\":\"fast\"}", req.version(),
                    req.keep_alive());
     }
-    for (auto it = j.begin(); it != j.end(); ++it) ir.env.push_back(it.key() + "=" + it.value().get<std::string>());
+    for (auto it = j.begin(); it != j.end(); ++it) ir->env.push_back(it.key() + "=" + it.value().get<std::string>());
   }
-  auto r = rt_.Invoke(a.tenant, function, std::move(ir));
+  return std::nullopt;
+}
+
+bool Api::InvokeAsync(const Request& req, const Admission& a, std::function<void(Response)> reply, bool may_block) {
+  runtime::InvokeRequest ir;
+  if (std::optional<Response> bad = ParseInvoke(req, a, &ir)) {
+    reply(std::move(*bad));
+    return true;
+  }
+  InvokeShape shape;
+  shape.version = req.version();
+  shape.keep_alive = req.keep_alive();
+  auto format = a.query.find("format");
+  shape.json = format != a.query.end() && format->second == "json";
+  shape.tenant = a.tenant;
+  return rt_.InvokeAsync(
+      a.tenant, a.path[2], std::move(ir),
+      [this, shape = std::move(shape), reply = std::move(reply)](Result<runtime::InvokeResult> r) {
+        Response res;
+        try {
+          res = InvokeResponse(shape, std::move(r));
+        } catch (const std::exception& e) {
+          res = Error(500, "internal", std::string("request failed: ") + e.what(), shape.version, false);
+        }
+        reply(std::move(res));
+      },
+      may_block);
+}
+
+Response Api::Invoke(const Request& req, const Admission& a) {
+  std::promise<Response> answer;
+  std::future<Response> done = answer.get_future();
+  InvokeAsync(req, a, [&](Response res) { answer.set_value(std::move(res)); }, /*may_block=*/true);
+  return done.get();
+}
+
+Response Api::InvokeResponse(const InvokeShape& shape, Result<runtime::InvokeResult> r) {
   if (!r.ok()) {
     return Error(HttpStatusFor(r.status().code()), std::string(StatusCodeName(r.status().code())), r.status().message(),
-                 req.version(), req.keep_alive());
+                 shape.version, shape.keep_alive);
   }
-  invocation_seconds_.Observe({{"tenant", a.tenant}}, std::chrono::duration<double>(r->duration).count());
+  invocation_seconds_.Observe({{"tenant", shape.tenant}}, std::chrono::duration<double>(r->duration).count());
   unsigned status = r->status == runtime::InvocationStatus::kDeadline ? 504
                     : r->status == runtime::InvocationStatus::kError ||
                             r->status == runtime::InvocationStatus::kDeviceFault ||
                             r->status == runtime::InvocationStatus::kWorkerLost
                         ? 500
                         : 200;
-  Response res{static_cast<http::status>(status), req.version()};
-  res.keep_alive(req.keep_alive());
+  Response res{static_cast<http::status>(status), shape.version};
+  res.keep_alive(shape.keep_alive);
   res.set("X-Gpuwasm-Status", std::string(runtime::InvocationStatusName(r->status)));
   res.set("X-Gpuwasm-Exit-Status", std::to_string(r->exit_status));
   res.set("X-Gpuwasm-Function-Id", r->function_id);
@@ -424,7 +461,7 @@ Response Api::Invoke(const Request& req, const Admission& a) {
   res.set("X-Gpuwasm-Metrics", json(r->metrics).dump());
   if (!r->trap.empty()) res.set("X-Gpuwasm-Trap", r->trap);
   if (!r->error.empty()) res.set("X-Gpuwasm-Error", r->error.substr(0, 1024));
-  if (auto format = a.query.find("format"); format != a.query.end() && format->second == "json") {
+  if (shape.json) {
     json j = *r;
     auto text = [](const std::string& s, const char* key, json& out) {
       if (ValidUtf8(s)) {

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -49,6 +50,14 @@ class Api {
   // Counts a body that ran past admission.body_limit while it was read (413 after Admit).
   void CountBodyOverLimit(const Admission& admission);
   Response Handle(const Request& req, const Admission& admission);
+  // Whether the request is an invocation: InvokeAsync answers it without a thread waiting for it.
+  static bool IsInvoke(const Admission& admission);
+  // Starts an invocation route's request; `reply` gets the response, on this thread when it is
+  // refused before it starts, else on a runtime thread once it ends. With `may_block` false (on
+  // an I/O thread) it returns false and calls nothing when starting would block (a store read, a
+  // compile, a worker start): ask again from a thread that may block.
+  bool InvokeAsync(const Request& req, const Admission& admission, std::function<void(Response)> reply,
+                   bool may_block);
   // A JSON error response.
   static Response Error(unsigned status, const std::string& code, const std::string& message, unsigned version,
                         bool keep_alive);
@@ -67,7 +76,16 @@ class Api {
     std::chrono::steady_clock::time_point refilled;
   };
   bool TakeRateToken(const runtime::TenantConfig& t, const std::string& key, double* retry_after);
-  Response Invoke(const Request& req, const Admission& a);
+  Response Invoke(const Request& req, const Admission& a);  // InvokeAsync, waited for
+  // What an invocation's response depends on besides its result.
+  struct InvokeShape {
+    unsigned version = 11;
+    bool keep_alive = true;
+    bool json = false;  // ?format=json
+    std::string tenant;
+  };
+  static std::optional<Response> ParseInvoke(const Request& req, const Admission& a, runtime::InvokeRequest* ir);
+  Response InvokeResponse(const InvokeShape& shape, Result<runtime::InvokeResult> r);
 
   runtime::Runtime& rt_;
   const telemetry::MetricRegistry* gpm_;

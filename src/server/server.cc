@@ -206,19 +206,39 @@ class Session : public InFlight, public std::enable_shared_from_this<Session> {
     handling_ = true;
     answered_ = false;
     version_ = req->version();
-    net::post(srv_->handlers, [self, req] {
-      Response res;
-      try {
-        res = self->srv_->api.Handle(*req, self->admission_);
-      } catch (const std::exception& e) {
-        res = Api::Error(500, "internal", std::string("request failed: ") + e.what(), req->version(), false);
-      }
+    // The answer goes out on this connection's strand, from whichever thread it was made on.
+    auto reply = [self](Response res) {
       if (self->srv_->stopping) res.keep_alive(false);
       net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
         self->handling_ = false;
         if (self->answered_) return;  // shutdown answered it already
         self->Send(std::move(res));
       });
+    };
+    auto internal = [req](const std::exception& e) {
+      return Api::Error(500, "internal", std::string("request failed: ") + e.what(), req->version(), false);
+    };
+    // An invocation of a function this process has at hand starts here, on the I/O thread, and
+    // its answer comes back from the runtime: no thread waits for it. Anything else (a store read,
+    // a compile, a worker start, every other route) runs on a handler thread.
+    const bool invoke = Api::IsInvoke(admission_);
+    if (invoke) {
+      try {
+        if (srv_->api.InvokeAsync(*req, admission_, reply, /*may_block=*/false)) return;
+      } catch (const std::exception& e) {
+        return reply(internal(e));
+      }
+    }
+    net::post(srv_->handlers, [self, req, reply, internal, invoke] {
+      try {
+        if (invoke) {
+          self->srv_->api.InvokeAsync(*req, self->admission_, reply, /*may_block=*/true);
+          return;
+        }
+        reply(self->srv_->api.Handle(*req, self->admission_));
+      } catch (const std::exception& e) {
+        reply(internal(e));
+      }
     });
   }
 
