@@ -321,8 +321,9 @@ void WorkerProcess::Start(WorkerRun& run, WorkerLive live, WorkerDone done, bool
 }
 
 void WorkerProcess::Read() {
+  worker::Receiver in(sock_);
   for (;;) {
-    Result<Message> m = worker::Receive(sock_, 1ull << 32);
+    Result<Message> m = in.Next(1ull << 32);
     if (!m.ok()) {
       if (m.status().code() != StatusCode::kUnavailable) {
         std::lock_guard<std::mutex> lock(mu_);

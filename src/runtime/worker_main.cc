@@ -80,7 +80,8 @@ Status DenyNetwork() {
 
 class Worker : public std::enable_shared_from_this<Worker> {
  public:
-  Worker(int sock, std::unique_ptr<worker::SharedMetrics> shared) : sock_(sock), shared_(std::move(shared)) {}
+  Worker(int sock, std::unique_ptr<worker::SharedMetrics> shared)
+      : sock_(sock), in_(sock), shared_(std::move(shared)) {}
 
   Status Init(const nlohmann::json& h) {
     GPUWASM_ASSIGN_OR_RETURN(tenant_, worker::TenantFromJson(h.at("tenant")));
@@ -223,7 +224,7 @@ class Worker : public std::enable_shared_from_this<Worker> {
       Message m;
       {
         std::lock_guard<std::mutex> turn(read_mu_);
-        Result<Message> got = worker::Receive(sock_, kMaxMessage);
+        Result<Message> got = in_.Next(kMaxMessage);
         if (!got.ok()) {
           closed_ = true;
           Wake();
@@ -353,6 +354,7 @@ class Worker : public std::enable_shared_from_this<Worker> {
   }
 
   int sock_;
+  worker::Receiver in_;  // guarded by read_mu_
   std::unique_ptr<worker::SharedMetrics> shared_;
   TenantConfig tenant_;
   std::shared_ptr<device::Device> device_;

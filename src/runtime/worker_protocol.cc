@@ -70,10 +70,20 @@ Status Send(int fd, const Message& m) {
   return Status::Ok();
 }
 
-Result<Message> Receive(int fd, uint64_t max_bytes) {
+namespace {
+
+// Reads exactly what it is asked for, straight from the socket: for a handshake, after which
+// another reader (a Receiver) takes the socket over and must find every byte still there.
+struct ExactReads {
+  int fd;
+  bool Read(void* out, size_t n, bool* clean) { return RecvAll(fd, out, n, clean); }
+};
+
+template <typename Reads>
+Result<Message> ReceiveWith(Reads& in, uint64_t max_bytes) {
   uint32_t head[4];
   bool clean = false;
-  if (!RecvAll(fd, head, sizeof head, &clean)) {
+  if (!in.Read(head, sizeof head, &clean)) {
     return clean ? Status::Unavailable("the peer closed the connection")
                  : Status::IoError("the peer closed the connection in the middle of a message");
   }
@@ -84,7 +94,7 @@ Result<Message> Receive(int fd, uint64_t max_bytes) {
   m.type = static_cast<MessageType>(head[1]);
   // The JSON and the blob sizes in one read.
   std::string meta(head[2] + size_t{head[3]} * sizeof(uint64_t), '\0');
-  if (!meta.empty() && !RecvAll(fd, meta.data(), meta.size(), &clean)) {
+  if (!meta.empty() && !in.Read(meta.data(), meta.size(), &clean)) {
     return Status::IoError("the peer closed the connection in the middle of a message");
   }
   std::vector<uint64_t> sizes(head[3]);
@@ -102,27 +112,69 @@ Result<Message> Receive(int fd, uint64_t max_bytes) {
       return Status::InvalidArgument("malformed message header from the peer process");
     }
   }
-  const uint64_t blob_bytes = total - head[2];
-  if (blob_bytes <= (256u << 10)) {
-    // Small blobs in one read, then split.
-    std::string all(blob_bytes, '\0');
-    if (blob_bytes != 0 && !RecvAll(fd, all.data(), all.size(), &clean)) {
-      return Status::IoError("the peer closed the connection in the middle of a message");
-    }
-    size_t at = 0;
-    for (uint64_t n : sizes) {
-      m.blobs.push_back(all.substr(at, n));
-      at += n;
-    }
-    return m;
-  }
   for (uint64_t n : sizes) {
     std::string b(n, '\0');
-    if (n != 0 && !RecvAll(fd, b.data(), n, &clean)) {
+    if (n != 0 && !in.Read(b.data(), n, &clean)) {
       return Status::IoError("the peer closed the connection in the middle of a message");
     }
     m.blobs.push_back(std::move(b));
   }
+  return m;
+}
+
+}  // namespace
+
+Result<Message> Receive(int fd, uint64_t max_bytes) {
+  ExactReads in{fd};
+  return ReceiveWith(in, max_bytes);
+}
+
+bool Receiver::Read(void* out, size_t n, bool* clean) {
+  auto* p = static_cast<char*>(out);
+  bool any = false;  // a byte of this message taken: an EOF now is in the middle of it
+  while (n > 0) {
+    size_t have = end_ - begin_;
+    if (have > 0) {
+      size_t take = std::min(have, n);
+      std::memcpy(p, buf_.data() + begin_, take);
+      begin_ += take;
+      p += take;
+      n -= take;
+      any = true;
+      continue;
+    }
+    begin_ = end_ = 0;
+    if (n >= buf_.size() / 2) {  // a large blob: straight into it
+      bool eof_clean = false;
+      if (!RecvAll(fd_, p, n, &eof_clean)) {
+        *clean = eof_clean && !any && !started_;
+        return false;
+      }
+      return true;
+    }
+    ssize_t r = ::recv(fd_, buf_.data(), buf_.size(), 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      *clean = !any && !started_;
+      return false;
+    }
+    end_ = static_cast<size_t>(r);
+  }
+  return true;
+}
+
+Result<Message> Receiver::Next(uint64_t max_bytes) {
+  struct Reads {
+    Receiver& r;
+    bool Read(void* out, size_t n, bool* clean) {
+      bool ok = r.Read(out, n, clean);
+      r.started_ = true;
+      return ok;
+    }
+  } in{*this};
+  started_ = false;
+  Result<Message> m = ReceiveWith(in, max_bytes);
+  started_ = false;
   return m;
 }
 

@@ -59,8 +59,24 @@ struct Message {
 // Writes the whole message (IoError when the peer is gone).
 Status Send(int fd, const Message& m);
 // Reads one message; Unavailable on a clean EOF, InvalidArgument for a malformed frame or one
-// over `max_bytes`.
+// over `max_bytes`. Reads exactly its bytes (a handshake before a Receiver takes the socket).
 Result<Message> Receive(int fd, uint64_t max_bytes);
+
+// Reads a socket's messages through a buffer: one system call brings whatever the peer has sent
+// (often several small messages), where Receive makes three per message. Next as Receive. Once a
+// Receiver reads a socket, nothing else may. Not thread-safe: one reader at a time.
+class Receiver {
+ public:
+  explicit Receiver(int fd) : fd_(fd), buf_(64 << 10) {}
+  Result<Message> Next(uint64_t max_bytes);
+
+ private:
+  bool Read(void* out, size_t n, bool* clean);
+  int fd_;
+  std::vector<char> buf_;
+  size_t begin_ = 0, end_ = 0;  // the buffered bytes not yet taken
+  bool started_ = false;        // a byte of the current message was taken
+};
 
 // The fd numbers the worker finds its socket and shared memory on.
 inline constexpr int kSocketFd = 3;

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -21,6 +22,7 @@
 #include "../common/guests.h"
 #include "../common/temp_dir.h"
 #include "runtime/runtime.h"
+#include "runtime/worker_protocol.h"
 
 namespace gpuwasm::runtime {
 namespace {
@@ -501,6 +503,81 @@ TEST(IsolatedProtocol, a_malformed_result_ends_the_worker_not_the_wait) {
   EXPECT_EQ(r->status, InvocationStatus::kWorkerLost) << r->error;
   EXPECT_NE(r->error.find("malformed result"), std::string::npos) << r->error;
   EXPECT_LT(Clock::now() - t0, milliseconds(10'000));
+}
+
+// The buffered reader of the worker protocol: messages that arrive together (one recv brings them
+// all) come out one by one and whole, a blob larger than its buffer arrives intact, a message cut
+// by the peer's end is an IoError and an end between messages a clean Unavailable.
+TEST(IsolatedProtocol, a_receiver_reads_each_message_whole_however_they_arrive) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  std::vector<worker::Message> sent;
+  for (int i = 0; i < 50; ++i) {
+    worker::Message m;
+    m.type = worker::MessageType::kResult;
+    m.header = {{"n", i}};
+    // Sizes around the receiver's 64 KiB buffer and its half, where it reads straight into a blob.
+    size_t big = i % 10 == 3 ? (200u << 10) : i % 10 == 7 ? (32u << 10) + 1 : static_cast<size_t>(i) * 37;
+    m.blobs = {std::string(static_cast<size_t>(i), 'a'), std::string(big, static_cast<char>('0' + i % 10)), ""};
+    sent.push_back(std::move(m));
+  }
+  std::thread writer([&] {
+    for (const worker::Message& m : sent) EXPECT_TRUE(worker::Send(sv[0], m).ok());
+    ::close(sv[0]);
+  });
+  std::this_thread::sleep_for(milliseconds(50));  // let several messages queue up
+  worker::Receiver in(sv[1]);
+  for (const worker::Message& want : sent) {
+    Result<worker::Message> got = in.Next(1u << 30);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->type, want.type);
+    EXPECT_EQ(got->header, want.header);
+    EXPECT_EQ(got->blobs, want.blobs) << "message " << want.header.dump();
+  }
+  writer.join();
+  Result<worker::Message> end = in.Next(1u << 30);
+  EXPECT_EQ(end.status().code(), StatusCode::kUnavailable) << end.status();
+  ::close(sv[1]);
+
+  // A message cut in the middle.
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  worker::Message m;
+  m.type = worker::MessageType::kResult;
+  m.blobs = {std::string(1000, 'x')};
+  ASSERT_TRUE(worker::Send(sv[0], m).ok());
+  {
+    worker::Receiver whole(sv[1]);
+    ASSERT_TRUE(whole.Next(1u << 30).ok());
+  }
+  std::string frame;
+  {
+    int pv[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pv), 0);
+    ASSERT_TRUE(worker::Send(pv[0], m).ok());
+    frame.resize(4096);
+    ssize_t n = ::recv(pv[1], frame.data(), frame.size(), 0);
+    ASSERT_GT(n, 100);
+    frame.resize(static_cast<size_t>(n));
+    ::close(pv[0]);
+    ::close(pv[1]);
+  }
+  ASSERT_EQ(::send(sv[0], frame.data(), frame.size() - 10, MSG_NOSIGNAL), static_cast<ssize_t>(frame.size() - 10));
+  ::close(sv[0]);
+  worker::Receiver cut(sv[1]);
+  Result<worker::Message> partial = cut.Next(1u << 30);
+  EXPECT_EQ(partial.status().code(), StatusCode::kIoError) << partial.status();
+  ::close(sv[1]);
+
+  // ... and one cut inside its 16-byte head, after a whole one.
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  ASSERT_EQ(::send(sv[0], frame.data(), frame.size(), MSG_NOSIGNAL), static_cast<ssize_t>(frame.size()));
+  ASSERT_EQ(::send(sv[0], frame.data(), 8, MSG_NOSIGNAL), 8);
+  ::close(sv[0]);
+  worker::Receiver head(sv[1]);
+  ASSERT_TRUE(head.Next(1u << 30).ok());
+  Result<worker::Message> half_head = head.Next(1u << 30);
+  EXPECT_EQ(half_head.status().code(), StatusCode::kIoError) << half_head.status();
+  ::close(sv[1]);
 }
 
 // A worker loads the quick-tier artifact by its key, then the optimised one once the supervisor's
