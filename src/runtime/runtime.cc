@@ -746,26 +746,46 @@ void Runtime::RunAsync(TenantState& t, FunctionState& f, std::shared_ptr<const C
   call->done = std::move(done);
 
   const std::string& key = t.config.name;
-  // In a worker process, no thread of this one waits for the instance: the worker's reader
-  // finishes the call. A pool slot is held meanwhile (the node's bound on running invocations,
-  // shared fairly between tenants), and a worker that is not running is started by a pool thread.
-  constexpr size_t kSentInline = 64 << 10;  // larger inputs are sent from a pool thread
-  if (isolation_ == Isolation::kProcess && call->request.input.size() <= kSentInline && !interrupting_ &&
-      pool_->TryEnter(key)) {
-    bool started_here = workers_->Start(
-        t.config, MakeWorkerRun(*call), LiveView(t, f),
-        [this, call](InvokeResult r) {
-          pool_->Leave(call->t.config.name);
-          call->Finish(CompleteWorkerResult(call->t, call->f, std::move(r)));
-        },
-        /*may_start=*/false);
-    if (started_here) return;
-    pool_->Leave(key);
+  if (isolation_ == Isolation::kProcess) {
+    // In a worker process: no thread of this one waits for the instance, the worker's reader
+    // finishes the call. A pool slot is held meanwhile (the node's bound on running invocations,
+    // shared fairly between tenants). When none is free the call queues, and the thread whose
+    // invocation frees one starts it; a pool thread starts what may block (a worker that is not
+    // running, a large input).
+    constexpr size_t kSentInline = 64 << 10;
+    WorkerPool::Starter start = [this, call](bool may_block) {
+      if (!may_block && call->request.input.size() > kSentInline) return false;
+      auto finish = [this, call](InvokeResult r) {
+        pool_->Leave(call->t.config.name);
+        call->Finish(CompleteWorkerResult(call->t, call->f, std::move(r)));
+      };
+      if (interrupting_) {
+        finish(NotStarted(call->t));
+        return true;
+      }
+      return workers_->Start(call->t.config, MakeWorkerRun(*call), LiveView(call->t, call->f), std::move(finish),
+                             /*may_start=*/may_block);
+    };
+    if (pool_->TryEnter(key)) {
+      if (start(false)) return;
+      pool_->Leave(key);
+    }
+    if (!pool_->SubmitStarter(key, std::move(start))) call->Answer(Status::Unavailable("gpuwasm is shutting down"));
+    return;
   }
   bool queued = pool_->Submit(key, [this, call] {
     call->Finish(RunInstance(call->t, call->f, call->module, call->entry, call->request, call->deadline));
   });
   if (!queued) call->Answer(Status::Unavailable("gpuwasm is shutting down"));
+}
+
+InvokeResult Runtime::NotStarted(TenantState& t) {
+  InvokeResult r;
+  r.tenant = t.config.name;
+  r.status = InvocationStatus::kError;
+  r.exit_status = 70;
+  r.error = "gpuwasm is shutting down: the invocation was not started";
+  return r;
 }
 
 InvokeResult Runtime::Finish(TenantState& t, FunctionState& f, InvokeResult r, std::chrono::milliseconds limit,
@@ -804,42 +824,20 @@ InvokeResult Runtime::RunInstance(TenantState& t, FunctionState& f, const std::s
   Live live;
   live.tenant = &t;
   live.function = &f;
-  if (isolation_ == Isolation::kNone) {
-    InstanceSpec spec;
-    spec.tenant = &t.config;
-    spec.function_id = f.id;
-    spec.function_name = f.name;
-    spec.version = f.version;
-    spec.module = module->module;
-    spec.entry = entry;
-    spec.input = request.input;
-    spec.args = request.args;
-    spec.env = request.env;
-    spec.deadline = deadline;
-    spec.live_output = request.live_output;
-    LiveObserver observer(*this, live);
-    return runtime::RunInstance(*t.device, spec, interrupting_, &observer);
-  }
-  if (interrupting_) {
-    InvokeResult r;
-    r.tenant = t.config.name;
-    r.status = InvocationStatus::kError;
-    r.exit_status = 70;
-    r.error = "gpuwasm is shutting down: the invocation was not started";
-    return r;
-  }
-  WorkerRun run;
-  run.key = module->artifact.key;
-  run.sha256 = module->artifact.sha256;
-  run.function_id = f.id;
-  run.function_name = f.name;
-  run.version = f.version;
-  run.entry = entry;
-  run.input = request.input;
-  run.args = request.args;
-  run.env = request.env;
-  run.deadline = deadline;
-  return CompleteWorkerResult(t, f, workers_->Run(t.config, std::move(run), LiveView(t, f)));
+  InstanceSpec spec;
+  spec.tenant = &t.config;
+  spec.function_id = f.id;
+  spec.function_name = f.name;
+  spec.version = f.version;
+  spec.module = module->module;
+  spec.entry = entry;
+  spec.input = request.input;
+  spec.args = request.args;
+  spec.env = request.env;
+  spec.deadline = deadline;
+  spec.live_output = request.live_output;
+  LiveObserver observer(*this, live);
+  return runtime::RunInstance(*t.device, spec, interrupting_, &observer);
 }
 
 WorkerRun Runtime::MakeWorkerRun(Call& call) {

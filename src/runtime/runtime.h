@@ -240,9 +240,11 @@ class Runtime {
   static WorkerRun MakeWorkerRun(Call& call);
   WorkerLive LiveView(TenantState& t, FunctionState& f);
   InvokeResult CompleteWorkerResult(TenantState& t, FunctionState& f, InvokeResult r);
+  static InvokeResult NotStarted(TenantState& t);  // shutting down
   // Its duration and deadline, folded into the totals.
   InvokeResult Finish(TenantState& t, FunctionState& f, InvokeResult r, std::chrono::milliseconds limit,
                       std::chrono::steady_clock::time_point started);
+  // Runs the instance in this process (isolation "none"), on the calling thread.
   InvokeResult RunInstance(TenantState& t, FunctionState& f, const std::shared_ptr<const Compiled>& module,
                            const std::string& entry, const InvokeRequest& request,
                            std::chrono::steady_clock::time_point deadline);

@@ -598,13 +598,6 @@ bool TenantWorkers::Start(const TenantConfig& tenant, WorkerRun run, WorkerLive 
   }
 }
 
-InvokeResult TenantWorkers::Run(const TenantConfig& tenant, WorkerRun run, WorkerLive live) {
-  std::promise<InvokeResult> result;
-  std::future<InvokeResult> done = result.get_future();
-  Start(tenant, std::move(run), std::move(live), [&](InvokeResult r) { result.set_value(std::move(r)); });
-  return done.get();
-}
-
 Result<std::shared_ptr<WorkerProcess>> TenantWorkers::Running(const TenantConfig& tenant) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_) return Status::Unavailable("gpuwasm is shutting down");

@@ -84,8 +84,6 @@ class TenantWorkers {
   // counters, then nullptr. With `may_start` false a tenant whose worker is not running (starting
   // one takes milliseconds to seconds) is left alone: Start returns false and calls nothing.
   bool Start(const TenantConfig& tenant, WorkerRun run, WorkerLive live, WorkerDone done, bool may_start = true);
-  // Start, then waits for the result.
-  InvokeResult Run(const TenantConfig& tenant, WorkerRun run, WorkerLive live);
 
   // The tenant's device-context usage as its current worker last published it (zeros without one).
   TenantDevice::Usage ContextUsage(const std::string& tenant) const;

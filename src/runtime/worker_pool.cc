@@ -17,7 +17,7 @@ bool WorkerPool::Submit(const std::string& key, std::function<void()> task) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return false;
-    queues_[key].tasks.push_back(std::move(task));
+    queues_[key].tasks.push_back(Task{std::move(task), nullptr});
   }
   // One thread is enough: every idle thread could take the same tasks (Take), so when the one woken
   // cannot run this one (its key is at its limit), none could. Waking all of them made every
@@ -33,6 +33,21 @@ bool WorkerPool::RunInline(const std::string& key, const std::function<void()>& 
   return true;
 }
 
+bool WorkerPool::SubmitStarter(const std::string& key, Starter start) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return false;
+    queues_[key].tasks.push_back(Task{nullptr, std::move(start)});
+  }
+  cv_.notify_one();
+  return true;
+}
+
+bool WorkerPool::AnyQueued() const {
+  return !handoff_.empty() ||
+         std::any_of(queues_.begin(), queues_.end(), [](const auto& q) { return !q.second.tasks.empty(); });
+}
+
 bool WorkerPool::TryEnter(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_ || busy_ >= capacity_) return false;
@@ -40,17 +55,38 @@ bool WorkerPool::TryEnter(const std::string& key) {
   if (it != queues_.end() && (!it->second.tasks.empty() || it->second.running >= max_per_key_)) return false;
   ++queues_[key].running;
   ++busy_;
+  last_key_ = key;  // served now: round-robin goes on after it
   return true;
 }
 
+namespace {
+thread_local int t_leaving = 0;  // a starter run by Leave is on this thread's stack
+}  // namespace
+
 void WorkerPool::Leave(const std::string& key) {
-  bool queued = false;
+  Task next;
+  std::string next_key;
+  bool queued = false, took = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     --busy_;
     auto it = queues_.find(key);
     if (--it->second.running == 0 && it->second.tasks.empty()) queues_.erase(it);
-    queued = stopping_ || std::any_of(queues_.begin(), queues_.end(), [](const auto& q) { return !q.second.tasks.empty(); });
+    // The next starter runs here, in the slot just freed: no thread to wake. Not from inside
+    // another one's start (a start that ends at once would recurse through the whole queue).
+    took = !stopping_ && t_leaving == 0 && Take(&next, &next_key, /*starters_only=*/true);
+    queued = stopping_ || AnyQueued();
+  }
+  if (took) {
+    ++t_leaving;
+    bool started = next.start(false);
+    --t_leaving;
+    if (started) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      handoff_.push_back(std::move(next));
+    }
+    queued = true;
   }
   if (queued) cv_.notify_one();  // the slot it held may be what a queued task waits for
 }
@@ -79,7 +115,7 @@ size_t WorkerPool::DropQueued() {
   return n;
 }
 
-bool WorkerPool::Take(std::function<void()>* task, std::string* key) {
+bool WorkerPool::Take(Task* task, std::string* key, bool starters_only) {
   if (queues_.empty() || busy_ >= capacity_) return false;
   // Start after the key served last, wrapping around: round-robin over keys.
   auto start = queues_.upper_bound(last_key_);
@@ -87,6 +123,7 @@ bool WorkerPool::Take(std::function<void()>* task, std::string* key) {
     if (start == queues_.end()) start = queues_.begin();
     Queue& q = start->second;
     if (q.tasks.empty() || q.running >= max_per_key_) continue;
+    if (starters_only && !q.tasks.front().start) continue;
     *task = std::move(q.tasks.front());
     q.tasks.pop_front();
     ++q.running;
@@ -101,9 +138,14 @@ bool WorkerPool::Take(std::function<void()>* task, std::string* key) {
 void WorkerPool::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    std::function<void()> task;
+    Task task;
     std::string key;
     cv_.wait(lock, [&] {
+      if (!handoff_.empty()) {  // its slot is held already
+        task = std::move(handoff_.front());
+        handoff_.pop_front();
+        return true;
+      }
       if (Take(&task, &key)) return true;
       if (!stopping_) return false;
       for (const auto& [k, q] : queues_) {
@@ -111,10 +153,16 @@ void WorkerPool::Loop() {
       }
       return true;
     });
-    if (!task) return;  // stopping and nothing queued
+    if (!task.run && !task.start) return;  // stopping and nothing queued
     lock.unlock();
-    task();
-    task = nullptr;
+    if (task.start) {
+      task.start(true);  // its slot stays taken until the work it started calls Leave
+      task = {};
+      lock.lock();
+      continue;
+    }
+    task.run();
+    task = {};
     lock.lock();
     --busy_;
     auto it = queues_.find(key);

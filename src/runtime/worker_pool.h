@@ -35,19 +35,32 @@ class WorkerPool {
   // them back once the work is done. Every TryEnter that returned true needs one Leave.
   bool TryEnter(const std::string& key);
   void Leave(const std::string& key);
+  // Work that starts here and ends on another thread, queued when TryEnter would fail: once
+  // taken it keeps its slot of `key` until Leave(key). A starter is called with may_block false
+  // by the thread whose Leave freed a slot (no thread hop; it must start only what needs no
+  // blocking, else return false, and a pool thread calls it again), or with true on a pool
+  // thread (it must start the work and return true).
+  using Starter = std::function<bool(bool may_block)>;
+  bool SubmitStarter(const std::string& key, Starter start);
   void Stop();
   // Forgets every task not yet started (shutdown of work that is done again later); returns how many.
   size_t DropQueued();
   uint32_t threads() const { return static_cast<uint32_t>(threads_.size()); }
 
  private:
+  struct Task {
+    std::function<void()> run;  // a task (Submit), or
+    Starter start;              // a starter (SubmitStarter)
+  };
   struct Queue {
-    std::deque<std::function<void()>> tasks;
+    std::deque<Task> tasks;
     uint32_t running = 0;
   };
   void Loop();
-  // A runnable task, taken round-robin; false when none can run now.
-  bool Take(std::function<void()>* task, std::string* key);
+  // A runnable task, taken round-robin (only starters when `starters_only`); false when none can
+  // run now.
+  bool Take(Task* task, std::string* key, bool starters_only = false);
+  bool AnyQueued() const;
 
   const uint32_t max_per_key_;
   std::mutex mu_;
@@ -56,6 +69,9 @@ class WorkerPool {
   std::string last_key_;   // the key served last: the next pick starts after it
   uint32_t capacity_ = 0;  // tasks running at once: the threads' number
   uint32_t busy_ = 0;      // tasks running now, on the threads or inline
+  // Starters taken by a Leave that could not start them without blocking: their slots are held,
+  // a pool thread starts them next.
+  std::deque<Task> handoff_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

@@ -65,5 +65,46 @@ TEST(WorkerPool, submit_after_stop_is_refused) {
   EXPECT_FALSE(pool.Submit("a", [] {}));
 }
 
+// Starters (work that ends on another thread and keeps its slot until Leave): one queued behind a
+// full pool is started by the thread whose Leave frees the slot, on that thread, without blocking;
+// one that cannot start so is started by a pool thread, still in that slot; keys stay round-robin.
+TEST(WorkerPool, a_queued_starter_runs_in_the_slot_its_predecessor_frees) {
+  WorkerPool pool(1, 1);
+  ASSERT_TRUE(pool.TryEnter("a"));  // the only slot, as a running invocation holds it
+  EXPECT_FALSE(pool.TryEnter("b"));
+  std::mutex mu;
+  std::vector<std::string> log;
+  auto note = [&](std::string what) {
+    std::lock_guard<std::mutex> lock(mu);
+    log.push_back(std::move(what));
+  };
+  const std::thread::id here = std::this_thread::get_id();
+  std::promise<void> blocking_started;
+  pool.SubmitStarter("a", [&](bool may_block) {
+    note(std::string("a2 ") + (may_block ? "blocking" : "inline") +
+         (std::this_thread::get_id() == here ? " here" : " pool"));
+    return true;  // started: its slot stays taken
+  });
+  pool.SubmitStarter("b", [&](bool may_block) {
+    note(std::string("b1 ") + (may_block ? "blocking" : "inline") +
+         (std::this_thread::get_id() == here ? " here" : " pool"));
+    if (!may_block) return false;  // e.g. its worker must be started first
+    blocking_started.set_value();
+    return true;
+  });
+  // a's slot frees: b (round-robin after a) is taken here, cannot start without blocking, and a
+  // pool thread starts it in the same slot, so a2 still waits.
+  pool.Leave("a");
+  ASSERT_EQ(blocking_started.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready)
+      << "b was not started by a pool thread";
+  EXPECT_FALSE(pool.TryEnter("c")) << "the handed-off starter's slot was given back";
+  pool.Leave("b");  // b's work ends: a2 starts here
+  pool.Leave("a");  // a2's work ends
+  EXPECT_TRUE(pool.TryEnter("c"));
+  pool.Leave("c");
+  pool.Stop();
+  EXPECT_EQ(log, (std::vector<std::string>{"b1 inline here", "b1 blocking pool", "a2 inline here"}));
+}
+
 }  // namespace
 }  // namespace gpuwasm::runtime
