@@ -14,15 +14,18 @@ WorkerPool::WorkerPool(uint32_t threads, uint32_t max_running_per_key)
 }
 
 bool WorkerPool::Submit(const std::string& key, std::function<void()> task) {
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return false;
     queues_[key].tasks.push_back(Task{std::move(task), nullptr});
+    // With every slot taken no thread could run it: the next Leave or finished task takes it.
+    wake = busy_ < capacity_;
   }
   // One thread is enough: every idle thread could take the same tasks (Take), so when the one woken
   // cannot run this one (its key is at its limit), none could. Waking all of them made every
   // invocation a stampede on mu_.
-  cv_.notify_one();
+  if (wake) cv_.notify_one();
   return true;
 }
 
@@ -34,12 +37,14 @@ bool WorkerPool::RunInline(const std::string& key, const std::function<void()>& 
 }
 
 bool WorkerPool::SubmitStarter(const std::string& key, Starter start) {
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return false;
     queues_[key].tasks.push_back(Task{nullptr, std::move(start)});
+    wake = busy_ < capacity_;  // as for Submit
   }
-  cv_.notify_one();
+  if (wake) cv_.notify_one();
   return true;
 }
 

@@ -39,6 +39,8 @@ class Watchdog {
   };
   std::map<std::pair<Clock::time_point, uint64_t>, Timer> timers_;
   std::unordered_map<uint64_t, Clock::time_point> when_;
+  // When the thread wakes at the latest (max: only when notified).
+  Clock::time_point waiting_until_ = Clock::time_point::max();
 };
 
 }  // namespace gpuwasm::wasm

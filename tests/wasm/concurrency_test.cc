@@ -28,6 +28,33 @@ TEST(Deadline, infinite_loop_stops_within_deadline_plus_50ms) {
   EXPECT_EQ(wasm::Watchdog::Get().armed(), 0u);
 }
 
+// The watchdog thread is woken only by a timer earlier than it was going to wake for anyway; a
+// later one, armed while it sleeps towards a timer since disarmed, still fires on time.
+TEST(Deadline, a_timer_armed_while_the_watchdog_sleeps_towards_a_disarmed_one_fires_on_time) {
+  wasm::Watchdog& w = wasm::Watchdog::Get();
+  std::atomic<uint32_t> early{0}, later{0}, sooner{0};
+  auto t0 = wasm::Clock::now();
+  w.Disarm(w.Arm(t0 + milliseconds(100), &early, 1));  // the thread now sleeps until t0 + 100 ms
+  w.Arm(t0 + milliseconds(250), &later, 1);             // later than that: no wake-up needed
+  auto far = w.Arm(t0 + std::chrono::seconds(60), &early, 1);
+  w.Arm(t0 + milliseconds(50), &sooner, 1);  // earlier than any: wakes it
+  while (sooner.load() == 0 && wasm::Clock::now() - t0 < std::chrono::seconds(5)) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  EXPECT_EQ(sooner.load(), 1u);
+  EXPECT_LT(wasm::Clock::now() - t0, milliseconds(2000));
+  while (later.load() == 0 && wasm::Clock::now() - t0 < std::chrono::seconds(5)) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  auto took = wasm::Clock::now() - t0;
+  EXPECT_EQ(later.load(), 1u);
+  EXPECT_GE(took, milliseconds(250));
+  EXPECT_LT(took, milliseconds(2000));  // not at the 60 s timer: the thread re-read the earliest
+  EXPECT_EQ(early.load(), 0u);
+  w.Disarm(far);
+  EXPECT_EQ(w.armed(), 0u);
+}
+
 TEST(Deadline, already_passed_deadline_traps_without_running) {
   auto module = CompileOrDie("traps/traps.wasm");
   host::HostEnv env({});
