@@ -3,16 +3,15 @@
 // else: no routing, no authentication, no instance. What gpuwasm serve does per request on top of
 // parsing and writing HTTP is the difference between the two.
 //   beast_floor PORT [THREADS]   (prints "beast floor listening on PORT" once it accepts)
-#include <utility>  // before Asio: 1.74's awaitable.hpp uses std::exchange without it
-
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <thread>
 #include <string_view>
+#include <thread>
+#include <utility>  // before Asio: 1.74's awaitable.hpp uses std::exchange without it
 #include <vector>
 
 namespace beast = boost::beast;

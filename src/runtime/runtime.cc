@@ -239,7 +239,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(RuntimeConfig config, RuntimeOp
       std::filesystem::path marker = rt->CompileMarker(id);
       if (std::filesystem::exists(marker, ec)) {
         rt->MetadataChanged();
-      Status s = rt->store_->metadata().SetStatus(
+        Status s = rt->store_->metadata().SetStatus(
             id, store::DeployStatus::kFailed,
             "its compile was running when gpuwasm on this host ended unexpectedly (a crash or a kill); it is "
             "not tried again: deploy the module again to retry");

@@ -5,11 +5,13 @@
 //   Deploy   store the module (blob + metadata, crash-safe), compile it on the compile pool
 //            through the engine's content-addressed cache; status compiling -> ready | failed.
 //   Invoke   per-tenant admission (running + queued <= concurrent_invocations, else an
-//            "overloaded" Unavailable error), then a fresh instance on the worker pool with the
-//            tenant's limits and the request's deadline (default 30 s, capped by the tenant);
-//            input in; exit status, output, stdout, stderr, the final InstanceMetricsSnapshot and
-//            GPU time out. Every buffer, module and instance is released at the end, also on a
-//            trap, a deadline or a device fault.
+//            "overloaded" Unavailable error), then a fresh instance with the tenant's limits and
+//            the request's deadline (default 30 s, capped by the tenant), in one of the node's
+//            `workers` slots: on a pool thread in this process, or in the tenant's worker process
+//            with no thread here waiting for it (InvokeAsync; ADR 0021); input in; exit status,
+//            output, stdout, stderr, the final InstanceMetricsSnapshot and GPU time out. Every
+//            buffer, module and instance is released at the end, also on a trap, a deadline or a
+//            device fault.
 //   Observe  the running instances with their live snapshots, and lifetime totals plus current
 //            gauges per tenant and per function.
 //   Shutdown stop admitting, let running invocations finish within a grace period, then

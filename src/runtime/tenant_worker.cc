@@ -574,8 +574,7 @@ Result<std::shared_ptr<WorkerProcess>> TenantWorkers::Acquire(const TenantConfig
   return w;
 }
 
-bool TenantWorkers::Start(const TenantConfig& tenant, WorkerRun run, WorkerLive live, WorkerDone done,
-                          bool may_start) {
+bool TenantWorkers::Start(const TenantConfig& tenant, WorkerRun run, WorkerLive live, WorkerDone done, bool may_start) {
   // A worker that began to retire after it was acquired refuses the run before sending it; the
   // tenant's next worker takes it. A handful of tries covers workers retiring one after another.
   for (int attempt = 0;; ++attempt) {
@@ -602,7 +601,8 @@ Result<std::shared_ptr<WorkerProcess>> TenantWorkers::Running(const TenantConfig
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_) return Status::Unavailable("gpuwasm is shutting down");
   auto it = tenants_.find(tenant.name);
-  if (it == tenants_.end() || !it->second->current || it->second->current->retiring()) return std::shared_ptr<WorkerProcess>();
+  if (it == tenants_.end() || !it->second->current || it->second->current->retiring())
+    return std::shared_ptr<WorkerProcess>();
   return it->second->current;
 }
 

@@ -433,7 +433,8 @@ bool Api::InvokeAsync(const Request& req, const Admission& a, std::function<void
 Response Api::Invoke(const Request& req, const Admission& a) {
   std::promise<Response> answer;
   std::future<Response> done = answer.get_future();
-  InvokeAsync(req, a, [&](Response res) { answer.set_value(std::move(res)); }, /*may_block=*/true);
+  InvokeAsync(
+      req, a, [&](Response res) { answer.set_value(std::move(res)); }, /*may_block=*/true);
   return done.get();
 }
 

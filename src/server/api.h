@@ -56,8 +56,7 @@ class Api {
   // refused before it starts, else on a runtime thread once it ends. With `may_block` false (on
   // an I/O thread) it returns false and calls nothing when starting would block (a store read, a
   // compile, a worker start): ask again from a thread that may block.
-  bool InvokeAsync(const Request& req, const Admission& admission, std::function<void(Response)> reply,
-                   bool may_block);
+  bool InvokeAsync(const Request& req, const Admission& admission, std::function<void(Response)> reply, bool may_block);
   // A JSON error response.
   static Response Error(unsigned status, const std::string& code, const std::string& message, unsigned version,
                         bool keep_alive);

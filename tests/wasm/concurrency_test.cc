@@ -35,7 +35,7 @@ TEST(Deadline, a_timer_armed_while_the_watchdog_sleeps_towards_a_disarmed_one_fi
   std::atomic<uint32_t> early{0}, later{0}, sooner{0};
   auto t0 = wasm::Clock::now();
   w.Disarm(w.Arm(t0 + milliseconds(100), &early, 1));  // the thread now sleeps until t0 + 100 ms
-  w.Arm(t0 + milliseconds(250), &later, 1);             // later than that: no wake-up needed
+  w.Arm(t0 + milliseconds(250), &later, 1);            // later than that: no wake-up needed
   auto far = w.Arm(t0 + std::chrono::seconds(60), &early, 1);
   w.Arm(t0 + milliseconds(50), &sooner, 1);  // earlier than any: wakes it
   while (sooner.load() == 0 && wasm::Clock::now() - t0 < std::chrono::seconds(5)) {

@@ -181,7 +181,8 @@ TEST(MemoryReuse, a_reused_memory_is_zeroed_and_only_as_large_as_the_new_instanc
     dirty();
     GuestRun r = RunExport(module, far);
     ASSERT_TRUE(r.outcome.ok()) << r.outcome.status();
-    EXPECT_EQ(r.outcome->trap, wasm::TrapKind::kOutOfBounds) << far << ": a page the instance before grew into is reachable";
+    EXPECT_EQ(r.outcome->trap, wasm::TrapKind::kOutOfBounds)
+        << far << ": a page the instance before grew into is reachable";
   }
 }
 
