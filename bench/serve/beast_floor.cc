@@ -3,6 +3,9 @@
 // else: no routing, no authentication, no instance. What gpuwasm serve does per request on top of
 // parsing and writing HTTP is the difference between the two.
 //   beast_floor PORT [THREADS]   (prints "beast floor listening on PORT" once it accepts)
+// clang-format off
+#include <utility>  // before Asio: 1.74's awaitable.hpp uses std::exchange without including it
+// clang-format on
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -11,7 +14,6 @@
 #include <memory>
 #include <string_view>
 #include <thread>
-#include <utility>  // before Asio: 1.74's awaitable.hpp uses std::exchange without it
 #include <vector>
 
 namespace beast = boost::beast;

@@ -265,35 +265,52 @@ Result<std::shared_ptr<WorkerProcess>> WorkerProcess::Start(
 
 void WorkerProcess::Start(WorkerRun& run, WorkerLive live, WorkerDone done, bool* refused) {
   *refused = false;
-  InvokeResult lost;
-  lost.tenant = tenant_.name;
-  lost.device = device_;
+  // Callbacks run with no lock of this worker held: `live` takes the runtime's lock, `done` may
+  // start the next invocation (of any tenant) through TenantWorkers.
+  auto lost = [&](const std::string& why) {
+    InvokeResult r;
+    r.tenant = tenant_.name;
+    r.device = device_;
+    r.status = InvocationStatus::kWorkerLost;
+    r.exit_status = 70;
+    r.error = why;
+    done(std::move(r));
+  };
   uint64_t id = 0;
   uint32_t slot = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     if (retiring_ && !dead_ && !killed_) {
       *refused = true;
       return;
     }
     if (dead_ || killed_ || free_slots_.empty()) {
-      lost.status = InvocationStatus::kWorkerLost;
-      lost.exit_status = 70;
-      lost.error = dead_ || killed_ ? "the tenant's worker process ended before the invocation started: " + lost_why_
-                                    : "the tenant's worker has no free slot";
-      done(std::move(lost));
-      return;
+      std::string why = dead_ || killed_
+                            ? "the tenant's worker process ended before the invocation started: " + lost_why_
+                            : "the tenant's worker has no free slot";
+      lock.unlock();
+      return lost(why);
     }
     id = next_id_++;
     slot = free_slots_.back();
     free_slots_.pop_back();
+  }
+  // The live view before the invocation can end: it is pending (and so can be answered, or ended
+  // by Died) only from here on.
+  if (live) live(&shared_->slot(slot));
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (dead_ || killed_) {
+      std::string why = "the tenant's worker process ended before the invocation started: " + lost_why_;
+      lock.unlock();
+      if (live) live(nullptr);
+      return lost(why);
+    }
     Pending& p = pending_[id];
     p.deadline = run.deadline;
     p.slot = slot;
     p.live = std::move(live);
     p.done = std::move(done);
-    // The live view before the request can be answered (the reader takes pending_ under mu_).
-    if (p.live) p.live(&shared_->slot(slot));
     last_used_ = Clock::now();
   }
   Message m;
