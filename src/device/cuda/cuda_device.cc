@@ -680,6 +680,10 @@ class CudaStream final : public Stream {
           s = ctx_->Check(ctx_->sym().cuEventRecord(p.start, stream_), "cuEventRecord");
         }
       }
+      // Counted as running before it is issued: it may fault at once, and the call that sees the
+      // fault (any thread's) names the kernels running then.
+      const bool counted = s.ok() && timed;
+      if (counted) ctx_->device().LaunchIssued(p.what);
       if (s.ok()) s = issue(*gen);
       if (s.ok()) {
         Result<void*> e = ctx_->TakeEvent(*gen);
@@ -690,6 +694,7 @@ class CudaStream final : public Stream {
         }
       }
       if (!s.ok()) {
+        if (counted) ctx_->device().LaunchEnded(p.what);
         uint64_t id = gen_id_;
         if (lock.owns_lock()) lock.unlock();  // ReturnEvent and Reset take the generation lock themselves
         if (p.start != nullptr) ctx_->ReturnEvent(id, p.start);
@@ -704,7 +709,6 @@ class CudaStream final : public Stream {
       }
       p.gen_id = gen->id;
     }
-    if (timed) ctx_->device().LaunchIssued(p.what);
     {
       std::lock_guard<std::mutex> lock(mu_);
       pending_.push_back(std::move(p));
