@@ -20,6 +20,7 @@ wasm="$build/bench/trivial.wasm"
 for tool in wrk node; do
   command -v $tool >/dev/null || { echo "bench_serve: $tool is not installed; skipped"; exit 0; }
 done
+[ -x "$build/bench/beast_floor" ] || { echo "bench_serve: $build/bench/beast_floor is not built (make bench builds it)" >&2; exit 1; }
 dir=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$dir"; }
