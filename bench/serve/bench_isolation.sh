@@ -19,21 +19,12 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$dir"; }
 trap cleanup EXIT
 
-start() {  # name isolation: starts it; its port in $dir/name.port
-  local name=$1 iso=$2
-  printf '[runtime]\nstore = "%s"\nisolation = "%s"\n[server]\nlisten = "127.0.0.1:0"\n[[tenants]]\nname = "bench"\nconcurrent_invocations = 64\n' \
-    "$dir/$name" "$iso" >"$dir/$name.toml"
-  "$build/gpuwasm" serve --config "$dir/$name.toml" --no-gpm --device cpu >"$dir/$name.out" 2>"$dir/$name.err" &
-  pids+=($!)
-  for _ in $(seq 100); do grep -q listening "$dir/$name.out" && break; sleep 0.1; done
-  local port
-  port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/$name.out")
-  GPUWASM_SERVER="http://127.0.0.1:$port" "$build/gpuwasm" deploy "$build/bench/trivial.wasm" --name trivial >/dev/null
-  GPUWASM_SERVER="http://127.0.0.1:$port" "$build/gpuwasm" deploy "$build/examples/vector_add/vector_add.wasm" --name vector_add >/dev/null
-  echo "$port" >"$dir/$name.port"
-}
-start process process
-start none none
+source "$here/start_gpuwasm.sh"
+for name in process none; do
+  start_gpuwasm $name $name
+  GPUWASM_SERVER="http://127.0.0.1:$(cat "$dir/$name.port")" "$build/gpuwasm" deploy \
+    "$build/examples/vector_add/vector_add.wasm" --name vector_add >/dev/null
+done
 p_port=$(cat "$dir/process.port")
 n_port=$(cat "$dir/none.port")
 p_pid=${pids[0]}

@@ -31,20 +31,11 @@ wait_listening() {  # file -> its port, once the server printed "listening ... P
   grep -o '[0-9]\+$' "$1" | tail -1
 }
 
-start_gpuwasm() {  # name isolation -> its port
-  printf '[runtime]\nstore = "%s"\nisolation = "%s"\n[server]\nlisten = "127.0.0.1:0"\n[[tenants]]\nname = "bench"\nconcurrent_invocations = 64\n' \
-    "$dir/store-$1" "$2" >"$dir/$1.toml"
-  "$build/gpuwasm" serve --config "$dir/$1.toml" --no-gpm --device cpu >"$dir/$1.out" 2>"$dir/$1.err" &
-  pids+=($!)
-  for _ in $(seq 100); do grep -q listening "$dir/$1.out" && break; sleep 0.1; done
-  local port
-  port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/$1.out")
-  GPUWASM_SERVER="http://127.0.0.1:$port" "$build/gpuwasm" deploy "$wasm" --name trivial >/dev/null
-  GPUWASM_SERVER="http://127.0.0.1:$port" "$build/gpuwasm" invoke trivial | grep -q '^ok$'
-  echo "$port"
-}
-g_port=$(start_gpuwasm process process)
-i_port=$(start_gpuwasm none none)
+source "$here/start_gpuwasm.sh"
+start_gpuwasm process process
+start_gpuwasm none none
+g_port=$(cat "$dir/process.port")
+i_port=$(cat "$dir/none.port")
 node "$here/node_baseline.mjs" "$wasm" 0 >"$dir/node.out" 2>&1 &
 pids+=($!)
 n_port=$(wait_listening "$dir/node.out")
