@@ -481,8 +481,9 @@ std::optional<store::FunctionRecord> Runtime::ResolveCached(TenantState& t, std:
 std::shared_ptr<const Runtime::Compiled> Runtime::LoadedNow(const std::string& id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = loaded_.find(id);
-  if (it == loaded_.end() || it->second.module->artifact.quick) return nullptr;  // quick code may be upgraded
+  if (it == loaded_.end()) return nullptr;
   it->second.used = ++use_clock_;
+  if (it->second.module->artifact.quick) return nullptr;  // quick code may be upgraded: LoadedModule
   return it->second.module;
 }
 
@@ -522,14 +523,7 @@ Result<std::shared_ptr<const Runtime::Compiled>> Runtime::CompileModule(std::spa
 }
 
 Result<std::shared_ptr<const Runtime::Compiled>> Runtime::LoadedModule(const store::FunctionRecord& f) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = loaded_.find(f.id);
-    if (it != loaded_.end()) {
-      it->second.used = ++use_clock_;
-      if (!it->second.module->artifact.quick) return it->second.module;
-    }
-  }
+  if (std::shared_ptr<const Compiled> m = LoadedNow(f.id)) return m;
   if (std::shared_ptr<const Compiled> quick = RememberedQuick(f.id)) {
     // A large module's quick-tier code serves until its optimised artifact is built.
     std::optional<wasm::Artifact> optimized = engine_->Optimized(quick->artifact);

@@ -219,7 +219,8 @@ class Runtime {
   Result<store::FunctionRecord> ResolveInStore(TenantState& t, std::string_view id_or_name);
   // The resolution cache's answer, if it has one that is still valid.
   std::optional<store::FunctionRecord> ResolveCached(TenantState& t, std::string_view id_or_name);
-  // The function's module when this process holds it (its optimised code), else null.
+  // The function's module when this process holds it as optimised code, else null (counts as a
+  // use either way). LoadedModule's first step.
   std::shared_ptr<const Compiled> LoadedNow(const std::string& id);
   Result<std::shared_ptr<const Compiled>> CompileModule(std::span<const uint8_t> wasm);
   Result<std::shared_ptr<const Compiled>> LoadedModule(const store::FunctionRecord& f);

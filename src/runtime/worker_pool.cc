@@ -29,13 +29,6 @@ bool WorkerPool::Submit(const std::string& key, std::function<void()> task) {
   return true;
 }
 
-bool WorkerPool::RunInline(const std::string& key, const std::function<void()>& task) {
-  if (!TryEnter(key)) return false;
-  task();
-  Leave(key);
-  return true;
-}
-
 bool WorkerPool::SubmitStarter(const std::string& key, Starter start) {
   bool wake = false;
   {
@@ -74,9 +67,7 @@ void WorkerPool::Leave(const std::string& key) {
   bool queued = false, took = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    --busy_;
-    auto it = queues_.find(key);
-    if (--it->second.running == 0 && it->second.tasks.empty()) queues_.erase(it);
+    ReleaseLocked(key);
     // The next starter runs here, in the slot just freed: no thread to wake. Not from inside
     // another one's start (a start that ends at once would recurse through the whole queue).
     took = !stopping_ && t_leaving == 0 && Take(&next, &next_key, /*starters_only=*/true);
@@ -118,6 +109,12 @@ size_t WorkerPool::DropQueued() {
     it = it->second.running == 0 ? queues_.erase(it) : std::next(it);
   }
   return n;
+}
+
+void WorkerPool::ReleaseLocked(const std::string& key) {
+  --busy_;
+  auto it = queues_.find(key);
+  if (--it->second.running == 0 && it->second.tasks.empty()) queues_.erase(it);
 }
 
 bool WorkerPool::Take(Task* task, std::string* key, bool starters_only) {
@@ -169,9 +166,7 @@ void WorkerPool::Loop() {
     task.run();
     task = {};
     lock.lock();
-    --busy_;
-    auto it = queues_.find(key);
-    if (--it->second.running == 0 && it->second.tasks.empty()) queues_.erase(it);
+    ReleaseLocked(key);
     // This thread takes the next task itself (the wait checks first); others need waking only
     // to see that the pool stops.
     if (stopping_) cv_.notify_all();

@@ -26,13 +26,10 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   bool Submit(const std::string& key, std::function<void()> task);
-  // Runs `task` on the calling thread, now, when a thread's worth of capacity and a slot of `key`
-  // are free and nothing of `key` is queued (as Submit would start it at once); returns whether it
-  // ran. Saves a thread hop where the caller would only wait for the task.
-  bool RunInline(const std::string& key, const std::function<void()>& task);
-  // RunInline in two halves, for work that ends on another thread: TryEnter takes a thread's
-  // worth of capacity and a slot of `key` when RunInline would run (true), and Leave(key) gives
-  // them back once the work is done. Every TryEnter that returned true needs one Leave.
+  // For work run by the caller or ending on another thread: TryEnter takes a thread's worth of
+  // capacity and a slot of `key` when they are free and nothing of `key` is queued (as Submit would
+  // start it at once; true), and Leave(key) gives them back once the work is done. Every TryEnter
+  // that returned true needs one Leave.
   bool TryEnter(const std::string& key);
   void Leave(const std::string& key);
   // Work that starts here and ends on another thread, queued when TryEnter would fail: once
@@ -60,6 +57,8 @@ class WorkerPool {
   // A runnable task, taken round-robin (only starters when `starters_only`); false when none can
   // run now.
   bool Take(Task* task, std::string* key, bool starters_only = false);
+  // Gives back the capacity and the slot of `key` a finished task held (mu_ held).
+  void ReleaseLocked(const std::string& key);
   bool AnyQueued() const;
 
   const uint32_t max_per_key_;
