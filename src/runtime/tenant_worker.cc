@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -58,12 +59,22 @@ std::string DescribeExit(int wstatus) {
 class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
  public:
   // `spawn` runs the process start on the thread the worker's life is tied to.
+  // `reaper` gets the worker when its last reference goes (WorkerReaper).
   static Result<std::shared_ptr<WorkerProcess>> Start(const TenantConfig& tenant, const WorkerSettings& s,
                                                       std::atomic<uint64_t>* lost,
-                                                      const std::function<int(const std::function<int()>&)>& spawn);
+                                                      const std::function<int(const std::function<int()>&)>& spawn,
+                                                      const std::shared_ptr<WorkerReaper>& reaper);
   ~WorkerProcess() {
     Kill("the supervisor let go of it");
-    if (reader_.joinable()) reader_.join();
+    if (reader_.joinable()) {
+      // Its own reader ending it (a reference dropped in a callback after TenantWorkers stopped)
+      // cannot wait for itself: it touches nothing of this worker once Read returns.
+      if (reader_.get_id() == std::this_thread::get_id()) {
+        reader_.detach();
+      } else {
+        reader_.join();
+      }
+    }
     std::error_code ec;
     if (!tmpdir_.empty()) std::filesystem::remove_all(tmpdir_, ec);
   }
@@ -123,6 +134,8 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
     return last_used_;
   }
   pid_t pid() const { return pid_; }
+  // Its reader thread returned (or never started): ending it now waits for nothing.
+  bool reader_returned() const { return !reader_.joinable() || reader_returned_.load(std::memory_order_acquire); }
   Clock::time_point started() const { return started_; }
   const worker::SharedMetrics& shared() const { return *shared_; }
   const std::string& device() const { return device_; }
@@ -159,6 +172,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   std::string device_;
   Clock::time_point started_;
   std::thread reader_;
+  std::atomic<bool> reader_returned_{false};
   std::mutex send_mu_;
   mutable std::mutex mu_;  // everything below
   std::map<uint64_t, Pending> pending_;
@@ -173,10 +187,59 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   std::set<uint64_t> past_deadline_;  // invocations whose overrun ended the worker
 };
 
+// Ending a worker joins its reader thread, and the thread that drops a worker's last reference
+// may be one that reader waits for: a callback on the reader starts the next invocation through
+// TenantWorkers (its lock), the monitor may hold that lock, the reader may drop the reference
+// itself. So the last reference only hands the worker over; the monitor ends it, holding no lock,
+// once its reader has returned (ending it then waits for nothing).
+class WorkerReaper {
+ public:
+  ~WorkerReaper() { Close(); }
+  void Add(WorkerProcess* w) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!closed_) {
+      workers_.push_back(w);
+      return;
+    }
+    lock.unlock();
+    delete w;
+  }
+  // Ends the workers whose reader returned; returns how many are left.
+  size_t Reap() {
+    std::vector<WorkerProcess*> ready;
+    size_t left = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto waiting =
+          std::partition(workers_.begin(), workers_.end(), [](WorkerProcess* w) { return !w->reader_returned(); });
+      ready.assign(waiting, workers_.end());
+      workers_.erase(waiting, workers_.end());
+      left = workers_.size();
+    }
+    for (WorkerProcess* w : ready) delete w;
+    return left;
+  }
+  // From now on a worker is ended by whoever drops its last reference; those still here now.
+  void Close() {
+    std::vector<WorkerProcess*> all;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closed_ = true;
+      all.swap(workers_);
+    }
+    for (WorkerProcess* w : all) delete w;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<WorkerProcess*> workers_;
+  bool closed_ = false;
+};
+
 Result<std::shared_ptr<WorkerProcess>> WorkerProcess::Start(
     const TenantConfig& tenant, const WorkerSettings& s, std::atomic<uint64_t>* lost,
-    const std::function<int(const std::function<int()>&)>& spawn) {
-  std::shared_ptr<WorkerProcess> w(new WorkerProcess());
+    const std::function<int(const std::function<int()>&)>& spawn, const std::shared_ptr<WorkerReaper>& reaper) {
+  std::shared_ptr<WorkerProcess> w(new WorkerProcess(), [reaper](WorkerProcess* p) { reaper->Add(p); });
   w->tenant_ = tenant;
   w->lost_counter_ = lost;
   const uint32_t slots = std::clamp<uint32_t>(tenant.concurrent_invocations, 1, 1024);
@@ -259,7 +322,10 @@ Result<std::shared_ptr<WorkerProcess>> WorkerProcess::Start(
   if (!ready.ok() || ready->type != MessageType::kReady) return failed("it exited before it was ready");
   if (ready->header.contains("error")) return failed(ready->header.value("error", ""));
   w->device_ = ready->header.value("device", "");
-  w->reader_ = std::thread([raw = w.get()] { raw->Read(); });
+  w->reader_ = std::thread([raw = w.get()] {
+    raw->Read();
+    raw->reader_returned_.store(true, std::memory_order_release);
+  });
   return w;
 }
 
@@ -449,7 +515,11 @@ void WorkerProcess::Check(const WorkerSettings& s) {
     Clock::time_point now = Clock::now();
     auto limit = s.runaway_grace + std::chrono::seconds(1);
     for (const auto& [id, p] : pending_) {
-      if (now > p.deadline + limit) {
+      // Running in the worker (its slot names it): a runaway. Not (yet, or any more) running
+      // there: its result may be waiting for a busy supervisor to read it, so only a heartbeat
+      // timeout later (a worker that never starts it).
+      bool running = shared_->slot(p.slot).invocation.load(std::memory_order_acquire) == id;
+      if (now > p.deadline + limit + (running ? std::chrono::milliseconds(0) : s.heartbeat_timeout)) {
         past_deadline_.insert(id);
         kill = "an invocation was still running " + std::to_string(limit.count()) +
                " ms after its deadline (a kernel no call can stop): its worker was ended";
@@ -523,7 +593,7 @@ struct TenantWorkers::TenantEntry {
 };
 
 TenantWorkers::TenantWorkers(WorkerSettings settings)
-    : settings_(std::move(settings)), spawner_(std::make_unique<Spawner>()) {
+    : settings_(std::move(settings)), spawner_(std::make_unique<Spawner>()), reaper_(std::make_shared<WorkerReaper>()) {
   // TMPDIRs of workers whose supervisor was killed (its workers died with it): their pid is gone.
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path(), ec)) {
@@ -554,13 +624,15 @@ Result<std::shared_ptr<WorkerProcess>> TenantWorkers::Acquire(const TenantConfig
     if (slot->current && !slot->current->retiring()) return slot->current;
   }
   std::lock_guard<std::mutex> start(slot->start_mu);
-  std::shared_ptr<WorkerProcess> old;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (slot->current && !slot->current->retiring()) return slot->current;
-    old = std::move(slot->current);
-    // Room under max_workers: the least recently used idle worker of another tenant goes.
+    // Room under max_workers (the tenant's retiring worker not counted): the least recently used
+    // idle worker of another tenant goes.
     size_t live = retiring_.size();
+    // The tenant's worker that retires finishes what it runs, whatever happens to this start.
+    if (slot->current && !slot->current->dead()) retiring_.push_back(std::move(slot->current));
+    slot->current.reset();
     std::shared_ptr<WorkerProcess>* lru = nullptr;
     for (auto& [name, t] : tenants_) {
       if (!t->current) continue;
@@ -578,13 +650,10 @@ Result<std::shared_ptr<WorkerProcess>> TenantWorkers::Acquire(const TenantConfig
       idle_stopped_.fetch_add(1, std::memory_order_relaxed);
     }
   }
-  if (old) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!old->dead()) retiring_.push_back(std::move(old));  // finishes what it runs
-  }
-  GPUWASM_ASSIGN_OR_RETURN(std::shared_ptr<WorkerProcess> w,
-                           WorkerProcess::Start(tenant, settings_, &lost_,
-                                                [this](const std::function<int()>& f) { return spawner_->Run(f); }));
+  GPUWASM_ASSIGN_OR_RETURN(
+      std::shared_ptr<WorkerProcess> w,
+      WorkerProcess::Start(
+          tenant, settings_, &lost_, [this](const std::function<int()>& f) { return spawner_->Run(f); }, reaper_));
   started_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_);
   slot->current = w;
@@ -702,7 +771,9 @@ void TenantWorkers::Monitor() {
       }
     }
     lock.unlock();
-    gone.clear();  // joins their reader threads, removes their TMPDIRs: outside the lock
+    all.clear();
+    gone.clear();
+    reaper_->Reap();  // joins reader threads that returned, removes TMPDIRs: outside the lock
     lock.lock();
   }
 }
@@ -727,7 +798,12 @@ void TenantWorkers::Stop(std::chrono::milliseconds grace) {
     while (!w->dead() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     w->Kill("gpuwasm is shutting down");
   }
-  all.clear();  // reaped, their TMPDIRs removed
+  all.clear();
+  // Their readers end once the processes are gone and the callbacks they run return (those see
+  // the shutdown and start nothing).
+  auto reaped_by = Clock::now() + std::chrono::seconds(30);
+  while (reaper_->Reap() > 0 && Clock::now() < reaped_by) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  reaper_->Close();
 }
 
 }  // namespace gpuwasm::runtime

@@ -8,8 +8,10 @@
 // other, when it
 //   - reports a process-fatal device error: its running invocations fail with `device_fault`
 //     naming the fault;
-//   - still runs an invocation runaway_grace + 1 s after its deadline (a kernel no call can stop):
-//     that invocation ends `deadline`, the worker's others `worker_lost`;
+//   - still runs an invocation runaway_grace + 1 s after its deadline (a kernel no call can stop;
+//     "runs" as the worker's shared memory says, so a result not yet read by a busy supervisor
+//     does not count), or has not answered one a heartbeat timeout after that: that invocation
+//     ends `deadline`, the worker's others `worker_lost`;
 //   - exceeds the tenant's worker_memory (resident), stops refreshing its heartbeat, crashes, or is
 //     killed: its running invocations fail with `worker_lost` saying why.
 // The tenant's next invocation starts a fresh worker. A worker asked to be replaced without losing
@@ -66,6 +68,7 @@ struct WorkerRun {
 };
 
 class WorkerProcess;
+class WorkerReaper;
 // An invocation's end: its result, called exactly once.
 using WorkerDone = std::function<void(InvokeResult)>;
 // Given the invocation's shared counters while it runs, then nullptr (may be empty).
@@ -120,6 +123,8 @@ class TenantWorkers {
   // Workers are started from one thread that lives as long as this: a worker dies with the thread
   // that started it (PR_SET_PDEATHSIG is per thread), and an invocation's thread may end first.
   std::unique_ptr<Spawner> spawner_;
+  // Where workers go when their last reference is dropped, to be ended by the monitor.
+  std::shared_ptr<WorkerReaper> reaper_;
   mutable std::mutex mu_;  // tenants_, retiring_, stopped_
   std::map<std::string, std::unique_ptr<TenantEntry>> tenants_;
   std::vector<std::shared_ptr<WorkerProcess>> retiring_;  // finishing what they run, then stopped

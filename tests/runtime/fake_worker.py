@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A tenant worker that answers every run with a malformed result (isolation_test.cc): it speaks
 the worker protocol's framing (worker_protocol.cc) on fd 3, says it is ready, then sends a result
-whose binary header is three bytes long. The supervisor must end it, not wait for the deadline."""
+whose binary header is three bytes long. The supervisor must end it, not wait for the deadline.
+With GPUWASM_FAKE_WORKER_MODE=silent it answers no run at all (an invocation stays pending)."""
 import json, os, struct, sys
 
 MAGIC, READY, RUN, RESULT, STOP = 0x534D5747, 2, 3, 4, 6
@@ -36,7 +37,7 @@ receive()  # init
 send(READY, {"device": "fake worker", "pid": os.getpid()}, [])
 while True:
     kind = receive()
-    if kind == RUN:
+    if kind == RUN and os.environ.get("GPUWASM_FAKE_WORKER_MODE") != "silent":
         send(RESULT, {}, [b"\x01\x02\x03", b"", b"", b""])
     elif kind == STOP:
         sys.exit(0)

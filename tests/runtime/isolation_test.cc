@@ -13,15 +13,18 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include "../common/guests.h"
 #include "../common/temp_dir.h"
 #include "runtime/runtime.h"
+#include "runtime/tenant_worker.h"
 #include "runtime/worker_protocol.h"
 
 namespace gpuwasm::runtime {
@@ -578,6 +581,56 @@ TEST(IsolatedProtocol, a_receiver_reads_each_message_whole_however_they_arrive) 
   Result<worker::Message> half_head = head.Next(1u << 30);
   EXPECT_EQ(half_head.status().code(), StatusCode::kIoError) << half_head.status();
   ::close(sv[1]);
+}
+
+// Whichever thread drops a worker's last reference must not wait there for the worker's reader:
+// here the reader's callback (the end of an invocation of a killed worker) outlasts a monitor
+// round, in which the monitor lets go of the dead worker, then starts the tenant's next invocation
+// through TenantWorkers (its lock). The monitor once ended the worker (joining that reader) with the
+// lock held: the node stopped answering (CI, load_short_with_an_attacking_tenant under ASan).
+TEST(IsolatedProtocol, a_dead_workers_reader_may_start_the_next_invocation_while_the_monitor_lets_go) {
+  TempDir dir;
+  setenv("GPUWASM_FAKE_WORKER_MODE", "silent", 1);  // the invocation stays pending until the kill
+  WorkerSettings s;
+  s.program = GPUWASM_FAKE_WORKER;
+  s.cache_dir = dir.path();
+  s.heartbeat_timeout = milliseconds(60'000);
+  auto workers = std::make_unique<TenantWorkers>(s);
+  TenantConfig tenant;
+  tenant.name = "acme";
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false, next_started = true;
+  InvokeResult first;
+  WorkerRun run;
+  run.deadline = Clock::now() + milliseconds(60'000);
+  ASSERT_TRUE(workers->Start(tenant, run, nullptr, [&](InvokeResult r) {
+    std::this_thread::sleep_for(milliseconds(300));  // the monitor's rounds are 50 ms apart
+    WorkerRun next;
+    next.deadline = Clock::now() + milliseconds(60'000);
+    bool started = workers->Start(
+        tenant, next, nullptr, [](InvokeResult) {}, /*may_start=*/false);
+    std::lock_guard<std::mutex> lock(mu);
+    first = std::move(r);
+    next_started = started;
+    done = true;
+    cv.notify_all();
+  }));
+  std::vector<TenantWorkers::Info> running = workers->Workers();
+  ASSERT_EQ(running.size(), 1u);
+  ASSERT_EQ(kill(running[0].pid, SIGKILL), 0);
+  std::unique_lock<std::mutex> lock(mu);
+  if (!cv.wait_for(lock, milliseconds(20'000), [&] { return done; })) {
+    (void)workers.release();  // deadlocked: its threads cannot be joined
+    FAIL() << "the reader's callback never returned: TenantWorkers deadlocked";
+  }
+  lock.unlock();
+  unsetenv("GPUWASM_FAKE_WORKER_MODE");
+  EXPECT_EQ(first.status, InvocationStatus::kWorkerLost) << first.error;
+  EXPECT_FALSE(next_started);  // no worker runs: with may_start false nothing was started
+  workers.reset();
+  EXPECT_TRUE(Children().empty());
+  EXPECT_EQ(OurWorkerTmpDirs(), 0u);
 }
 
 // A worker loads the quick-tier artifact by its key, then the optimised one once the supervisor's
