@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -66,6 +67,18 @@ std::vector<int> Children() {
   return out;
 }
 
+// "PID (COMMAND LINE)" for each child: what a test left running.
+std::string Describe(const std::vector<int>& pids) {
+  std::string out;
+  for (int pid : pids) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    out += std::to_string(pid) + " (" + cmd + ") ";
+  }
+  return out;
+}
+
 size_t OurWorkerTmpDirs() {
   size_t n = 0;
   std::string prefix = "gpuwasm-worker-" + std::to_string(getpid()) + "-";
@@ -89,7 +102,8 @@ class Isolated : public ::testing::TestWithParam<std::string> {
     rt_.reset();
     unsetenv("GPUWASM_CUDA_LIBRARY");
     // Nothing left: the workers are reaped, their sockets, shared memory and TMPDIRs gone.
-    EXPECT_TRUE(Children().empty());
+    std::vector<int> children = Children();
+    EXPECT_TRUE(children.empty()) << Describe(children);
     EXPECT_EQ(OurWorkerTmpDirs(), 0u);
     EXPECT_EQ(OpenFds(), fds_before_);
   }
