@@ -66,15 +66,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
                                                       const std::shared_ptr<WorkerReaper>& reaper);
   ~WorkerProcess() {
     Kill("the supervisor let go of it");
-    if (reader_.joinable()) {
-      // Its own reader ending it (a reference dropped in a callback after TenantWorkers stopped)
-      // cannot wait for itself: it touches nothing of this worker once Read returns.
-      if (reader_.get_id() == std::this_thread::get_id()) {
-        reader_.detach();
-      } else {
-        reader_.join();
-      }
-    }
+    if (reader_.joinable()) reader_.join();  // never its own reader (WorkerReaper::Add)
     std::error_code ec;
     if (!tmpdir_.empty()) std::filesystem::remove_all(tmpdir_, ec);
   }
@@ -136,6 +128,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   pid_t pid() const { return pid_; }
   // Its reader thread returned (or never started): ending it now waits for nothing.
   bool reader_returned() const { return !reader_.joinable() || reader_returned_.load(std::memory_order_acquire); }
+  bool on_reader_thread() const { return reader_.get_id() == std::this_thread::get_id(); }
   Clock::time_point started() const { return started_; }
   const worker::SharedMetrics& shared() const { return *shared_; }
   const std::string& device() const { return device_; }
@@ -202,7 +195,13 @@ class WorkerReaper {
       return;
     }
     lock.unlock();
-    delete w;
+    if (w->on_reader_thread()) {
+      // Its own reader let go of it last (in a callback, after TenantWorkers stopped): another
+      // thread waits for that reader to return, then ends it.
+      std::thread([w] { delete w; }).detach();
+    } else {
+      delete w;
+    }
   }
   // Ends the workers whose reader returned; returns how many are left.
   size_t Reap() {
