@@ -4,16 +4,54 @@
 // (Corpus/*+native) and the fault tests (Tier/Faults.*/native).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <thread>
 
 #include "device/cpu/cpu_device.h"
+#include "device/cpu/program.h"
 #include "device/select.h"
 #include "kernel_harness.h"
+#include "ptx/parser.h"
 
 namespace gpuwasm::testing {
 namespace {
 
 using device::cpu::NativeMode;
+
+// Instructions whose values are one for the whole launch are computed once (Decode's
+// launch-invariant set, seeded by SpecialScope): from the launch's dimensions and %nsmid, but not
+// from %ctaid (one per CTA) or %tid (one per thread), nor from a register written twice.
+TEST(Uniformity, launch_invariant_instructions_follow_the_special_registers_scopes) {
+  const char* text = R"(.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry k()
+{
+  .reg .b32 %r<9>;
+  mov.u32 %r1, %nsmid;
+  add.s32 %r2, %r1, 1;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %ctaid.x;
+  mov.u32 %r5, %tid.x;
+  add.s32 %r6, %r3, %r4;
+  mov.u32 %r7, %nctaid.y;
+  mov.u32 %r7, %gridid;
+  ret;
+}
+)";
+  auto m = ptx::Parse(text);
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto p = device::cpu::Decode(*m);
+  ASSERT_TRUE(p.ok()) << p.status();
+  std::map<uint32_t, bool> by_line;  // PTX line -> launch-invariant
+  for (size_t pc = 0; pc < p->code.size(); ++pc) by_line[p->code[pc].line] = p->launch_invariant[pc] != 0;
+  const std::map<uint32_t, bool> want = {{7, true},   {8, true},   {9, true},   {10, false},
+                                         {11, false}, {12, false}, {13, false}, {14, false}};
+  for (const auto& [line, invariant] : want) {
+    ASSERT_TRUE(by_line.count(line)) << "no instruction from line " << line;
+    EXPECT_EQ(by_line[line], invariant) << "line " << line;
+  }
+}
 
 TEST(NativeCode, corpus_kernels_the_translation_covers_run_as_native_code) {
   KernelHarness h(KernelHarness::SharedNativeCpuDevice());

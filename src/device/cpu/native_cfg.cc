@@ -152,9 +152,8 @@ void KernelCfg::FindUniform() {
     return;
   }
   divergent.assign(p_->slot_count, 0);
-  for (uint32_t s :
-       {kTidX, kTidY, kTidZ, kLaneId, kWarpId, kLanemaskEq, kLanemaskLt, kLanemaskLe, kLanemaskGt, kLanemaskGe}) {
-    divergent[p_->special_base + s] = 1;
+  for (uint32_t s = 0; s < kSpecialCount; ++s) {
+    if (SpecialScope(s) == Scope::kThread) divergent[p_->special_base + s] = 1;
   }
   const auto ipdom = ImmediatePostDominators();
   std::map<uint32_t, std::vector<uint32_t>> region_writes;  // per block branching per thread

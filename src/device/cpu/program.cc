@@ -1852,8 +1852,8 @@ std::vector<uint8_t> LaunchInvariant(const Program& p) {
   }
   std::vector<uint8_t> slot(p.slot_count, 0);
   for (uint32_t c = 0; c < p.consts.size(); ++c) slot[p.const_base + c] = 1;
-  for (uint32_t sp : {kNtidX, kNtidY, kNtidZ, kNctaidX, kNctaidY, kNctaidZ, kNWarpId, kGridId, kDynSmem, kTotalSmem}) {
-    slot[p.special_base + sp] = 1;
+  for (uint32_t sp = 0; sp < kSpecialCount; ++sp) {
+    if (SpecialScope(sp) == Scope::kLaunch) slot[p.special_base + sp] = 1;
   }
   auto pure = [](Op op) {
     switch (op) {

@@ -292,6 +292,34 @@ enum Special : uint32_t {
   kSpecialCount,
 };
 
+// Over which threads a special register holds one value: the seeds of every uniformity analysis
+// (launch-invariant instructions in Decode, the interpreter's uniform slots, native code's
+// divergence analysis), defined once here.
+enum class Scope : uint8_t {
+  kThread,  // each thread its own (%tid, %laneid, %warpid, the lane masks)
+  kCta,     // one per CTA (%ctaid, %smid)
+  kLaunch,  // one for the whole launch (the dimensions, %gridid, shared memory sizes)
+};
+constexpr Scope SpecialScope(uint32_t s) {
+  switch (s) {
+    case kTidX:
+    case kTidY:
+    case kTidZ:
+    case kLaneId:
+    case kWarpId:
+    case kLanemaskEq:
+    case kLanemaskLt:
+    case kLanemaskLe:
+    case kLanemaskGt:
+    case kLanemaskGe: return Scope::kThread;
+    case kCtaidX:
+    case kCtaidY:
+    case kCtaidZ:
+    case kSmId: return Scope::kCta;
+    default: return Scope::kLaunch;
+  }
+}
+
 struct GlobalVariable {
   std::string name;
   uint64_t size = 0;

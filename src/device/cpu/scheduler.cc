@@ -22,9 +22,8 @@ CtaExec::CtaExec(LaunchRun& run, const Program& p, const KernelEntry& k)
   invariant_done_.assign(p.code.size(), 0);
   uniform_base_.assign(slots_, 0);
   for (size_t c = 0; c < p.consts.size(); ++c) uniform_base_[p.const_base + c] = 1;
-  for (uint32_t s : {kNtidX, kNtidY, kNtidZ, kCtaidX, kCtaidY, kCtaidZ, kNctaidX, kNctaidY, kNctaidZ, kNWarpId, kSmId,
-                     kNSmId, kGridId, kDynSmem, kTotalSmem}) {
-    uniform_base_[p.special_base + s] = 1;
+  for (uint32_t s = 0; s < kSpecialCount; ++s) {
+    if (SpecialScope(s) != Scope::kThread) uniform_base_[p.special_base + s] = 1;
   }
   uniform_ = uniform_base_;
   active_.assign(nwarps_, kFull);
