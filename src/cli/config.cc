@@ -49,6 +49,7 @@ int Check(const std::string& path) {
     std::printf("\n");
   }
   if (c->tenants.empty()) std::printf("  (none: one open tenant named \"default\")\n");
+  for (const std::string& w : runtime::ConfigWarnings(*c)) std::printf("warning: %s\n", w.c_str());
   return 0;
 }
 

@@ -34,10 +34,25 @@ int Main(int argc, char** argv) {
   gpuwasm::cli::RegisterDoctor(app);
   gpuwasm::cli::RegisterNew(app);
 
+  if (argc == 1) {  // nothing asked: what there is to ask
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  }
+  if (argv[1][0] != '-') {
+    try {
+      (void)app.get_subcommand(argv[1]);
+    } catch (const CLI::OptionNotFound&) {
+      std::fprintf(stderr, "gpuwasm: unknown command '%s' (gpuwasm --help lists them)\n", argv[1]);
+      return gpuwasm::cli::kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; every usage error (a missing or unknown flag, a bad value) the
+    // same code, EX_USAGE, whatever CLI11 numbers it.
+    int code = app.exit(e);
+    return code == 0 ? 0 : gpuwasm::cli::kExitUsage;
   } catch (const nlohmann::json::exception& e) {
     // The client commands read the server's JSON answers: whatever answered (another service on
     // that address, a proxy's error page) gets a clear error, not an abort.

@@ -1,5 +1,7 @@
 #include "runtime/config.h"
 
+#include <arpa/inet.h>
+
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -116,6 +118,12 @@ class TableReader {
   const toml::node* Get(const char* key) {
     used_.insert(key);
     return t_.get(key);
+  }
+  // `s` (about the value of `key`, which is set) with the key's line.
+  Status Check(const char* key, const Status& s) {
+    if (s.ok()) return s;
+    const toml::node* n = Get(key);
+    return Error(*n, where_ + "." + key + ": " + s.message());
   }
   Status Error(const toml::node& n, const std::string& what) const {
     return Status::InvalidArgument(std::string(source_) + ":" + std::to_string(n.source().begin.line) + ": " + what);
@@ -283,6 +291,46 @@ RuntimeConfig DefaultConfig() {
 
 std::string HashToken(std::string_view token) { return "sha256:" + Sha256Hex(token); }
 
+Result<ListenAddress> ParseListen(std::string_view listen) {
+  const std::string text(listen);
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos) {
+    return Status::InvalidArgument("listen address '" + text + "' must be host:port (\"127.0.0.1:8080\", \":8080\")");
+  }
+  ListenAddress a;
+  a.host = text.substr(0, colon);
+  bool bracketed = a.host.size() >= 2 && a.host.front() == '[' && a.host.back() == ']';
+  if (bracketed) a.host = a.host.substr(1, a.host.size() - 2);
+  std::string port = text.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(port) > 65535) {
+    return Status::InvalidArgument("listen address '" + text + "' has no valid port (0 to 65535)");
+  }
+  a.port = static_cast<uint16_t>(std::stoul(port));
+  if (a.host.empty()) a.host = "0.0.0.0";
+  if (a.host == "localhost") a.host = "127.0.0.1";
+  unsigned char buf[16];
+  bool v4 = !bracketed && ::inet_pton(AF_INET, a.host.c_str(), buf) == 1;
+  bool v6 = bracketed && ::inet_pton(AF_INET6, a.host.c_str(), buf) == 1;
+  if (!v4 && !v6) {
+    return Status::InvalidArgument("listen address '" + text + "': '" + a.host +
+                                   "' is not an IPv4 address, an IPv6 address in brackets or localhost");
+  }
+  return a;
+}
+
+std::vector<std::string> ConfigWarnings(const RuntimeConfig& c) {
+  std::vector<std::string> out;
+  if (!c.tokens_configured()) return out;
+  for (const TenantConfig& t : c.tenants) {
+    if (t.token_sha256.empty()) {
+      out.push_back("tenant '" + t.name +
+                    "' has no tokens while other tenants have some: requests must carry a token, so none can reach it");
+    }
+  }
+  return out;
+}
+
 Result<RuntimeConfig> ParseConfig(std::string_view text, std::string_view source) {
   GPUWASM_RETURN_IF_ERROR(CheckNonAsciiPlacement(text, source));
   toml::table root;
@@ -326,6 +374,9 @@ Result<RuntimeConfig> ParseConfig(std::string_view text, std::string_view source
     if (!n->is_table()) return top.Error(*n, "server must be a table ([server])");
     TableReader r(*n->as_table(), "[server]", source);
     GPUWASM_RETURN_IF_ERROR(r.String("listen", &c.server.listen));
+    if (n->as_table()->contains("listen")) {
+      GPUWASM_RETURN_IF_ERROR(r.Check("listen", ParseListen(c.server.listen).status()));
+    }
     GPUWASM_RETURN_IF_ERROR(r.Size("max_body", &c.server.max_body));
     GPUWASM_RETURN_IF_ERROR(r.Duration("read_timeout", &c.server.read_timeout));
     GPUWASM_RETURN_IF_ERROR(r.Duration("idle_timeout", &c.server.idle_timeout));

@@ -113,4 +113,17 @@ Result<RuntimeConfig> LoadConfig(const std::filesystem::path& path);
 // "sha256:" + hex digest of a token, as written in the configuration.
 std::string HashToken(std::string_view token);
 
+// Where `serve` listens: "HOST:PORT" with HOST an IPv4 address, an IPv6 address in brackets,
+// "localhost" (127.0.0.1) or empty (every IPv4 address); PORT 0 picks a free port. No name is
+// looked up. Checked by ParseConfig, and by `serve` for its --listen flag.
+struct ListenAddress {
+  std::string host;  // an IP address
+  uint16_t port = 0;
+};
+Result<ListenAddress> ParseListen(std::string_view listen);
+
+// What is valid but surely not meant, one line each: a tenant without tokens beside tenants with
+// tokens (requests must then carry a token, so none can reach it).
+std::vector<std::string> ConfigWarnings(const RuntimeConfig& c);
+
 }  // namespace gpuwasm::runtime

@@ -368,19 +368,11 @@ Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Result<std::unique_ptr<Server>> Server::Start(runtime::Runtime& runtime, const telemetry::MetricRegistry* gpm,
                                               std::string version) {
   const runtime::RuntimeConfig& cfg = runtime.config();
-  std::string listen = cfg.server.listen;
-  size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) return Status::InvalidArgument("listen address '" + listen + "' must be host:port");
-  std::string host = listen.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  char* end = nullptr;
-  unsigned long port = std::strtoul(listen.c_str() + colon + 1, &end, 10);
-  if (end == listen.c_str() + colon + 1 || *end != '\0' || port > 65535) {
-    return Status::InvalidArgument("listen address '" + listen + "' has no valid port");
-  }
+  const std::string& listen = cfg.server.listen;
+  GPUWASM_ASSIGN_OR_RETURN(runtime::ListenAddress where, runtime::ParseListen(listen));
   beast::error_code ec;
-  auto addr = net::ip::make_address(host.empty() ? "0.0.0.0" : host, ec);
-  if (ec) return Status::InvalidArgument("listen address '" + listen + "': '" + host + "' is not an IP address");
+  auto addr = net::ip::make_address(where.host, ec);
+  if (ec) return Status::InvalidArgument("listen address '" + listen + "': " + ec.message());
   size_t concurrent = 8;
   for (const auto& t : cfg.tenants) concurrent += t.concurrent_invocations;
   auto impl = std::make_unique<Impl>(runtime, gpm, std::move(version), std::min<size_t>(concurrent, 512));
@@ -391,7 +383,7 @@ Result<std::unique_ptr<Server>> Server::Start(runtime::Runtime& runtime, const t
     uint64_t usable = files.rlim_cur > 512 ? files.rlim_cur - 256 : files.rlim_cur / 2;
     impl->max_connections = static_cast<uint32_t>(std::min<uint64_t>(usable, 4096));
   }
-  tcp::endpoint ep(addr, static_cast<uint16_t>(port));
+  tcp::endpoint ep(addr, where.port);
   impl->acceptor.open(ep.protocol(), ec);
   if (!ec) impl->acceptor.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) impl->acceptor.bind(ep, ec);

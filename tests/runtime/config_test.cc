@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <tuple>
+#include <vector>
+
 #include "common/duration.h"
 #include "runtime/toml.h"
 #include "runtime/worker_protocol.h"
@@ -155,6 +159,38 @@ TEST(Config, mistakes_are_errors_with_the_line) {
   ExpectError(
       "[[tenants]]\nname = \"a\"\ntokens = [\"" + h + "\"]\n[[tenants]]\nname = \"b\"\ntokens = [\"" + h + "\"]\n",
       "a token is given to two tenants");
+}
+
+// What `serve` would refuse, the configuration refuses (with the line); what surely is not meant
+// is a warning.
+TEST(Config, listen_addresses_are_checked_and_unreachable_tenants_warned_about) {
+  ExpectError("[server]\nmax_body = 5\nlisten = \"8080\"\n",
+              "gpuwasm.toml:3: [server].listen: listen address '8080' must be host:port");
+  ExpectError("[server]\nlisten = \"example.com:80\"\n", "'example.com' is not an IPv4 address");
+  ExpectError("[server]\nlisten = \"[::1]\"\n", "no valid port");
+  for (auto [text, host, port] :
+       std::vector<std::tuple<std::string, std::string, int>>{{"localhost:0", "127.0.0.1", 0},
+                                                              {":8080", "0.0.0.0", 8080},
+                                                              {"[::1]:65535", "::1", 65535},
+                                                              {"10.1.2.3:80", "10.1.2.3", 80}}) {
+    Result<ListenAddress> a = ParseListen(text);
+    ASSERT_TRUE(a.ok()) << text << ": " << a.status();
+    EXPECT_EQ(a->host, host) << text;
+    EXPECT_EQ(a->port, port) << text;
+  }
+  EXPECT_FALSE(ParseListen("::1:80").ok());  // IPv6 only in brackets: which colon ends the host?
+  EXPECT_FALSE(ParseListen("127.0.0.1:-1").ok());
+  EXPECT_FALSE(ParseListen("127.0.0.1:").ok());
+
+  std::string h = HashToken("x");
+  auto c = ParseConfig("[[tenants]]\nname = \"a\"\ntokens = [\"" + h + "\"]\n[[tenants]]\nname = \"b\"\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  std::vector<std::string> w = ConfigWarnings(*c);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("tenant 'b' has no tokens"), std::string::npos) << w[0];
+  auto open = ParseConfig("[[tenants]]\nname = \"a\"\n[[tenants]]\nname = \"b\"\n");
+  ASSERT_TRUE(open.ok()) << open.status();
+  EXPECT_TRUE(ConfigWarnings(*open).empty());  // no tokens anywhere: every tenant is open
 }
 
 TEST(Config, non_ascii_only_in_strings_and_comments) {

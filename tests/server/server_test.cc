@@ -137,10 +137,13 @@ TEST(Server, deploys_and_invokes_every_example) {
 
 TEST(Server, bad_listen_addresses_are_refused) {
   for (auto [listen, message] : std::vector<std::pair<std::string, std::string>>{
-           {"127.0.0.1", "invalid_argument: listen address '127.0.0.1' must be host:port"},
-           {"127.0.0.1:http", "invalid_argument: listen address '127.0.0.1:http' has no valid port"},
-           {"127.0.0.1:70000", "invalid_argument: listen address '127.0.0.1:70000' has no valid port"},
-           {"localhost:0", "invalid_argument: listen address 'localhost:0': 'localhost' is not an IP address"}}) {
+           {"127.0.0.1",
+            "invalid_argument: listen address '127.0.0.1' must be host:port (\"127.0.0.1:8080\", \":8080\")"},
+           {"127.0.0.1:http", "invalid_argument: listen address '127.0.0.1:http' has no valid port (0 to 65535)"},
+           {"127.0.0.1:70000", "invalid_argument: listen address '127.0.0.1:70000' has no valid port (0 to 65535)"},
+           {"example.com:80",
+            "invalid_argument: listen address 'example.com:80': 'example.com' is not an IPv4 "
+            "address, an IPv6 address in brackets or localhost"}}) {
     TempDir dir;
     runtime::RuntimeConfig c;
     c.store_dir = dir.path();
@@ -154,6 +157,14 @@ TEST(Server, bad_listen_addresses_are_refused) {
     ASSERT_FALSE(s.ok()) << listen;
     EXPECT_EQ(s.status().ToString(), message);
   }
+}
+
+// `localhost` is 127.0.0.1 (no name is looked up), and port 0 picks a free port.
+TEST(Server, localhost_port_zero_listens_on_loopback) {
+  Node node({Tenant("default")}, [](runtime::RuntimeConfig& c) { c.server.listen = "localhost:0"; });
+  ASSERT_NE(node.server, nullptr);
+  EXPECT_NE(node.server->port(), 0);
+  EXPECT_EQ(Must(node.Client()->Send(http::verb::get, "/healthz")).result_int(), 200u);  // on 127.0.0.1
 }
 
 TEST(Server, an_invocation_takes_arguments_and_environment_as_json_in_the_query) {
