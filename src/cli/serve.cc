@@ -34,10 +34,10 @@ int Serve(const ServeFlags& f) {
   };
   Result<runtime::RuntimeConfig> config = f.config.empty() ? runtime::DefaultConfig() : runtime::LoadConfig(f.config);
   if (!config.ok()) return fail(config.status());
-  if (!f.listen.empty()) {
-    if (Result<runtime::ListenAddress> a = runtime::ParseListen(f.listen); !a.ok()) return fail(a.status());
-    config->server.listen = f.listen;
-  }
+  if (!f.listen.empty()) config->server.listen = f.listen;
+  // Before anything starts: a bad --listen is a usage error (the file's was checked when read).
+  Result<runtime::ListenAddress> where = runtime::ParseListen(config->server.listen);
+  if (!where.ok()) return fail(where.status());
   for (const std::string& w : runtime::ConfigWarnings(*config))
     std::fprintf(stderr, "gpuwasm serve: warning: %s\n", w.c_str());
   if (!f.store.empty()) config->store_dir = f.store;
@@ -94,9 +94,7 @@ int Serve(const ServeFlags& f) {
 
   auto server = server::Server::Start(**rt, gpm ? &gpm_registry : nullptr, kVersion);
   if (!server.ok()) return fail(server.status());
-  // Valid: the server listens on it.
-  std::string host = runtime::ParseListen((*rt)->config().server.listen)->host;
-  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  std::string host = where->host.find(':') != std::string::npos ? "[" + where->host + "]" : where->host;
   std::printf("gpuwasm serve: listening on http://%s:%u (device: %s; store: %s; %zu tenant(s); isolation: %s)\n",
               host.c_str(), (*server)->port(), (*rt)->device_info().name.c_str(), (*rt)->store()->description().c_str(),
               (*rt)->config().tenants.size(), std::string(runtime::IsolationName((*rt)->isolation())).c_str());

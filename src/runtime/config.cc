@@ -302,11 +302,12 @@ Result<ListenAddress> ParseListen(std::string_view listen) {
   bool bracketed = a.host.size() >= 2 && a.host.front() == '[' && a.host.back() == ']';
   if (bracketed) a.host = a.host.substr(1, a.host.size() - 2);
   std::string port = text.substr(colon + 1);
-  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoul(port) > 65535) {
-    return Status::InvalidArgument("listen address '" + text + "' has no valid port (0 to 65535)");
-  }
-  a.port = static_cast<uint16_t>(std::stoul(port));
+  // At most 5 digits: no overflow, no exception.
+  unsigned long number = port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos
+                             ? 65536
+                             : std::stoul(port);
+  if (number > 65535) return Status::InvalidArgument("listen address '" + text + "' has no valid port (0 to 65535)");
+  a.port = static_cast<uint16_t>(number);
   if (a.host.empty()) a.host = "0.0.0.0";
   if (a.host == "localhost") a.host = "127.0.0.1";
   unsigned char buf[16];
