@@ -9,6 +9,7 @@
 
 #include "device/cpu/cpu_device.h"
 #include "device/cpu/program.h"
+#include "device/cpu/uniformity.h"
 #include "device/select.h"
 #include "kernel_harness.h"
 #include "ptx/parser.h"
@@ -17,6 +18,21 @@ namespace gpuwasm::testing {
 namespace {
 
 using device::cpu::NativeMode;
+
+// `text` parsed and decoded (a failure is the test's).
+struct Decoded {
+  ptx::Module module;
+  device::cpu::Program program;
+};
+Decoded MustDecode(const std::string& text) {
+  auto m = ptx::Parse(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  if (!m.ok()) return {};
+  auto p = device::cpu::Decode(*m);
+  EXPECT_TRUE(p.ok()) << p.status();
+  if (!p.ok()) return {};
+  return {std::move(*m), std::move(*p)};
+}
 
 // Instructions whose values are one for the whole launch are computed once (Decode's
 // launch-invariant set, seeded by SpecialScope): from the launch's dimensions and %nsmid, but not
@@ -39,17 +55,151 @@ TEST(Uniformity, launch_invariant_instructions_follow_the_special_registers_scop
   ret;
 }
 )";
-  auto m = ptx::Parse(text);
-  ASSERT_TRUE(m.ok()) << m.status();
-  auto p = device::cpu::Decode(*m);
-  ASSERT_TRUE(p.ok()) << p.status();
+  auto [m, p] = MustDecode(text);
+  ASSERT_EQ(p.launch_invariant.size(), p.code.size());
   std::map<uint32_t, bool> by_line;  // PTX line -> launch-invariant
-  for (size_t pc = 0; pc < p->code.size(); ++pc) by_line[p->code[pc].line] = p->launch_invariant[pc] != 0;
+  for (size_t pc = 0; pc < p.code.size(); ++pc) by_line[p.code[pc].line] = p.launch_invariant[pc] != 0;
   const std::map<uint32_t, bool> want = {{7, true},   {8, true},   {9, true},   {10, false},
                                          {11, false}, {12, false}, {13, false}, {14, false}};
   for (const auto& [line, invariant] : want) {
     ASSERT_TRUE(by_line.count(line)) << "no instruction from line " << line;
     EXPECT_EQ(by_line[line], invariant) << "line " << line;
+  }
+}
+
+// Decode's CTA divergence analysis (uniformity.h), read by both tiers: which register slots hold one
+// value for every thread of a CTA. By register name; one kernel with a call beside them.
+std::map<std::string, bool> DivergentByName(const ptx::Module& m, const device::cpu::Program& p, int function) {
+  std::map<std::string, bool> out;
+  for (size_t r = 0; r < m.registers.size(); ++r) {
+    if (m.registers[r].function == function) out[m.registers[r].name] = p.divergent[r] != 0;
+  }
+  return out;
+}
+
+TEST(Uniformity, cta_divergence_follows_data_control_and_calls) {
+  const char* text = R"(.version 7.0
+.target sm_70
+.address_size 64
+.func (.param .b32 ret) f(.param .b32 a)
+{
+  .reg .b32 %fa;
+  ld.param.b32 %fa, [a];
+  st.param.b32 [ret], %fa;
+  ret;
+}
+.visible .entry k(.param .u64 p, .param .u32 n)
+{
+  .reg .pred %p<5>;
+  .reg .b32 %r<20>;
+  .reg .b64 %rd<4>;
+  ld.param.u32 %r1, [n];
+  mov.u32 %r2, %tid.x;
+  mov.u32 %r3, %ctaid.x;
+  add.s32 %r4, %r1, %r3;
+  add.s32 %r5, %r2, 1;
+  setp.lt.u32 %p1, %r2, %r1;
+  @%p1 bra L1;
+  mov.u32 %r6, 7;
+L1:
+  add.s32 %r7, %r4, 2;
+  setp.lt.u32 %p2, %r4, 10;
+  @%p2 bra L2;
+  mov.u32 %r8, 9;
+L2:
+  ld.param.u64 %rd1, [p];
+  ld.global.u32 %r9, [%rd1];
+  mov.u32 %r10, 0;
+L3:
+  add.s32 %r10, %r10, 1;
+  setp.lt.u32 %p3, %r10, %r1;
+  @%p3 bra L3;
+  mov.u32 %r11, 0;
+L4:
+  add.s32 %r11, %r11, 1;
+  setp.lt.u32 %p4, %r11, %r2;
+  @%p4 bra L4;
+  @%p1 mov.u32 %r12, 1;
+  add.s32 %r13, %r7, %r9;
+  ret;
+}
+.visible .entry c(.param .u32 n)
+{
+  .reg .b32 %q<4>;
+  ld.param.u32 %q1, [n];
+  add.s32 %q2, %q1, 1;
+  {
+  .param .b32 a0;
+  st.param.b32 [a0], %q2;
+  .param .b32 r0;
+  call.uni (r0), f, (a0);
+  ld.param.b32 %q3, [r0];
+  }
+  ret;
+}
+)";
+  auto [m, p] = MustDecode(text);
+  ASSERT_EQ(p.divergent.size(), p.slot_count);
+  int k = -1, c = -1;
+  for (size_t i = 0; i < m.functions.size(); ++i) {
+    if (m.functions[i].name == "k") k = static_cast<int>(i);
+    if (m.functions[i].name == "c") c = static_cast<int>(i);
+  }
+  ASSERT_GE(k, 0);
+  ASSERT_GE(c, 0);
+  const std::map<std::string, bool> want = {
+      {"%r1", false},                                   // a kernel parameter
+      {"%r2", true},                                    // %tid.x
+      {"%r3", false},                                   // %ctaid.x: one per CTA
+      {"%r4", false},  {"%r5", true},                   // data flow
+      {"%p1", true},   {"%r6", true},                   // a constant, written on one side of a divergent branch only
+      {"%r7", false},  {"%p2", false}, {"%r8", false},  // after the join; under a uniform branch
+      {"%rd1", false}, {"%r9", true},                   // a load gives each thread its own
+      {"%r10", false}, {"%p3", false},                  // a loop with a uniform trip count
+      {"%r11", true},  {"%p4", true},                   // a loop whose trip count is per thread
+      {"%r12", true},                                   // a guarded write under a divergent guard
+      {"%r13", true},
+  };
+  auto got = DivergentByName(m, p, k);
+  for (const auto& [name, divergent] : want) {
+    ASSERT_TRUE(got.count(name)) << name;
+    EXPECT_EQ(got[name], divergent) << name;
+  }
+  // Not interprocedural: every slot the kernel with a call touches is divergent, and the callee's.
+  for (const auto& [name, divergent] : DivergentByName(m, p, c)) {
+    if (name != "%q0") {
+      EXPECT_TRUE(divergent) << name;
+    }
+  }
+  EXPECT_TRUE(DivergentByName(m, p, 0).at("%fa"));
+  // The special registers by their scope; constants are uniform.
+  EXPECT_TRUE(p.divergent[p.special_base + device::cpu::kLaneId]);
+  EXPECT_FALSE(p.divergent[p.special_base + device::cpu::kCtaidY]);
+  EXPECT_FALSE(p.divergent[p.special_base + device::cpu::kNtidX]);
+  ASSERT_FALSE(p.consts.empty());
+  for (size_t i = 0; i < p.consts.size(); ++i) EXPECT_FALSE(p.divergent[p.const_base + i]);
+}
+
+// The analysis's work is bounded (kMaxDivergenceWork): N branches on a per-thread value, each to the
+// end, cost about N^2 (each branch's region runs to the end). Past the bound every register is
+// divergent, which only costs speed; below it a parameter read first stays uniform.
+TEST(Uniformity, the_analysis_is_bounded_and_past_its_bound_every_register_is_divergent) {
+  auto module = [](int branches) {
+    std::string t = ".version 7.0\n.target sm_70\n.address_size 64\n.visible .entry big(.param .u32 n)\n{\n";
+    t += "  .reg .pred %p<2>;\n  .reg .b32 %r<4>;\n  ld.param.u32 %r1, [n];\n  mov.u32 %r2, %tid.x;\n";
+    t += "  setp.lt.u32 %p1, %r2, %r1;\n";
+    for (int i = 0; i < branches; ++i) t += "  @%p1 bra END;\n  add.s32 %r3, %r3, 1;\n";
+    return t + "END:\n  ret;\n}\n";
+  };
+  uint64_t past = 1;
+  while (past * past <= 2 * device::cpu::kMaxDivergenceWork) past *= 2;
+  for (uint64_t branches : {uint64_t{100}, past}) {
+    auto [m, p] = MustDecode(module(static_cast<int>(branches)));
+    ASSERT_EQ(p.divergent.size(), p.slot_count);
+    auto got = DivergentByName(m, p, 0);
+    EXPECT_EQ(got.at("%r1"), branches != 100) << branches << " branches";
+    EXPECT_TRUE(got.at("%r3"));
+    EXPECT_FALSE(p.divergent[p.special_base + device::cpu::kNtidX]);  // the specials keep their scope
   }
 }
 

@@ -243,7 +243,8 @@ class CpuContext final : public Context, public std::enable_shared_from_this<Cpu
     std::vector<MemoryView::Region> regions;
     std::vector<std::shared_ptr<uint8_t>> storage;
     // The module's variables and its decoded code live as long as the module.
-    uint64_t held = program.code.size() * sizeof(program.code[0]);
+    uint64_t held = program.code.size() * sizeof(program.code[0]) + program.launch_invariant.size() +
+                    program.divergent.size();  // and what Decode found about it (uniformity.h)
     for (const GlobalVariable& g : program.globals) held += g.size;
     GPUWASM_ASSIGN_OR_RETURN(std::unique_ptr<Charge> charge,
                              ChargeHost(held, "the module (its .global and .const variables and decoded code)"));

@@ -253,7 +253,8 @@ class CtaExec {
   }
 
   // Whether `in` computes one value for every thread: an instruction that depends only on its
-  // source registers, each of which holds one value for every thread.
+  // source registers, each of which holds one value for every thread (Program::divergent; the CTA
+  // is converged and outside any if-region, so every thread holds it).
   bool SourcesUniform(const Inst& in) const;
 
   // Runs `in` for thread 0 only and copies its results to every thread (SourcesUniform(in)).
@@ -410,11 +411,6 @@ class CtaExec {
   // Per instruction: a launch-invariant one that already ran CTA-wide in this launch (its
   // registers hold the values every later CTA would compute again).
   std::vector<uint8_t> invariant_done_;
-  // Per slot: every thread of the CTA holds the same value in it, kept while the CTA runs
-  // converged (a uniform instruction then runs once and its result is copied); reset to
-  // uniform_base_ (constants, the CTA's shape and position, launch-invariant results) when the
-  // warps take over.
-  std::vector<uint8_t> uniform_, uniform_base_;
   // Native code: per thread the block it waits for; per block how many threads wait for it.
   std::vector<uint32_t> native_next_, native_count_;
   std::vector<uint8_t> native_ahead_off_;  // NativeCtx::ahead_off, for this launch

@@ -36,12 +36,12 @@ Status LaunchRun::status() const {
 uint64_t CtaScratchBytes(const Program& p, const LaunchConfig& config) {
   const uint64_t threads = config.block.count();
   const uint64_t lanes = (threads + 31) / 32 * 32;
-  return lanes * p.slot_count * sizeof(uint64_t)                         // registers
-         + p.static_shared_bytes + config.shared_bytes + 16              // shared memory
-         + lanes * p.local_bytes + 16                                    // local memory
-         + lanes * (1 + kMaxCallDepth * sizeof(Frame))                   // call depth and frames
-         + p.code.size() * (sizeof(MemoryView::Region) + 1)              // per-instruction state
-         + uint64_t{p.slot_count} * 2 + threads * 2 * sizeof(uint32_t);  // uniformity, native next[]
+  return lanes * p.slot_count * sizeof(uint64_t)             // registers
+         + p.static_shared_bytes + config.shared_bytes + 16  // shared memory
+         + lanes * p.local_bytes + 16                        // local memory
+         + lanes * (1 + kMaxCallDepth * sizeof(Frame))       // call depth and frames
+         + p.code.size() * (sizeof(MemoryView::Region) + 1)  // per-instruction state
+         + threads * 2 * sizeof(uint32_t);                   // native next[]
 }
 
 bool LaunchRun::CheckStop(const std::string& kernel) {

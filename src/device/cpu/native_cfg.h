@@ -1,6 +1,6 @@
 // The control-flow graph native code is written from (internal to src/device/cpu/): a kernel's
-// reachable instructions cut into basic blocks, each block's successors, and which register slots
-// hold one value for every thread of the CTA (a static divergence analysis). The C writer
+// reachable instructions cut into basic blocks and each block's successors. Which register slots
+// hold one value for every thread of the CTA is Decode's (uniformity.h). The C writer
 // (native_writer.cc) decides which instructions it writes as C; every other one is a block of its own.
 #pragma once
 
@@ -13,6 +13,7 @@
 
 #include "common/status.h"
 #include "device/cpu/program.h"
+#include "device/cpu/uniformity.h"
 
 namespace gpuwasm::device::cpu {
 
@@ -30,11 +31,6 @@ struct KernelCfg {
   static Result<KernelCfg> Build(const Program& p, const KernelEntry& k,
                                  const std::function<bool(const Inst&, uint32_t)>& writes_as_c);
 
-  // bar.warp.sync ends a block too: the block runs thread after thread, so the threads of a warp
-  // only see each other's shared-memory stores from before a __syncwarp() in the next block.
-  // (A .func's ret is a host block: where it goes is the caller's.)
-  static bool IsTerminator(Op op) { return op == Op::kBra || op == Op::kBar || op == Op::kWarpSync || op == Op::kExit; }
-
   // One past the block's last instruction (its terminator, or where the next block starts).
   uint32_t BlockEnd(uint32_t b) const { return ends[b]; }
 
@@ -42,36 +38,25 @@ struct KernelCfg {
     return static_cast<uint32_t>(std::lower_bound(starts.begin(), starts.end(), pc) - starts.begin());
   }
 
-  bool IsUniform(uint32_t slot) const { return !divergent[slot]; }
+  // One value for every thread of the CTA wherever the slot is read (Program::divergent). In a
+  // kernel with calls native code treats no slot as uniform (the analysis is not interprocedural).
+  bool IsUniform(uint32_t slot) const { return !has_calls && !p_->divergent[slot]; }
 
-  // The register slots `in` reads and writes. A guarded write keeps the old value where the guard
-  // is false: it reads its destination too. A store reads its values (kept in d[]).
-  void ReadsWrites(const Inst& in, std::vector<uint32_t>& reads, std::vector<uint32_t>& writes) const;
-
-  // Per block, its immediate post-dominator (kExit: only the virtual exit).
-  std::vector<uint32_t> ImmediatePostDominators() const;
-
-  // Blocks reachable from `b`'s successors without passing `stop`.
-  std::vector<uint32_t> Region(uint32_t b, uint32_t stop) const;
+  // ReadsWrites (uniformity.h) over this CFG's program.
+  void ReadsWrites(const Inst& in, std::vector<uint32_t>& reads, std::vector<uint32_t>& writes) const {
+    cpu::ReadsWrites(*p_, in, reads, writes);
+  }
 
   std::vector<uint32_t> starts, ends;       // per block: its first instruction, one past its last
   std::set<uint32_t> seen;                  // the reachable instructions
   std::vector<std::vector<uint32_t>> succ;  // per block: its successors (kExit: the virtual exit)
   std::set<uint32_t> host;                  // pcs of host blocks
   bool has_calls = false;
-  std::vector<uint8_t> divergent;  // per slot: may differ between the CTA's threads
 
  private:
   // The instructions reachable from the entry, cut into blocks at branch targets and after
   // branches, barriers and exits; each block's successors.
   Status FindBlocks(const std::function<bool(const Inst&, uint32_t)>& writes_as_c);
-
-  // Which slots hold one value for every thread of the CTA wherever they are read (a static
-  // divergence analysis). Thread-dependent values start at %tid, %laneid, %warpid, the lane
-  // masks and memory loads; they flow through data, and through control: a slot written in the
-  // blocks between a branch on a thread-dependent value and the point all its paths meet again
-  // (the branch's immediate post-dominator) differs between threads that took different paths.
-  void FindUniform();
 
   const Program* p_ = nullptr;
   const KernelEntry* k_ = nullptr;

@@ -393,7 +393,7 @@ class Translator {
       const bool guard_uniform = all_ && in.guard != kNoSlot && cfg_.IsUniform(in.guard);
       std::string guard;
       if (in.guard != kNoSlot) guard = std::string(in.guard_negated ? "!" : "") + "(" + R(in.guard) + " & 1)";
-      if (KernelCfg::IsTerminator(in.op)) {
+      if (IsTerminator(in.op)) {
         const uint32_t fall = pc + 1 < p_.code.size() ? cfg_.BlockOf(pc + 1) : 0;
         std::string taken_all, taken_thread;
         if (in.op == Op::kBra) {
@@ -737,7 +737,7 @@ class Translator {
     const uint32_t fend = cfg_.BlockEnd(f);
     if (fend - cfg_.starts[f] > 64 || cfg_.host.count(cfg_.starts[f])) return false;
     const Inst& last = p_.code[fend - 1];
-    if (KernelCfg::IsTerminator(last.op)) {
+    if (IsTerminator(last.op)) {
       if (last.op != Op::kBra || last.guard != kNoSlot || last.target != bra.target) return false;
     } else if (cfg_.BlockOf(fend) != j) {
       return false;

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "device/cpu/uniformity.h"
+
 namespace gpuwasm::device::cpu {
 
 using ptx::Operand;
@@ -1835,84 +1837,11 @@ class Decoder {
 
 }  // namespace
 
-namespace {
-
-// Instructions whose operands are all launch-invariant and whose results go to registers no other
-// instruction (or call) writes: then every thread of every CTA computes the same values.
-std::vector<uint8_t> LaunchInvariant(const Program& p) {
-  std::vector<uint32_t> defs(p.slot_count, 0);
-  for (const Inst& in : p.code) {
-    for (uint32_t d : in.d) {
-      if (d != kNoSlot && d < defs.size()) ++defs[d];
-    }
-  }
-  for (const CallSite& cs : p.calls) {
-    for (uint32_t d : cs.param_slots) ++defs[d];
-    for (uint32_t d : cs.result_slots) ++defs[d];
-  }
-  std::vector<uint8_t> slot(p.slot_count, 0);
-  for (uint32_t c = 0; c < p.consts.size(); ++c) slot[p.const_base + c] = 1;
-  for (uint32_t sp = 0; sp < kSpecialCount; ++sp) {
-    if (SpecialScope(sp) == Scope::kLaunch) slot[p.special_base + sp] = 1;
-  }
-  auto pure = [](Op op) {
-    switch (op) {
-      case Op::kNop:
-      case Op::kLd:
-      case Op::kSt:
-      case Op::kAtom:
-      case Op::kShfl:
-      case Op::kVote:
-      case Op::kActivemask:
-      case Op::kClock:
-      case Op::kTrap:
-      case Op::kBra:
-      case Op::kCall:
-      case Op::kRet:
-      case Op::kExit:
-      case Op::kBar:
-      case Op::kWarpSync:
-      case Op::kRedux:
-      case Op::kMatch:
-      case Op::kCpAsync: return false;
-      default: return true;  // register-to-register arithmetic, conversions, ld.param of the kernel
-    }
-  };
-  std::vector<uint8_t> inv(p.code.size(), 0);
-  // Passes in program order: nvcc defines before use in straight-line code, so one pass finds
-  // nearly all; at most four keep the cost linear for any input (an unmarked instruction is only
-  // a missed optimisation).
-  bool changed = true;
-  for (int pass = 0; pass < 4 && changed; ++pass) {
-    changed = false;
-    for (size_t pc = 0; pc < p.code.size(); ++pc) {
-      const Inst& in = p.code[pc];
-      if (inv[pc] || !pure(in.op) || in.guard != kNoSlot) continue;
-      bool ok = true;
-      for (uint32_t s : in.s) ok = ok && (s == kNoSlot || (s < slot.size() && slot[s]));
-      bool any_dst = false;
-      for (uint32_t d : in.d) {
-        if (d == kNoSlot) continue;
-        any_dst = true;
-        ok = ok && d < defs.size() && defs[d] == 1;
-      }
-      if (!ok || !any_dst) continue;
-      inv[pc] = 1;
-      for (uint32_t d : in.d) {
-        if (d != kNoSlot) slot[d] = 1;
-      }
-      changed = true;
-    }
-  }
-  return inv;
-}
-
-}  // namespace
-
 Result<Program> Decode(const ptx::Module& module) {
   Decoder d(module);
   GPUWASM_ASSIGN_OR_RETURN(Program p, d.Run());
   p.launch_invariant = LaunchInvariant(p);
+  p.divergent = CtaDivergent(p);
   for (KernelEntry& k : p.kernels) k.signature.static_shared_bytes = p.static_shared_bytes;
   // The dynamic shared base is only known once all static shared variables are laid out.
   for (uint64_t& c : p.consts) {

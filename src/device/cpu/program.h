@@ -292,9 +292,8 @@ enum Special : uint32_t {
   kSpecialCount,
 };
 
-// Over which threads a special register holds one value: the seeds of every uniformity analysis
-// (launch-invariant instructions in Decode, the interpreter's uniform slots, native code's
-// divergence analysis), defined once here.
+// Over which threads a special register holds one value: the seeds of the uniformity analyses
+// (uniformity.h: launch-invariant instructions, CTA-divergent registers), defined once here.
 enum class Scope : uint8_t {
   kThread,  // each thread its own (%tid, %laneid, %warpid, the lane masks)
   kCta,     // one per CTA (%ctaid, %smid)
@@ -342,10 +341,14 @@ struct Program {
   uint32_t local_bytes = 0;             // per-thread local frame
   std::vector<GlobalVariable> globals;  // .global/.const variables to allocate at load
   size_t max_call_depth = 0;
-  // Per instruction: its result is the same for every thread of every CTA of a launch (computed
+  // Which values the threads share (uniformity.h), computed once by Decode:
+  // per instruction, its result is the same for every thread of every CTA of a launch (computed
   // only from kernel parameters, constants and the launch's shape, into registers nothing else
-  // writes). A CTA-wide executor may compute it once per launch.
+  // writes): a CTA-wide executor may compute it once per launch;
   std::vector<uint8_t> launch_invariant;
+  // per slot, it may hold different values for the threads of one CTA where it is read: a slot
+  // marked 0 holds one value for every thread of the CTA wherever a thread reads it.
+  std::vector<uint8_t> divergent;
 
   const KernelEntry* FindKernel(std::string_view name) const;
 };

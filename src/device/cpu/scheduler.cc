@@ -1,5 +1,6 @@
 // The CTA executor's schedulers (cta_exec.h): CTA-wide, per warp, and native code's host side.
 #include "device/cpu/cta_exec.h"
+#include "device/cpu/uniformity.h"
 
 namespace gpuwasm::device::cpu {
 
@@ -20,12 +21,6 @@ CtaExec::CtaExec(LaunchRun& run, const Program& p, const KernelEntry& k)
   warps_.resize(nwarps_);
   inst_region_.resize(p.code.size());
   invariant_done_.assign(p.code.size(), 0);
-  uniform_base_.assign(slots_, 0);
-  for (size_t c = 0; c < p.consts.size(); ++c) uniform_base_[p.const_base + c] = 1;
-  for (uint32_t s = 0; s < kSpecialCount; ++s) {
-    if (SpecialScope(s) != Scope::kThread) uniform_base_[p.special_base + s] = 1;
-  }
-  uniform_ = uniform_base_;
   active_.assign(nwarps_, kFull);
   pending_.assign(nwarps_, 0);
   exec_.assign(nwarps_, kFull);
@@ -302,7 +297,6 @@ uint8_t* CtaExec::NativeAddress(NativeCtx* c, uint32_t pc, uint32_t space, uint6
 }
 
 void CtaExec::Diverge(uint32_t pc) {
-  uniform_ = uniform_base_;  // the warps write registers without keeping track
   for (uint32_t w = 0; w < nwarps_; ++w) {
     Warp& wp = warps_[w];
     for (uint32_t l = 0; l < 32; ++l) wp.pc[l] = (pending_[w] >> l & 1) ? region_end_ : pc;
@@ -342,7 +336,9 @@ CtaExec::Converged CtaExec::RunConverged(uint32_t& pc) {
     if (in.guard != kNoSlot) {
       const uint64_t* g = R + static_cast<size_t>(in.guard) * stride_;
       bool any = false;
-      if (uniform_[in.guard]) {  // one value for every thread: it selects all of them or none
+      // One value for every thread (Program::divergent): it selects all of them or none. Not in an
+      // if-region: thread 0 may be one that waits at its end, with an older value.
+      if (!in_region && !p_.divergent[in.guard]) {
         const bool taken = ((g[0] & 1) != 0) != in.guard_negated;
         for (uint32_t w = 0; w < nwarps_; ++w) {
           exec_[w] = taken ? active_[w] : 0u;
@@ -428,19 +424,13 @@ CtaExec::Converged CtaExec::RunConverged(uint32_t& pc) {
           ok = ExecuteUniform(in, R);
         } else {
           ok = ExecuteConverged(in, R, exec, dense);
-          for (uint32_t d : in.d) {
-            if (d != kNoSlot) uniform_[d] = 0;
-          }
         }
         if (!ok) {
           run_.AddInstructions(insts);
           return Converged::kFailed;
         }
         if (invariant && !in_region) {
-          invariant_done_[pc] = 1;
-          for (uint32_t d : in.d) {  // the values stay in every thread's registers for later CTAs
-            if (d != kNoSlot) uniform_base_[d] = uniform_[d];
-          }
+          invariant_done_[pc] = 1;  // the values stay in every thread's registers for later CTAs
         }
       }
     }
@@ -449,24 +439,10 @@ CtaExec::Converged CtaExec::RunConverged(uint32_t& pc) {
 }
 
 bool CtaExec::SourcesUniform(const Inst& in) const {
-  switch (in.op) {
-    case Op::kLd:
-    case Op::kSt:
-    case Op::kAtom:
-    case Op::kShfl:
-    case Op::kVote:
-    case Op::kActivemask:
-    case Op::kClock:
-    case Op::kNop:
-    case Op::kWarpSync:
-    case Op::kRedux:
-    case Op::kMatch:
-    case Op::kCpAsync: return false;
-    default: break;
-  }
+  if (!ComputesFromSources(in.op)) return false;
   if (in.d[0] == kNoSlot) return false;
   for (uint32_t s : in.s) {
-    if (s != kNoSlot && !uniform_[s]) return false;
+    if (s != kNoSlot && p_.divergent[s]) return false;
   }
   return true;
 }
@@ -477,7 +453,6 @@ bool CtaExec::ExecuteUniform(const Inst& in, uint64_t* R) {
     if (d == kNoSlot) continue;
     uint64_t* r = R + static_cast<size_t>(d) * stride_;
     std::fill(r + 1, r + threads_, r[0]);
-    uniform_[d] = 1;
   }
   return true;
 }
