@@ -2,8 +2,11 @@
 // that a kernel the translation or the compiler cannot handle still runs, interpreted, with the
 // reason kept. Results of native code are checked against the C++ references by the corpus
 // (Corpus/*+native) and the fault tests (Tier/Faults.*/native).
+#include "device/cpu/native.h"
+
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 #include <thread>
 
@@ -323,6 +326,144 @@ TEST(NativeCode, warp_shuffles_and_atomics_run_in_native_code_as_host_blocks) {
   EXPECT_TRUE(device::cpu::LastLaunchWasNative(h.stream()));
   EXPECT_EQ(h.Download<int>(ptotal, 1)[0], 256);
   for (int w : h.Download<int>(pwarp, n / 32)) EXPECT_EQ(w, 32);
+}
+
+// Every atomic the C writer covers (32- and 64-bit, shared and global; native_writer.cc Atomic),
+// one instruction per case: each thread on its own slot, so the old and new values are exact,
+// and the same in both tiers. Then all threads on one slot per space, and a misaligned atomic.
+std::string AtomicsPtx(const std::vector<std::pair<std::string, std::string>>& cases, bool misaligned) {
+  std::string t = ".version 7.8\n.target sm_90\n.address_size 64\n";
+  t += ".visible .entry atoms(.param .u64 out, .param .u64 gmem, .param .u64 total)\n{\n";
+  t += "  .reg .pred %p<2>;\n  .reg .b32 %r<20>;\n  .reg .b64 %rd<20>;\n  .reg .f32 %f<4>;\n  .reg .f64 %fd<4>;\n";
+  t += "  .shared .align 8 .b8 sh[2056];\n";
+  t += "  ld.param.u64 %rd1, [out];\n  ld.param.u64 %rd2, [gmem];\n  ld.param.u64 %rd14, [total];\n";
+  t += "  mov.u32 %r1, %tid.x;\n  mov.u32 %r2, %ctaid.x;\n  mov.u32 %r3, %ntid.x;\n";
+  t += "  mad.lo.s32 %r4, %r2, %r3, %r1;\n";                                                 // i: the thread's index
+  t += "  mad.lo.s32 %r5, %r1, 5, 3;\n";                                                     // init = 5t + 3
+  t += "  mul.lo.s32 %r6, %r1, 7;\n  xor.b32 %r6, %r6, 13;\n";                               // b = 7t ^ 13
+  t += "  mul.lo.s32 %r7, %r1, -3;\n  add.s32 %r7, %r7, 50;\n";                              // sb = 50 - 3t (signed)
+  t += "  add.s32 %r8, %r1, 100;\n";                                                         // c = t + 100
+  t += "  cvt.u64.u32 %rd3, %r5;\n  shl.b64 %rd4, %rd3, 33;\n  or.b64 %rd4, %rd4, %rd3;\n";  // init64
+  t += "  cvt.s64.s32 %rd5, %r7;\n  shl.b64 %rd6, %rd5, 20;\n";                              // sb64
+  t += "  cvt.u64.u32 %rd15, %r6;\n  shl.b64 %rd16, %rd15, 33;\n  or.b64 %rd16, %rd16, %rd15;\n";  // b64
+  t += "  cvt.rn.f32.u32 %f1, %r5;\n  cvt.rn.f32.s32 %f2, %r7;\n  mul.f32 %f2, %f2, 0f3F000000;\n";
+  t += "  cvt.rn.f64.u32 %fd1, %r5;\n  cvt.rn.f64.s32 %fd2, %r7;\n";
+  t += "  mul.wide.u32 %rd7, %r1, 8;\n  mov.u64 %rd8, sh;\n  add.s64 %rd8, %rd8, %rd7;\n";          // the shared slot
+  t += "  mul.wide.u32 %rd9, %r4, 8;\n  add.s64 %rd10, %rd2, %rd9;\n";                              // the global slot
+  t += "  mul.wide.u32 %rd11, %r4, 16;\n  add.s64 %rd11, %rd1, %rd11;\n";                           // out: 2 x 8 bytes
+  t += "  mov.u32 %r9, %nctaid.x;\n  mul.lo.s32 %r9, %r9, %r3;\n  mul.wide.u32 %rd12, %r9, 16;\n";  // a case's stride
+  for (const auto& [space, form] : cases) {                                                         // form: op.type
+    const std::string type = form.substr(form.find('.') + 1);
+    const bool wide = type == "u64" || type == "s64" || type == "b64" || type == "f64";
+    const std::string addr = space == "shared" ? "%rd8" : "%rd10";
+    std::string init = "%r5", b = type == "s32" ? "%r7" : "%r6", c = "%r8", old = "%r10", now = "%r11";
+    if (wide) init = "%rd4", b = type == "s64" ? "%rd6" : "%rd16", c = "%rd3", old = "%rd13", now = "%rd17";
+    if (type == "f32") init = "%f1", b = "%f2", old = "%f3", now = "%f3";
+    if (type == "f64") init = "%fd1", b = "%fd2", old = "%fd3", now = "%fd3";
+    const std::string bits = wide ? "b64" : "b32";
+    t += "  st." + space + "." + (type[0] == 'f' ? type : bits) + " [" + addr + "], " + init + ";\n";
+    t += "  atom." + space + "." + form + " " + old + ", [" + addr + "], " + b +
+         (form.rfind("cas", 0) == 0 ? ", " + c : "") + ";\n";
+    if (type == "f32") t += "  mov.b32 %r10, %f3;\n", old = "%r10";
+    if (type == "f64") t += "  mov.b64 %rd13, %fd3;\n", old = "%rd13";
+    if (!wide) t += "  cvt.u64.u32 %rd18, " + old + ";\n", old = "%rd18";
+    t += "  st.global.b64 [%rd11], " + old + ";\n";
+    t += "  ld." + space + "." + bits + " " + (wide ? "%rd17" : "%r11") + ", [" + addr + "];\n";
+    (void)now;
+    if (!wide) t += "  cvt.u64.u32 %rd19, %r11;\n  st.global.b64 [%rd11+8], %rd19;\n";
+    if (wide) t += "  st.global.b64 [%rd11+8], %rd17;\n";
+    t += "  add.s64 %rd11, %rd11, %rd12;\n";
+  }
+  // Every thread on one slot: shared (then written out by thread 0), and global.
+  t += "  mov.u64 %rd8, sh;\n  setp.eq.u32 %p1, %r1, 0;\n  @%p1 st.shared.u32 [%rd8+2048], 0;\n  bar.sync 0;\n";
+  t += "  atom.shared.add.u32 %r12, [%rd8+2048], %r5;\n  bar.sync 0;\n";
+  t += "  @%p1 ld.shared.u32 %r13, [%rd8+2048];\n  @%p1 atom.global.add.u32 %r14, [%rd14], %r13;\n";
+  t += "  atom.global.max.s32 %r15, [%rd14+4], %r7;\n  atom.global.add.f32 %f3, [%rd14+8], %f1;\n";
+  if (misaligned) t += "  atom.global.add.u32 %r16, [%rd10+2], 1;\n";
+  return t + "  ret;\n}\n";
+}
+
+TEST(NativeCode, atomics_run_as_c_with_the_interpreters_results_and_faults) {
+  std::vector<std::pair<std::string, std::string>> cases;
+  for (const char* space : {"shared", "global"}) {
+    for (const char* form :
+         {"add.u32", "min.u32",  "max.u32", "inc.u32", "dec.u32", "and.b32", "or.b32",  "xor.b32", "exch.b32",
+          "cas.b32", "add.s32",  "min.s32", "max.s32", "add.u64", "min.u64", "max.u64", "and.b64", "or.b64",
+          "xor.b64", "exch.b64", "cas.b64", "min.s64", "max.s64", "add.f32", "add.f64"}) {
+      cases.emplace_back(space, form);
+    }
+  }
+  const unsigned ctas = 3, threads = 256, n = ctas * threads;
+  const std::string text = AtomicsPtx(cases, /*misaligned=*/false);
+  // The translation writes them as C: no host block in the kernel.
+  {
+    auto m = ptx::Parse(text);
+    ASSERT_TRUE(m.ok()) << m.status();
+    auto p = device::cpu::Decode(*m);
+    ASSERT_TRUE(p.ok()) << p.status();
+    auto src = device::cpu::TranslateKernel(*p, p->kernels[0]);
+    ASSERT_TRUE(src.ok()) << src.status();
+    size_t atoms = 0;
+    for (const auto& in : p->code) atoms += in.op == device::cpu::Op::kAtom;
+    EXPECT_EQ(atoms, cases.size() + 4);
+    for (size_t at = src->c.find("host_exec(c, "); at != std::string::npos; at = src->c.find("host_exec(c, ", at + 1)) {
+      const auto pc = std::stoul(src->c.substr(at + 13));
+      ASSERT_LT(pc, p->code.size());
+      EXPECT_NE(p->code[pc].op, device::cpu::Op::kAtom) << "PTX line " << p->code[pc].line << " is a host block";
+    }
+  }
+  auto interp = device::cpu::CreateCpuDevice({.native = NativeMode::kOff});
+  std::vector<uint64_t> out[2];
+  std::vector<uint32_t> total[2];
+  for (int native = 0; native < 2; ++native) {
+    KernelHarness h(native ? KernelHarness::SharedNativeCpuDevice() : interp);
+    auto mod = h.LoadText(text);
+    ASSERT_TRUE(mod.ok()) << mod.status();
+    auto k = (*mod)->GetKernel("atoms");
+    ASSERT_TRUE(k.ok()) << k.status();
+    auto pout = h.Zeros<uint64_t>(2 * n * cases.size()), pg = h.Zeros<uint64_t>(n), pt = h.Zeros<uint32_t>(3);
+    ASSERT_TRUE(h.Run(**k, {ctas}, {threads}, Params((*k)->signature()).Add(pout).Add(pg).Add(pt).Build()).ok());
+    EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), native == 1);
+    out[native] = h.Download<uint64_t>(pout, 2 * n * cases.size());
+    total[native] = h.Download<uint32_t>(pt, 3);
+  }
+  for (size_t c = 0; c < cases.size(); ++c) {
+    for (unsigned i = 0; i < n; ++i) {
+      const size_t at = (c * n + i) * 2;
+      ASSERT_EQ(out[1][at], out[0][at]) << cases[c].first << " " << cases[c].second << " thread " << i << " old";
+      ASSERT_EQ(out[1][at + 1], out[0][at + 1]) << cases[c].first << " " << cases[c].second << " thread " << i;
+    }
+  }
+  // A few values against the ISA: add.u32 on the shared slot of thread 5 (init 28, b 7*5^13 = 46).
+  EXPECT_EQ(out[0][(0 * n + 5) * 2], 28u);
+  EXPECT_EQ(out[0][(0 * n + 5) * 2 + 1], 74u);
+  // cas.b32 (case 9): init 28 != b 46, so memory keeps 28.
+  EXPECT_EQ(out[0][(9 * n + 5) * 2 + 1], 28u);
+  uint32_t sum = 0;
+  for (unsigned t = 0; t < threads; ++t) sum += 5 * t + 3;
+  for (int native = 0; native < 2; ++native) {
+    EXPECT_EQ(total[native][0], ctas * sum) << native;
+    EXPECT_EQ(static_cast<int32_t>(total[native][1]), 50) << native;  // max of 50 - 3t
+    float f;
+    std::memcpy(&f, &total[native][2], 4);
+    EXPECT_EQ(f, static_cast<float>(ctas * sum)) << native;  // exact: every partial sum is an integer below 2^24
+  }
+  // A misaligned atomic faults alike in both tiers.
+  std::string fault[2];
+  for (int native = 0; native < 2; ++native) {
+    KernelHarness h(native ? KernelHarness::SharedNativeCpuDevice() : interp);
+    auto mod = h.LoadText(AtomicsPtx({{"global", "add.u32"}}, /*misaligned=*/true));
+    ASSERT_TRUE(mod.ok()) << mod.status();
+    auto k = (*mod)->GetKernel("atoms");
+    ASSERT_TRUE(k.ok());
+    auto pout = h.Zeros<uint64_t>(2 * threads), pg = h.Zeros<uint64_t>(threads), pt = h.Zeros<uint32_t>(3);
+    Status st = h.Run(**k, {1}, {threads}, Params((*k)->signature()).Add(pout).Add(pg).Add(pt).Build());
+    EXPECT_FALSE(st.ok());
+    EXPECT_NE(st.message().find("misaligned atomic at 0x"), std::string::npos) << st;
+    fault[native] = st.message().substr(0, st.message().find("0x"));  // (each context has its addresses)
+  }
+  EXPECT_EQ(fault[0], fault[1]);
+  EXPECT_NE(fault[0].find("(PTX line "), std::string::npos) << fault[0];
 }
 
 TEST(NativeCode, a_kernel_with_calls_runs_in_native_code) {

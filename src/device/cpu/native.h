@@ -16,12 +16,12 @@
 // reaches the C source: it holds only numbers (slots, offsets, immediates) the translator wrote.
 //
 // Instructions the C writer covers (integer and predicate arithmetic, f32/f64 add, sub, mul and
-// fma rounding to nearest, comparisons, moves, loads and stores, branches, bar.sync, exit) become
-// C. Every other one (warp-level instructions, atomics, calls and .func returns, the rest of the
-// arithmetic) is a host block: a block of that one instruction, which the executor runs through
-// NativeCtx::host_exec with the interpreter's semantics, warp by warp, for the threads waiting
-// for it (so a warp's lanes meet there as in the interpreter). Only trap and warp-synchronous
-// volatile shared-memory code keep a kernel interpreted.
+// fma rounding to nearest, comparisons, moves, loads and stores, 32- and 64-bit global and shared
+// atomics, branches, bar.sync, exit) become C. Every other one (warp-level instructions, other
+// atomics, calls and .func returns, the rest of the arithmetic) is a host block: a block of that
+// one instruction, which the executor runs through NativeCtx::host_exec with the interpreter's
+// semantics, warp by warp, for the threads waiting for it (so a warp's lanes meet there as in the
+// interpreter). Only trap and warp-synchronous volatile shared-memory code keep a kernel interpreted.
 //
 // Thread-safety: NativeCode is immutable once loaded; the cache is internally synchronised.
 #pragma once
@@ -56,8 +56,8 @@
     const uint8_t* params;                                                                             \
     uint64_t params_size;                                                                              \
     struct gw_region* regions; /* per instruction: the global region its last access hit */            \
-    /* Host address for an access the fast path does not cover (space: Mem, or 4 for a kernel          \
-       parameter); NULL after it faulted the launch. */                                                \
+    /* Host address for an access the fast path does not cover (space: Mem, 4 for a kernel             \
+       parameter, 5 to fault a misaligned atomic); NULL after it faulted the launch. */                \
     uint8_t* (*address)(struct gw_ctx * c, uint32_t pc, uint32_t space, uint64_t addr, uint32_t bytes, \
                         uint32_t thread, int store);                                                   \
     void* host;                                                                                        \
@@ -91,6 +91,8 @@ inline constexpr const char* kNativeCtxC = GPUWASM_NATIVE_TEXT(GPUWASM_NATIVE_CT
 inline constexpr uint32_t kNativeWait = 0x80000000u;
 inline constexpr uint32_t kNativeExited = 0x7fffffffu;
 inline constexpr uint32_t kNativeApart = 0xffffffffu;  // NativeCtx::go: next[] was written
+// NativeCtx::address's spaces beyond Mem: a kernel parameter; a misaligned atomic (it faults).
+inline constexpr uint32_t kNativeParamSpace = 4, kNativeMisalignedAtomic = 5;
 
 // A block function: 0, or 1 when an access faulted (the launch has failed).
 using NativeBlockFn = int (*)(NativeCtx*);

@@ -23,7 +23,7 @@ const std::string kExitedC = std::to_string(kNativeExited) + "u";
 const std::string kApartC = std::to_string(kNativeApart) + "u";
 
 // Bump with any change to what the translation emits.
-constexpr const char* kNativeVersion = "gpuwasm-native-5";
+constexpr const char* kNativeVersion = "gpuwasm-native-6";
 
 // What every generated source starts with: the C of NativeCtx (native.h), then helpers.
 const std::string kPrelude =
@@ -207,6 +207,7 @@ class Translator {
       case Op::kShl:
       case Op::kShr:
       case Op::kFma:
+      case Op::kAtom:
       case Op::kBra:
       case Op::kBar:
       case Op::kWarpSync:
@@ -449,7 +450,7 @@ class Translator {
       }
       std::vector<uint32_t> reads, writes;
       cfg_.ReadsWrites(in, reads, writes);
-      bool uniform = all_ && in.op != Op::kSt && in.op != Op::kLd && !writes.empty();
+      bool uniform = all_ && in.op != Op::kSt && in.op != Op::kLd && in.op != Op::kAtom && !writes.empty();
       for (uint32_t w : writes) uniform = uniform && cfg_.IsUniform(w);
       if (uniform) {  // computed once, into new versions of its destinations
         GPUWASM_ASSIGN_OR_RETURN(std::string stmt, Statement(in, pc, temp));
@@ -574,7 +575,7 @@ class Translator {
     for (const ThreadItem& it : items) {
       const Inst& in = p_.code[it.pc];
       if (it.in_region && from_load(skip_slot)) return false;
-      if (in.op == Op::kLdKParam) return false;
+      if (in.op == Op::kLdKParam || in.op == Op::kAtom) return false;  // (an atomic changes memory in both passes)
       cfg_.ReadsWrites(in, reads, writes);
       bool depends = from_load(in.guard);
       for (uint32_t r : reads) depends = depends || from_load(r);
@@ -820,7 +821,7 @@ class Translator {
         if (in.offset < 0) return Unsupported(in, "negative parameter offset");
         const std::string off = std::to_string(in.offset), sz = std::to_string(size);
         std::string s = "{ uint64_t v = 0; if (" + off + "ull + " + sz + " > c->params_size) { c->address(c, " +
-                        std::to_string(pc) + "u, 4u, " + off + "ull, " + sz +
+                        std::to_string(pc) + "u, " + std::to_string(kNativeParamSpace) + "u, " + off + "ull, " + sz +
                         "u, 0, 0); return 1; } memcpy(&v, c->params + " + off + ", " + sz + ");";
         if (ptx::IsSigned(t) && size < 8) {
           const std::string sh = std::to_string(64 - 8 * size);
@@ -880,6 +881,7 @@ class Translator {
         if (Bits(st) == 16) e = "((" + e + ") & 0xffffffffull)";
         return d() + " = " + e + ";";
       }
+      case Op::kAtom: return Atomic(in, pc, d());
       case Op::kSetp: return Setp(in, d(0), (in.flags & kDualDst) ? d(1) : std::string());
       case Op::kSelp: {
         const bool neg = in.flags & kNegPred3;
@@ -910,6 +912,59 @@ class Translator {
 
   // A C expression of the register as the instruction's type T (sign- or zero-extended).
   std::string As(Type t, uint32_t slot) { return std::string("(") + CType(t) + ")" + R(slot); }
+
+  // atom and red on 32- and 64-bit global or shared memory, as CtaExec::Atomic: the access checked
+  // like a store, then its alignment; shared memory read, changed and written (a CTA runs on one
+  // host thread), global memory with the host's atomics. The old value, zero-extended, goes to `d`.
+  Result<std::string> Atomic(const Inst& in, uint32_t pc, const std::string& d) {
+    const Type t = in.t;
+    const unsigned size = ptx::TypeSize(t);
+    const auto op = static_cast<AtomOp>(in.cmp);
+    const bool fl = t == Type::kF32 || t == Type::kF64;
+    if ((size != 4 && size != 8) || (in.mem != Mem::kGlobal && in.mem != Mem::kShared) || in.vec > 1 ||
+        access_ != Access::kChecked) {
+      return Unsupported(in, "atomic form");
+    }
+    if (fl ? (op != AtomOp::kAdd && op != AtomOp::kMin && op != AtomOp::kMax && op != AtomOp::kExch) : !IsIntLike(t)) {
+      return Unsupported(in, "atomic operation on this type");
+    }
+    const std::string T =
+        fl ? (size == 4 ? "float" : "double")
+           : (ptx::IsSigned(t) ? (size == 4 ? "int32_t" : "int64_t") : (size == 4 ? "uint32_t" : "uint64_t"));
+    const std::string U = size == 4 ? "uint32_t" : "uint64_t", Z = std::to_string(size);
+    auto value = [&](const std::string& name, uint32_t slot) {  // an operand as a T
+      if (slot == kNoSlot) return T + " " + name + " = 0; (void)" + name + ";";
+      return T + " " + name + " = " + (fl ? (size == 4 ? "gw_f(" : "gw_d(") + R(slot) + ")" : "(" + T + ")" + R(slot)) +
+             ";";
+    };
+    std::string apply;  // the new value from the old one (o) and the operands (x, y)
+    switch (op) {
+      case AtomOp::kAdd: apply = fl ? "o + x" : "(" + T + ")((" + U + ")o + (" + U + ")x)"; break;
+      case AtomOp::kMin: apply = "x < o ? x : o"; break;
+      case AtomOp::kMax: apply = "o < x ? x : o"; break;
+      case AtomOp::kInc: apply = "o >= x ? (" + T + ")0 : (" + T + ")((" + U + ")o + 1)"; break;
+      case AtomOp::kDec: apply = "(o == 0 || o > x) ? x : (" + T + ")((" + U + ")o - 1)"; break;
+      case AtomOp::kAnd: apply = "o & x"; break;
+      case AtomOp::kOr: apply = "o | x"; break;
+      case AtomOp::kXor: apply = "o ^ x"; break;
+      case AtomOp::kExch: apply = "x"; break;
+      case AtomOp::kCas: apply = "o == x ? y : o"; break;
+    }
+    std::string s = "{ " + Address(in, pc, size, /*store=*/true);
+    s += " if ((((uintptr_t)p) | A) & " + std::to_string(size - 1) + "u) { (void)c->address(c, " + std::to_string(pc) +
+         "u, " + std::to_string(kNativeMisalignedAtomic) + "u, A, " + Z + "u, t, 1); gw_fault }";
+    s += " " + value("x", in.s[1]) + " " + value("y", in.s[2]) + " " + T + " o;";
+    if (in.mem == Mem::kShared) {
+      s += " memcpy(&o, p, " + Z + "); { " + T + " v = " + apply + "; memcpy(p, &v, " + Z + "); }";
+    } else {
+      s += " " + U + " cur = __atomic_load_n((" + U + "*)p, __ATOMIC_RELAXED); for (;;) { memcpy(&o, &cur, " + Z +
+           "); " + T + " v = " + apply + "; " + U + " nb; memcpy(&nb, &v, " + Z +
+           "); if (__atomic_compare_exchange_n((" + U +
+           "*)p, &cur, nb, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) break; }";
+    }
+    s += " { " + U + " ob; memcpy(&ob, &o, " + Z + "); " + d + " = (uint64_t)ob; } }";
+    return s;
+  }
   // The 64-bit register value of a T-typed C expression (the interpreter's Store).
   static std::string Store(Type t, const std::string& e) {
     return std::string("(uint64_t)(") + CType(t) + ")(" + e + ")";

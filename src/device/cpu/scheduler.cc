@@ -282,8 +282,12 @@ uint8_t* CtaExec::NativeAddress(NativeCtx* c, uint32_t pc, uint32_t space, uint6
                                 uint32_t thread, int store) {
   auto* e = static_cast<CtaExec*>(c->host);
   const Inst& in = e->p_.code[pc];
-  if (space == 4) {
+  if (space == kNativeParamSpace) {
     e->Fault(in, "parameter load outside the kernel's parameters");
+    return nullptr;
+  }
+  if (space == kNativeMisalignedAtomic) {
+    e->Fault(in, "misaligned atomic at " + Hex(addr));
     return nullptr;
   }
   const auto m = static_cast<Mem>(space);
