@@ -466,6 +466,66 @@ TEST(NativeCode, atomics_run_as_c_with_the_interpreters_results_and_faults) {
   EXPECT_NE(fault[0].find("(PTX line "), std::string::npos) << fault[0];
 }
 
+// shfl.sync in C (native_writer.cc Shuffle): every mode, with b and c alike for every thread
+// (constants in registers: read once) and per thread, whole warps and segments of 8, the
+// predicate too; the same values as the interpreter's.
+TEST(NativeCode, shuffles_run_as_c_with_the_interpreters_results) {
+  std::string t = ".version 7.0\n.target sm_80\n.address_size 64\n";
+  t += ".visible .entry shuffles(.param .u64 out)\n{\n  .reg .pred %p<2>;\n  .reg .b32 %r<16>;\n  .reg .b64 %rd<6>;\n";
+  t += "  ld.param.u64 %rd1, [out];\n  mov.u32 %r1, %tid.x;\n  mov.u32 %r2, %ctaid.x;\n  mov.u32 %r3, %ntid.x;\n";
+  t += "  mad.lo.s32 %r4, %r2, %r3, %r1;\n  mul.lo.s32 %r5, %r4, 2654435761;\n";  // a value per thread
+  t +=
+      "  and.b32 %r6, %r1, 7;\n  and.b32 %r7, %r1, 1;\n  shl.b32 %r7, %r7, 12;\n  or.b32 %r7, %r7, 31;\n";  // per-thread
+                                                                                                            // b, c
+  t += "  mov.u32 %r8, 3;\n  mov.u32 %r9, 31;\n  mov.u32 %r10, 6175;\n  mov.u32 %r11, 0;\n";  // 6175: clamp 31, segment
+                                                                                              // mask 24
+  t += "  mul.wide.u32 %rd2, %r4, 8;\n  add.s64 %rd3, %rd1, %rd2;\n  mov.u32 %r12, %nctaid.x;\n";
+  t += "  mul.lo.s32 %r12, %r12, %r3;\n  mul.wide.u32 %rd4, %r12, 8;\n";
+  int cases = 0;
+  for (const char* mode : {"up", "down", "bfly", "idx"}) {
+    for (const char* operands : {"%r8, %r9", "%r8, %r10", "%r6, %r7", "%r8, %r11"}) {
+      const std::string ops = std::string(operands) == "%r8, %r9" && std::string(mode) == "up" ? "%r8, %r11" : operands;
+      t += std::string("  shfl.sync.") + mode + ".b32 %r13|%p1, %r5, " + ops + ", -1;\n";
+      t += "  selp.u32 %r14, 1, 0, %p1;\n  cvt.u64.u32 %rd5, %r13;\n  shl.b64 %rd5, %rd5, 1;\n";
+      t += "  cvt.u64.u32 %rd2, %r14;\n  or.b64 %rd5, %rd5, %rd2;\n  st.global.u64 [%rd3], %rd5;\n";
+      t += "  add.s64 %rd3, %rd3, %rd4;\n";
+      ++cases;
+    }
+  }
+  t += "  ret;\n}\n";
+  {
+    auto [m, p] = MustDecode(t);
+    auto src = device::cpu::TranslateKernel(p, p.kernels[0]);
+    ASSERT_TRUE(src.ok()) << src.status();
+    size_t in_c = 0;
+    for (size_t at = 0; (at = src->c.find("v[l] = (uint32_t)a[w + (uint32_t)j]", at)) != std::string::npos; ++at)
+      ++in_c;
+    EXPECT_EQ(in_c, static_cast<size_t>(cases));
+  }
+  const unsigned ctas = 2, threads = 128, n = ctas * threads;
+  auto interp = device::cpu::CreateCpuDevice({.native = NativeMode::kOff});
+  std::vector<uint64_t> out[2];
+  for (int native = 0; native < 2; ++native) {
+    KernelHarness h(native ? KernelHarness::SharedNativeCpuDevice() : interp);
+    auto mod = h.LoadText(t);
+    ASSERT_TRUE(mod.ok()) << mod.status();
+    auto k = (*mod)->GetKernel("shuffles");
+    ASSERT_TRUE(k.ok()) << k.status();
+    auto pout = h.Zeros<uint64_t>(n * cases);
+    ASSERT_TRUE(h.Run(**k, {ctas}, {threads}, Params((*k)->signature()).Add(pout).Build()).ok());
+    EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), native == 1);
+    out[native] = h.Download<uint64_t>(pout, n * cases);
+  }
+  EXPECT_EQ(out[1], out[0]);
+  // Against the ISA: down by 3, whole warp (case 4): lane 30 has no source (keeps its own, p = 0);
+  // lane 5 takes lane 8's value. Segments of 8 (case 5): lane 5 has none, lane 4 takes lane 7's.
+  auto value = [](unsigned i) { return static_cast<uint32_t>(i * 2654435761u); };
+  EXPECT_EQ(out[0][4 * n + 30], uint64_t{value(30)} << 1);
+  EXPECT_EQ(out[0][4 * n + 5], (uint64_t{value(8)} << 1) | 1);
+  EXPECT_EQ(out[0][5 * n + 5], uint64_t{value(5)} << 1);
+  EXPECT_EQ(out[0][5 * n + 4], (uint64_t{value(7)} << 1) | 1);
+}
+
 TEST(NativeCode, a_kernel_with_calls_runs_in_native_code) {
   // call and a .func's ret are host blocks (the interpreter's frames); the bodies are C.
   KernelHarness h(KernelHarness::SharedNativeCpuDevice());

@@ -331,8 +331,10 @@ class Translator {
       const uint32_t to =
           in.op == Op::kCall ? cfg_.BlockOf(p_.calls[in.target].callee_entry) : cfg_.BlockOf(cfg_.starts[b] + 1);
       const std::string B = std::to_string(b), fall = std::to_string(to);
-      return "static int gw_b" + B + "(struct gw_ctx* c) { return c->host_exec(c, " + std::to_string(cfg_.starts[b]) +
-             "u, " + B + "u, " + fall + "u); }\n";
+      const std::string host =
+          "return c->host_exec(c, " + std::to_string(cfg_.starts[b]) + "u, " + B + "u, " + fall + "u);";
+      if (in.op == Op::kShfl && in.guard == kNoSlot) return Shuffle(in, B, fall, host);
+      return "static int gw_b" + B + "(struct gw_ctx* c) { " + host + " }\n";
     }
     std::string all_body, thread_body;
     {
@@ -912,6 +914,47 @@ class Translator {
 
   // A C expression of the register as the instruction's type T (sign- or zero-extended).
   std::string As(Type t, uint32_t slot) { return std::string("(") + CType(t) + ")" + R(slot); }
+
+  // An unguarded shfl.sync's block: while every thread of the CTA is live and together in full
+  // warps, C over the register file with CtaExec::Execute's semantics (the source lane of each lane
+  // from b and c, its own where out of range; the member mask is not read); otherwise `host`, the
+  // interpreter's code.
+  std::string Shuffle(const Inst& in, const std::string& B, const std::string& fall, const std::string& host) const {
+    auto slot = [](uint32_t s) { return "R + (uint64_t)" + std::to_string(s) + "u * S"; };
+    std::string lane;
+    switch (static_cast<ShflMode>(in.cmp)) {
+      case ShflMode::kUp: lane = "j = l - bv; p = j >= mx;"; break;
+      case ShflMode::kDown: lane = "j = l + bv; p = j <= mx;"; break;
+      case ShflMode::kBfly: lane = "j = l ^ bv; p = j <= mx;"; break;
+      case ShflMode::kIdx: lane = "j = mn | (bv & ~sg); p = j <= mx;"; break;
+    }
+    const bool dual = (in.flags & kDualDst) != 0;
+    std::string f = "static int gw_b" + B + "(struct gw_ctx* c) {\n";
+    f += "  if (!c->all || c->live != c->threads || (c->threads & 31u) != 0) { " + host + " }\n";
+    f += "  uint64_t* const R = c->regs; const uint64_t S = c->stride; const uint32_t T = c->threads;\n";
+    f += "  const uint64_t* a = " + slot(in.s[0]) + "; const uint64_t* b = " + slot(in.s[1]) +
+         "; const uint64_t* k = " + slot(in.s[2]) + ";\n";
+    f += "  uint64_t* d = " + slot(in.d[0]) + ";" + (dual ? " uint64_t* q = " + slot(in.d[1]) + ";" : "") + "\n";
+    // b and c alike for every thread (the usual: constants in registers) are read once.
+    const bool uniform = cfg_.IsUniform(in.s[1]) && cfg_.IsUniform(in.s[2]);
+    const std::string bc = "const int bv = (int)(b[X] & 31); const uint32_t cv = (uint32_t)k[X];";
+    auto at = [&](const std::string& x) {
+      std::string r = bc;
+      for (size_t i; (i = r.find('X')) != std::string::npos;) r.replace(i, 1, x);
+      return r;
+    };
+    if (uniform) f += "  " + at("c->first") + "\n";
+    f += "  for (uint32_t w = 0; w < T; w += 32) {\n    uint32_t v[32]; uint8_t ok[32];\n";
+    f += "    for (int l = 0; l < 32; ++l) {\n";
+    if (!uniform) f += "      " + at("w + l") + "\n";
+    f += "      const int cl = (int)(cv & 31), sg = (int)((cv >> 8) & 31), mx = (l & sg) | (cl & ~sg), mn = l & sg;\n";
+    f += "      int j, p; (void)mn; " + lane + " if (!p || j < 0 || j > 31) j = l;\n";
+    f += "      v[l] = (uint32_t)a[w + (uint32_t)j]; ok[l] = (uint8_t)p;\n    }\n";
+    f += "    for (int l = 0; l < 32; ++l) { d[w + l] = v[l];" + std::string(dual ? " q[w + l] = ok[l];" : "") +
+         " }\n    (void)ok;\n  }\n";
+    f += "  c->instructions += T; c->go = " + fall + "u;\n  return 0;\n}\n";
+    return f;
+  }
 
   // atom and red on 32- and 64-bit global or shared memory, as CtaExec::Atomic: the access checked
   // like a store, then its alignment; shared memory read, changed and written (a CTA runs on one
