@@ -2,10 +2,53 @@
 // device_contract.h, run by contract_test.cc).
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "device/cpu/cpu_device.h"
 #include "kernel_harness.h"
 
 namespace gpuwasm::testing {
 namespace {
+
+// The workers claim CTAs a few at a time (exec.cc Work): over grids whose size is no multiple of
+// the chunk, on one to three threads, in both tiers, every CTA runs exactly once and the
+// thread-instructions add up alike.
+TEST(CpuDevice, every_cta_runs_once_however_the_workers_claim_them) {
+  const char* text = R"(.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry count(.param .u64 out)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %ctaid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  atom.global.add.u32 %r2, [%rd3], 1;
+  ret;
+}
+)";
+  for (unsigned ctas : {1u, 255u, 1000u, 10007u}) {
+    std::set<uint64_t> counted;
+    for (unsigned threads : {1u, 2u, 3u}) {
+      for (auto native : {device::cpu::NativeMode::kOff, device::cpu::NativeMode::kAlways}) {
+        KernelHarness h(device::cpu::CreateCpuDevice({.threads = threads, .native = native}));
+        auto mod = h.LoadText(text);
+        ASSERT_TRUE(mod.ok()) << mod.status();
+        auto k = (*mod)->GetKernel("count");
+        ASSERT_TRUE(k.ok()) << k.status();
+        auto out = h.Zeros<uint32_t>(ctas);
+        ASSERT_TRUE(h.Run(**k, {ctas}, {32}, Params((*k)->signature()).Add(out).Build()).ok());
+        const auto got = h.Download<uint32_t>(out, ctas);
+        for (unsigned c = 0; c < ctas; ++c) ASSERT_EQ(got[c], 32u) << "CTA " << c << " of " << ctas;
+        counted.insert(device::cpu::LastLaunchInstructions(h.stream()));
+      }
+    }
+    ASSERT_EQ(counted.size(), 1u) << ctas << " CTAs";
+    EXPECT_EQ(*counted.begin(), uint64_t{ctas} * 32 * 6);
+  }
+}
 
 TEST(CpuDevice, reports_its_limits) {
   auto d = KernelHarness::SharedCpuDevice();

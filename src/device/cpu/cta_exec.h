@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "common/names.h"
@@ -179,6 +180,11 @@ class CtaExec {
   // Runs one CTA; false when the launch failed (fault, cancel, deadline).
   bool Run(uint64_t cta);
 
+  // The thread-instructions the CTAs run since the last call; the worker hands them to the launch
+  // when it is done (a counter shared by the workers, added to per CTA, was a cache line they
+  // fought over).
+  uint64_t TakeInstructions() { return std::exchange(instructions_, 0); }
+
  private:
   enum class Converged { kExited, kDiverged, kFailed };
 
@@ -256,6 +262,8 @@ class CtaExec {
   // source registers, each of which holds one value for every thread (Program::divergent; the CTA
   // is converged and outside any if-region, so every thread holds it).
   bool SourcesUniform(const Inst& in) const;
+
+  void AddInstructions(uint64_t n) { instructions_ += n; }
 
   // Runs `in` for thread 0 only and copies its results to every thread (SourcesUniform(in)).
   bool ExecuteUniform(const Inst& in, uint64_t* R);
@@ -384,6 +392,7 @@ class CtaExec {
   void Match(const Inst& in, Lanes mask, uint64_t* R);
 
   LaunchRun& run_;
+  uint64_t instructions_ = 0;  // not yet handed to run_
   const Program& p_;
   const KernelEntry& k_;
   const LaunchConfig& cfg_;

@@ -70,25 +70,36 @@ void LaunchRun::Work() {
   // blocks) would otherwise never look at the deadline. Every 4th CTA: a clock read costs about
   // as much as the smallest CTA (one thread, a few instructions) runs.
   uint32_t since_check = 0;
-  while (!failed()) {
-    uint64_t cta = next_cta_.fetch_add(1);
-    if (cta >= total_ctas_) break;
-    if (++since_check == 4) {
-      since_check = 0;
-      if (!CheckStop(spec_.kernel->name)) break;
-    }
-    if (!exec) {
-      // Charged to the context before the launch was queued; the host may still be short of it.
-      try {
-        exec = std::make_unique<CtaExec>(*this, p, *spec_.kernel);
-      } catch (const std::bad_alloc&) {
-        Fail(Status::ResourceExhausted("out of host memory for the scratch of a CTA of '" + spec_.kernel->name + "' (" +
-                                       std::to_string(CtaScratchBytes(p, spec_.config)) + " bytes)"));
-        break;
+  // CTAs are claimed a few at a time: one fetch_add per CTA made the workers fight over its cache
+  // line for grids of many short CTAs. Small chunks keep the last CTAs spread over the threads.
+  const uint64_t chunk = std::clamp<uint64_t>(total_ctas_ / 256, 1, 32);
+  for (bool more = true; more && !failed();) {
+    const uint64_t first = next_cta_.fetch_add(chunk);
+    if (first >= total_ctas_) break;
+    const uint64_t end = std::min(total_ctas_, first + chunk);
+    for (uint64_t cta = first; more && cta < end; ++cta) {
+      if (++since_check == 4) {
+        since_check = 0;
+        if (!CheckStop(spec_.kernel->name)) {
+          more = false;
+          break;
+        }
       }
+      if (!exec) {
+        // Charged to the context before the launch was queued; the host may still be short of it.
+        try {
+          exec = std::make_unique<CtaExec>(*this, p, *spec_.kernel);
+        } catch (const std::bad_alloc&) {
+          Fail(Status::ResourceExhausted("out of host memory for the scratch of a CTA of '" + spec_.kernel->name +
+                                         "' (" + std::to_string(CtaScratchBytes(p, spec_.config)) + " bytes)"));
+          more = false;
+          break;
+        }
+      }
+      more = exec->Run(cta) && !failed();
     }
-    if (!exec->Run(cta)) break;
   }
+  if (exec) AddInstructions(exec->TakeInstructions());
   std::lock_guard<std::mutex> lock(mu_);
   --active_;
   cv_.notify_all();

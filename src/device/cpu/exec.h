@@ -82,11 +82,11 @@ class LaunchRun {
  private:
   LaunchSpec spec_;
   uint64_t total_ctas_;
-  std::atomic<uint64_t> next_cta_{0};
+  alignas(64) std::atomic<uint64_t> next_cta_{0};  // the only line every worker writes (once per chunk)
   std::atomic<bool> failed_{false};
   int active_ = 0;  // threads inside Work(), guarded by mu_
   std::condition_variable cv_;
-  std::atomic<uint64_t> thread_insts_{0};
+  alignas(64) std::atomic<uint64_t> thread_insts_{0};  // added to once per worker, at its end
   mutable std::mutex mu_;
   Status status_;
 };

@@ -147,7 +147,7 @@ bool CtaExec::RunNative(const NativeCode& code) {
     }
     if (++steps == 64) {
       steps = 0;
-      run_.AddInstructions(c.instructions);
+      AddInstructions(c.instructions);
       c.instructions = 0;
       if (!CheckStop()) return false;
     }
@@ -168,7 +168,7 @@ bool CtaExec::RunNative(const NativeCode& code) {
       together = c.go;                   // kNativeApart: next[] and count[] were written
     }
   }
-  run_.AddInstructions(c.instructions);
+  AddInstructions(c.instructions);
   return ok;
 }
 
@@ -317,14 +317,14 @@ CtaExec::Converged CtaExec::RunConverged(uint32_t& pc) {
   std::fill(active_.begin(), active_.end(), kFull);
   std::fill(pending_.begin(), pending_.end(), 0u);
   auto leave = [&](Converged why) {
-    run_.AddInstructions(insts);
+    AddInstructions(insts);
     if (why == Converged::kDiverged) Diverge(pc);
     return why;
   };
   for (;;) {
     if (++steps == 512) {
       steps = 0;
-      run_.AddInstructions(insts);
+      AddInstructions(insts);
       insts = 0;
       if (!CheckStop()) return Converged::kFailed;
     }
@@ -393,7 +393,7 @@ CtaExec::Converged CtaExec::RunConverged(uint32_t& pc) {
           continue;
         }
         if (all && !in_region) {
-          run_.AddInstructions(insts);
+          AddInstructions(insts);
           return Converged::kExited;
         }
         insts -= CountExec(exec);
@@ -430,7 +430,7 @@ CtaExec::Converged CtaExec::RunConverged(uint32_t& pc) {
           ok = ExecuteConverged(in, R, exec, dense);
         }
         if (!ok) {
-          run_.AddInstructions(insts);
+          AddInstructions(insts);
           return Converged::kFailed;
         }
         if (invariant && !in_region) {
@@ -544,7 +544,7 @@ bool CtaExec::RunWarp(uint32_t w) {
     }
     if (++steps == 4096) {
       steps = 0;
-      run_.AddInstructions(insts);
+      AddInstructions(insts);
       insts = 0;
       if (!CheckStop()) return false;
       if (nwarps_ > 1) {  // let the other warps run: one may spin until another writes (forward progress)
@@ -640,7 +640,7 @@ bool CtaExec::RunWarp(uint32_t w) {
     }
     ++gpc;
   }
-  run_.AddInstructions(insts);
+  AddInstructions(insts);
   return true;
 }
 
