@@ -333,7 +333,9 @@ class Translator {
       const std::string B = std::to_string(b), fall = std::to_string(to);
       const std::string host =
           "return c->host_exec(c, " + std::to_string(cfg_.starts[b]) + "u, " + B + "u, " + fall + "u);";
-      if (in.op == Op::kShfl && in.guard == kNoSlot) return Shuffle(in, B, fall, host);
+      if (in.op == Op::kShfl && in.guard == kNoSlot && HasSlots(in, 3, (in.flags & kDualDst) ? 2 : 1)) {
+        return Shuffle(in, B, fall, host);
+      }
       return "static int gw_b" + B + "(struct gw_ctx* c) { " + host + " }\n";
     }
     std::string all_body, thread_body;
@@ -914,6 +916,17 @@ class Translator {
 
   // A C expression of the register as the instruction's type T (sign- or zero-extended).
   std::string As(Type t, uint32_t slot) { return std::string("(") + CType(t) + ")" + R(slot); }
+
+  // Whether `in`'s first `nsrc` sources and `ndst` destinations are register slots.
+  bool HasSlots(const Inst& in, int nsrc, int ndst) const {
+    for (int i = 0; i < nsrc; ++i) {
+      if (in.s[i] >= p_.slot_count) return false;
+    }
+    for (int i = 0; i < ndst; ++i) {
+      if (in.d[i] >= p_.slot_count) return false;
+    }
+    return true;
+  }
 
   // An unguarded shfl.sync's block: while every thread of the CTA is live and together in full
   // warps, C over the register file with CtaExec::Execute's semantics (the source lane of each lane
