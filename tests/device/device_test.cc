@@ -34,12 +34,10 @@ TEST(CpuDevice, every_cta_runs_once_however_the_workers_claim_them) {
     for (unsigned threads : {1u, 2u, 3u}) {
       for (auto native : {device::cpu::NativeMode::kOff, device::cpu::NativeMode::kAlways}) {
         KernelHarness h(device::cpu::CreateCpuDevice({.threads = threads, .native = native}));
-        auto mod = h.LoadText(text);
-        ASSERT_TRUE(mod.ok()) << mod.status();
-        auto k = (*mod)->GetKernel("count");
-        ASSERT_TRUE(k.ok()) << k.status();
+        auto k = h.LoadKernel(text, "count");
+        ASSERT_NE(k, nullptr);
         auto out = h.Zeros<uint32_t>(ctas);
-        ASSERT_TRUE(h.Run(**k, {ctas}, {32}, Params((*k)->signature()).Add(out).Build()).ok());
+        ASSERT_TRUE(h.Run(*k, {ctas}, {32}, Params(k->signature()).Add(out).Build()).ok());
         const auto got = h.Download<uint32_t>(out, ctas);
         for (unsigned c = 0; c < ctas; ++c) ASSERT_EQ(got[c], 32u) << "CTA " << c << " of " << ctas;
         counted.insert(device::cpu::LastLaunchInstructions(h.stream()));

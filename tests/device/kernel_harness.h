@@ -135,8 +135,15 @@ class KernelHarness {
   }
 
   std::shared_ptr<const device::Kernel> LoadFrom(const std::string& path, const std::string& kernel) {
-    auto m = LoadText(ReadText(path));
-    EXPECT_TRUE(m.ok()) << path << ": " << m.status();
+    return LoadKernel(ReadText(path), kernel, path);
+  }
+
+  // `kernel` of the module `text` (null, failing the test, when either is refused; `what` names
+  // the text in the message).
+  std::shared_ptr<const device::Kernel> LoadKernel(const std::string& text, const std::string& kernel,
+                                                   const std::string& what = "PTX") {
+    auto m = LoadText(text);
+    EXPECT_TRUE(m.ok()) << what << ": " << m.status();
     if (!m.ok()) return nullptr;
     auto k = (*m)->GetKernel(kernel);
     EXPECT_TRUE(k.ok()) << k.status();

@@ -397,19 +397,16 @@ TEST(NativeCode, atomics_run_as_c_with_the_interpreters_results_and_faults) {
   const std::string text = AtomicsPtx(cases, /*misaligned=*/false);
   // The translation writes them as C: no host block in the kernel.
   {
-    auto m = ptx::Parse(text);
-    ASSERT_TRUE(m.ok()) << m.status();
-    auto p = device::cpu::Decode(*m);
-    ASSERT_TRUE(p.ok()) << p.status();
-    auto src = device::cpu::TranslateKernel(*p, p->kernels[0]);
+    auto [m, p] = MustDecode(text);
+    auto src = device::cpu::TranslateKernel(p, p.kernels[0]);
     ASSERT_TRUE(src.ok()) << src.status();
     size_t atoms = 0;
-    for (const auto& in : p->code) atoms += in.op == device::cpu::Op::kAtom;
+    for (const auto& in : p.code) atoms += in.op == device::cpu::Op::kAtom;
     EXPECT_EQ(atoms, cases.size() + 4);
     for (size_t at = src->c.find("host_exec(c, "); at != std::string::npos; at = src->c.find("host_exec(c, ", at + 1)) {
       const auto pc = std::stoul(src->c.substr(at + 13));
-      ASSERT_LT(pc, p->code.size());
-      EXPECT_NE(p->code[pc].op, device::cpu::Op::kAtom) << "PTX line " << p->code[pc].line << " is a host block";
+      ASSERT_LT(pc, p.code.size());
+      EXPECT_NE(p.code[pc].op, device::cpu::Op::kAtom) << "PTX line " << p.code[pc].line << " is a host block";
     }
   }
   auto interp = device::cpu::CreateCpuDevice({.native = NativeMode::kOff});
@@ -417,12 +414,10 @@ TEST(NativeCode, atomics_run_as_c_with_the_interpreters_results_and_faults) {
   std::vector<uint32_t> total[2];
   for (int native = 0; native < 2; ++native) {
     KernelHarness h(native ? KernelHarness::SharedNativeCpuDevice() : interp);
-    auto mod = h.LoadText(text);
-    ASSERT_TRUE(mod.ok()) << mod.status();
-    auto k = (*mod)->GetKernel("atoms");
-    ASSERT_TRUE(k.ok()) << k.status();
+    auto k = h.LoadKernel(text, "atoms");
+    ASSERT_NE(k, nullptr);
     auto pout = h.Zeros<uint64_t>(2 * n * cases.size()), pg = h.Zeros<uint64_t>(n), pt = h.Zeros<uint32_t>(3);
-    ASSERT_TRUE(h.Run(**k, {ctas}, {threads}, Params((*k)->signature()).Add(pout).Add(pg).Add(pt).Build()).ok());
+    ASSERT_TRUE(h.Run(*k, {ctas}, {threads}, Params(k->signature()).Add(pout).Add(pg).Add(pt).Build()).ok());
     EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), native == 1);
     out[native] = h.Download<uint64_t>(pout, 2 * n * cases.size());
     total[native] = h.Download<uint32_t>(pt, 3);
@@ -452,12 +447,10 @@ TEST(NativeCode, atomics_run_as_c_with_the_interpreters_results_and_faults) {
   std::string fault[2];
   for (int native = 0; native < 2; ++native) {
     KernelHarness h(native ? KernelHarness::SharedNativeCpuDevice() : interp);
-    auto mod = h.LoadText(AtomicsPtx({{"global", "add.u32"}}, /*misaligned=*/true));
-    ASSERT_TRUE(mod.ok()) << mod.status();
-    auto k = (*mod)->GetKernel("atoms");
-    ASSERT_TRUE(k.ok());
+    auto k = h.LoadKernel(AtomicsPtx({{"global", "add.u32"}}, /*misaligned=*/true), "atoms");
+    ASSERT_NE(k, nullptr);
     auto pout = h.Zeros<uint64_t>(2 * threads), pg = h.Zeros<uint64_t>(threads), pt = h.Zeros<uint32_t>(3);
-    Status st = h.Run(**k, {1}, {threads}, Params((*k)->signature()).Add(pout).Add(pg).Add(pt).Build());
+    Status st = h.Run(*k, {1}, {threads}, Params(k->signature()).Add(pout).Add(pg).Add(pt).Build());
     EXPECT_FALSE(st.ok());
     EXPECT_NE(st.message().find("misaligned atomic at 0x"), std::string::npos) << st;
     fault[native] = st.message().substr(0, st.message().find("0x"));  // (each context has its addresses)
@@ -507,12 +500,10 @@ TEST(NativeCode, shuffles_run_as_c_with_the_interpreters_results) {
   std::vector<uint64_t> out[2];
   for (int native = 0; native < 2; ++native) {
     KernelHarness h(native ? KernelHarness::SharedNativeCpuDevice() : interp);
-    auto mod = h.LoadText(t);
-    ASSERT_TRUE(mod.ok()) << mod.status();
-    auto k = (*mod)->GetKernel("shuffles");
-    ASSERT_TRUE(k.ok()) << k.status();
+    auto k = h.LoadKernel(t, "shuffles");
+    ASSERT_NE(k, nullptr);
     auto pout = h.Zeros<uint64_t>(n * cases);
-    ASSERT_TRUE(h.Run(**k, {ctas}, {threads}, Params((*k)->signature()).Add(pout).Build()).ok());
+    ASSERT_TRUE(h.Run(*k, {ctas}, {threads}, Params(k->signature()).Add(pout).Build()).ok());
     EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), native == 1);
     out[native] = h.Download<uint64_t>(pout, n * cases);
   }
