@@ -291,6 +291,110 @@ TEST(NativeCode, thread_loops_checked_ahead_compute_and_count_what_the_interpret
   }
 }
 
+// The if-region `if (i < n)` with i = base + %ctaid.x * %ntid.x + %tid.x (native_writer.cc,
+// AffineRange): the threads that run it are a range of indices, found from the bound without
+// a pass over the threads, and their accesses checked at the first and last thread. Where i wraps
+// around in 32 bits within a CTA, the bound is signed and negative, or an access falls outside
+// its buffer, the general loops run instead: results, counts and faults are the interpreter's.
+TEST(NativeCode, index_ranges_and_affine_accesses_compute_count_and_fault_as_the_interpreter) {
+  auto kernel = [](const char* cmp, const char* wide) {
+    return std::string(R"(.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry affine(.param .u64 out, .param .u64 in, .param .u32 n, .param .u32 base)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [in];
+  ld.param.u32 %r1, [n];
+  ld.param.u32 %r2, [base];
+  mov.u32 %r3, %ctaid.x;
+  mov.u32 %r4, %ntid.x;
+  mov.u32 %r5, %tid.x;
+  mad.lo.s32 %r6, %r3, %r4, %r5;
+  add.s32 %r7, %r6, %r2;
+  setp.)") + cmp + R"( %p1, %r7, %r1;
+  @%p1 bra DONE;
+  mul.wide.)" + wide + R"( %rd3, %r6, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  ld.global.u32 %r3, [%rd4];
+  add.s32 %r3, %r3, %r7;
+  add.s64 %rd5, %rd1, %rd3;
+  st.global.u32 [%rd5], %r3;
+DONE:
+  ret;
+}
+)";
+  };
+  struct Case {
+    const char* cmp;
+    const char* wide;
+    uint32_t n, base;
+    unsigned out_elems;  // fewer than the threads that store: a fault
+  };
+  const unsigned ctas = 6, threads = 128, total = ctas * threads;
+  const Case cases[] = {
+      {"ge.u32", "u32", total - 77, 0, total},           // the last CTA partly
+      {"ge.u32", "u32", 5, 0, total},                    // one CTA, five threads
+      {"ge.u32", "u32", 0xffffff00u, 0xfffffe80u, total},  // i wraps around within CTA 2
+      {"ge.s32", "s32", 300, 0xffffff00u, total},        // negative i first: a suffix of indices
+      {"ge.s32", "s32", 0x80000000u, 0, total},          // a negative bound: no thread runs it
+      {"lt.u32", "u32", 200, 0, total},                  // the region runs where i >= n
+      {"ge.u32", "u32", total, 0, total - 40},           // the last stores fall outside `out`
+  };
+  auto interp = device::cpu::CreateCpuDevice({.native = NativeMode::kOff});
+  {  // the translation has the path
+    auto [m, p] = MustDecode(kernel("ge.u32", "u32"));
+    auto src = device::cpu::TranslateKernel(p, p.kernels[0]);
+    ASSERT_TRUE(src.ok()) << src.status();
+    EXPECT_NE(src->c.find("const uint32_t lo = 0, hi = e;"), std::string::npos);
+    EXPECT_NE(src->c.find("if (hi > lo && "), std::string::npos);
+  }
+  std::vector<uint32_t> in(total);
+  for (unsigned i = 0; i < total; ++i) in[i] = 1000u * i + 7u;
+  for (const Case& c : cases) {
+    const std::string where = std::string(c.cmp) + " n=" + std::to_string(c.n) + " base=" + std::to_string(c.base);
+    std::vector<uint32_t> out[2];
+    uint64_t counted[2] = {0, 0};
+    std::string fault[2];
+    for (int native = 0; native < 2; ++native) {
+      KernelHarness h(native ? KernelHarness::SharedNativeCpuDevice() : interp);
+      auto k = h.LoadKernel(kernel(c.cmp, c.wide), "affine");
+      ASSERT_NE(k, nullptr);
+      auto pin = h.Upload(in);
+      auto pout = h.Zeros<uint32_t>(c.out_elems);
+      Status st = h.Run(*k, {ctas}, {threads}, Params(k->signature()).Add(pout).Add(pin).Add(c.n).Add(c.base).Build());
+      EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), native == 1) << where;
+      if (!st.ok()) {
+        fault[native] = st.message().substr(0, st.message().find("0x"));
+        continue;
+      }
+      counted[native] = device::cpu::LastLaunchInstructions(h.stream());
+      out[native] = h.Download<uint32_t>(pout, c.out_elems);
+    }
+    EXPECT_EQ(fault[0], fault[1]) << where;
+    EXPECT_EQ(counted[0], counted[1]) << where;
+    ASSERT_EQ(out[0], out[1]) << where;
+    if (c.out_elems < total) {
+      EXPECT_NE(fault[1].find("(PTX line "), std::string::npos) << where << ": " << fault[1];
+      continue;
+    }
+    const bool is_signed = std::string(c.cmp).find("s32") != std::string::npos;
+    const bool region_where_ge = std::string(c.cmp).rfind("lt", 0) == 0;
+    unsigned ran = 0;
+    for (unsigned j = 0; j < total; ++j) {
+      const uint32_t i = c.base + j;
+      const bool ge = is_signed ? static_cast<int32_t>(i) >= static_cast<int32_t>(c.n) : i >= c.n;
+      const bool runs = region_where_ge ? ge : !ge;
+      ran += runs;
+      ASSERT_EQ(out[1][j], runs ? in[j] + i : 0u) << where << " thread " << j;
+    }
+    EXPECT_EQ(ran == 0, c.n == 0x80000000u) << where << ": " << ran << " threads ran the region";
+  }
+}
+
 TEST(NativeCode, a_load_from_one_address_in_every_thread_may_still_differ_per_thread) {
   // Each thread's local memory is its own: the same address holds each thread's %tid.
   KernelHarness h(KernelHarness::SharedNativeCpuDevice());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -23,7 +24,7 @@ const std::string kExitedC = std::to_string(kNativeExited) + "u";
 const std::string kApartC = std::to_string(kNativeApart) + "u";
 
 // Bump with any change to what the translation emits.
-constexpr const char* kNativeVersion = "gpuwasm-native-6";
+constexpr const char* kNativeVersion = "gpuwasm-native-7";
 
 // What every generated source starts with: the C of NativeCtx (native.h), then helpers.
 const std::string kPrelude =
@@ -140,10 +141,14 @@ class Translator {
                              KernelCfg::Build(p_, k_, [this](const Inst& in, uint32_t pc) { return Inline(in, pc); }));
     for (const GlobalVariable& g : p_.globals) global_slots_.insert(g.address_slot);
     // Slots some block reads before writing: their values cross block boundaries, so a block that
-    // writes one stores it back. Every other per-thread value lives in C locals within its block.
+    // writes one stores it back if a block after it may read it (Liveness()). Every other
+    // per-thread value lives in C locals within its block.
+    std::vector<std::set<uint32_t>> ue(cfg_.starts.size());
     for (size_t b = 0; b < cfg_.starts.size(); ++b) {
-      for (uint32_t s : UpwardExposed(static_cast<uint32_t>(b))) crossing_.insert(s);
+      ue[b] = UpwardExposed(static_cast<uint32_t>(b));
+      crossing_.insert(ue[b].begin(), ue[b].end());
     }
+    Liveness(ue);
     std::string body;
     for (size_t b = 0; b < cfg_.starts.size(); ++b) {
       GPUWASM_ASSIGN_OR_RETURN(std::string f, Block(static_cast<uint32_t>(b)));
@@ -215,6 +220,73 @@ class Translator {
       case Op::kRet: return true;
       default: return false;
     }
+  }
+
+  // live_in_[b]: the crossing slots some path from block b's start reads before writing. Each
+  // thread follows the CFG, so a block stores back (or fills) only the slots live after it: what
+  // no later block reads stays in C locals. Bitsets over the crossing slots, iterated to the fixed
+  // point; past kMaxLivenessWork word operations (a hostile CFG) every crossing slot counts as
+  // live everywhere, as in a kernel with calls (whose ret reads the slots of every call site).
+  void Liveness(const std::vector<std::set<uint32_t>>& ue) {
+    const size_t nb = cfg_.starts.size();
+    std::vector<uint32_t> dense(crossing_.begin(), crossing_.end());
+    const size_t words = (dense.size() + 63) / 64;
+    auto index = [&](uint32_t slot) { return std::lower_bound(dense.begin(), dense.end(), slot) - dense.begin(); };
+    using Bits = std::vector<uint64_t>;
+    std::vector<Bits> in(nb, Bits(words, 0)), gen(nb, Bits(words, 0)), keep(nb, Bits(words, ~uint64_t{0}));
+    std::vector<uint32_t> reads, writes;
+    for (size_t b = 0; b < nb; ++b) {
+      for (uint32_t s : ue[b]) {
+        const auto i = index(s);
+        gen[b][i / 64] |= uint64_t{1} << (i % 64);
+      }
+      for (uint32_t pc = cfg_.starts[b]; pc < cfg_.BlockEnd(static_cast<uint32_t>(b)); ++pc) {
+        cfg_.ReadsWrites(p_.code[pc], reads, writes);
+        for (uint32_t w : writes) {
+          if (!crossing_.count(w)) continue;
+          const auto i = index(w);
+          keep[b][i / 64] &= ~(uint64_t{1} << (i % 64));
+        }
+      }
+    }
+    bool converged = !cfg_.has_calls;
+    uint64_t work = 0;
+    for (bool changed = converged; changed && converged;) {
+      changed = false;
+      for (size_t b = nb; b-- > 0;) {
+        for (size_t w = 0; w < words; ++w) {
+          uint64_t out = 0;
+          for (uint32_t s : cfg_.succ[b]) {
+            if (s != KernelCfg::kExit) out |= in[s][w];
+          }
+          const uint64_t v = gen[b][w] | (out & keep[b][w]);
+          changed = changed || v != in[b][w];
+          in[b][w] = v;
+        }
+        work += words * (cfg_.succ[b].size() + 1);
+      }
+      converged = work <= kMaxLivenessWork;
+    }
+    live_in_.assign(nb, {});
+    for (size_t b = 0; b < nb; ++b) {
+      if (!converged) {
+        live_in_[b] = crossing_;
+        continue;
+      }
+      for (size_t i = 0; i < dense.size(); ++i) {
+        if (in[b][i / 64] >> (i % 64) & 1) live_in_[b].insert(dense[i]);
+      }
+    }
+  }
+  static constexpr uint64_t kMaxLivenessWork = uint64_t{1} << 24;
+
+  // The slots live after block b when control leaves it for `to` (every successor when empty).
+  std::set<uint32_t> LiveAfter(uint32_t b, const std::vector<uint32_t>& to = {}) const {
+    std::set<uint32_t> live;
+    for (uint32_t s : to.empty() ? cfg_.succ[b] : to) {
+      if (s != KernelCfg::kExit) live.insert(live_in_[s].begin(), live_in_[s].end());
+    }
+    return live;
   }
 
   std::set<uint32_t> UpwardExposed(uint32_t b) const {
@@ -379,6 +451,7 @@ class Translator {
     hoisted_.clear();
     stores_.clear();
     stored_.clear();
+    live_after_ = LiveAfter(b);
     const uint32_t first = cfg_.starts[b], end = cfg_.BlockEnd(b);
     std::string pre;                // once per block run (all mode)
     std::vector<ThreadItem> items;  // per thread: the instructions each thread runs (ThreadCode())
@@ -388,9 +461,8 @@ class Translator {
     bool any_extra = false;  // uniform guarded instructions: `extra` counts those that ran
     uint32_t temp = 0;
     bool per_thread_code = false;
-    std::vector<uint32_t> thread_pcs;  // the per-thread instructions (all mode)
-    std::string setp_bound;            // the last per-thread setp's second operand
-    std::string range, range_inner;    // an if-region whose threads are a range of indices
+    std::optional<RangePlan> range;          // an if-region whose threads are a range of indices
+    std::string range_before, range_inner, range_fast;  // its threads' code: before it, in it (checked, fast)
     uint32_t range_count = 0;
     std::string term_all, term_thread;  // the terminator: all together; per thread
     for (uint32_t pc = first; pc < end; ++pc) {
@@ -437,6 +509,7 @@ class Translator {
             items.push_back({q, Guard(x), /*in_region=*/true});
             region_.push_back(q);
           }
+          live_after_ = LiveAfter(b, {join});  // the region's block does not run apart
           per_thread_code = true;
           skip_guard = guard;
           skip_count = fcount;
@@ -444,7 +517,16 @@ class Translator {
           GPUWASM_ASSIGN_OR_RETURN(std::string inner, ThreadCode(items, skip_guard, skip_count, Access::kChecked,
                                                                  /*region_only=*/true));
           term_all = "c->go = " + std::to_string(join) + "u;";
-          range = IndexRange(in, thread_pcs, setp_bound);
+          std::vector<ThreadItem> before, region;
+          for (const ThreadItem& it : items) (it.in_region ? region : before).push_back(it);
+          range = AffineRange(in, before, region);
+          if (range) {
+            GPUWASM_ASSIGN_OR_RETURN(range_before, ThreadCode(before, "", 0, Access::kChecked));
+            if (range->fast) {
+              GPUWASM_ASSIGN_OR_RETURN(range_fast, ThreadCode(items, skip_guard, skip_count, Access::kContiguous,
+                                                              /*region_only=*/true));
+            }
+          }
           range_inner = inner;
           range_count = fcount;
         } else {
@@ -468,8 +550,6 @@ class Translator {
         continue;
       }
       per_thread_code = true;
-      thread_pcs.push_back(pc);
-      if (in.op == Op::kSetp && in.s[1] < p_.slot_count) setp_bound = R(in.s[1]);
       if (in.guard == kNoSlot) ++counted;
       items.push_back({pc, guard, /*in_region=*/false});
     }
@@ -494,7 +574,7 @@ class Translator {
         if (!written.count(r) && !(all_ && cfg_.IsUniform(r))) ue.insert(r);
       }
       for (uint32_t w : writes) {
-        if (!(all_ && cfg_.IsUniform(w)) && crossing_.count(w) && !written.count(w)) ue.insert(w);
+        if (!(all_ && cfg_.IsUniform(w)) && live_after_.count(w) && !written.count(w)) ue.insert(w);
         written.insert(w);
       }
     }
@@ -504,7 +584,7 @@ class Translator {
       const std::string n = std::to_string(s);
       ptrs_.insert(s);
       decl += ue.count(s) ? "      uint64_t r" + n + " = s" + n + "[t];\n" : "      uint64_t r" + n + ";\n";
-      if (written.count(s) && crossing_.count(s)) {
+      if (written.count(s) && live_after_.count(s)) {
         store += "      s" + n + "[t] = r" + n + ";\n";
         stored_.insert(s);
       }
@@ -514,7 +594,7 @@ class Translator {
       load += "    const uint64_t u" + std::to_string(s) + " = s" + std::to_string(s) + "[c->first];\n";
     }
     for (const auto& [slot, name] : uversion_) {
-      if (!crossing_.count(slot)) continue;
+      if (!live_after_.count(slot)) continue;
       ptrs_.insert(slot);
       fill += "    gw_fill(s" + std::to_string(slot) + ", " + name + ", T);\n";
     }
@@ -529,13 +609,25 @@ class Translator {
     if (all_) {
       out += load + pre;
       const bool together = !term_all.empty();
-      if (!range.empty()) {
-        // The threads that run the if-region are the indices [lo, hi): the others only compare.
-        out += "    if (c->flat && c->live == T) {\n" + range;
-        out += "      n += (uint64_t)(" + per + ") * T + (T - (hi - lo));\n";
+      if (range) {
+        // The threads that run the if-region are the indices [lo, hi): the others only compute
+        // values nothing reads after the block. When the accesses of the first and last of them
+        // fit, so do all (RangePlan): the loop runs without checks.
+        out += "    if (c->flat && c->live == T" + range->conds + ") {\n" + range->lohi;
+        out += "      n += (uint64_t)(" + per + ") * T + (T - (hi - lo)) + (uint64_t)" + std::to_string(range_count) +
+               " * (hi - lo);\n";
+        if (range->fast) {
+          std::string zeroed;  // (locals start at 0: no value carried between iterations)
+          for (uint32_t slot : used_) {
+            const std::string n = std::to_string(slot);
+            zeroed += ue.count(slot) ? "      uint64_t r" + n + " = s" + n + "[t];\n" : "      uint64_t r" + n + " = 0;\n";
+          }
+          out += "      if (" + range->fast_check + ") {\n" + range->fast_setup;
+          out += "      for (uint32_t t = lo; t < hi; ++t) {\n" + zeroed + range_before + range_fast + store + "      }\n";
+          out += "      } else\n";
+        }
         out += "      for (uint32_t t = lo; t < hi; ++t) {\n";
-        out += "      n += " + std::to_string(range_count) + ";\n";
-        out += decl + range_inner + store;
+        out += decl + range_before + range_inner + store;
         out += "      }\n    } else\n";
       }
       if (per_thread_code || !together) {
@@ -678,40 +770,255 @@ class Translator {
     return names;
   }
 
-  // For an if-region whose branch tests only `%tid.x <op> bound` (unsigned, bound alike for every
-  // thread; nothing else in the block is per thread): C code setting lo, hi to the thread indices
-  // that run the region, valid when the block is one-dimensional (then thread t has %tid.x = t).
-  // Empty when the branch is of another form.
-  std::string IndexRange(const Inst& bra, const std::vector<uint32_t>& thread_pcs, const std::string& bound) {
-    if (thread_pcs.size() != 1 || bound.empty()) return "";
-    const Inst& sp = p_.code[thread_pcs[0]];
-    if (sp.op != Op::kSetp || sp.guard != kNoSlot || (sp.flags & (kHasPred3 | kDualDst)) || sp.d[0] != bra.guard)
-      return "";
-    if ((sp.t != Type::kU32 && sp.t != Type::kB32) || !IsTidX(sp.s[0]) || crossing_.count(sp.d[0])) return "";
-    if (sp.s[1] >= p_.slot_count || !(IsConst(sp.s[1]) || cfg_.IsUniform(sp.s[1]))) return "";
-    // x(t) = t <op> B holds on a prefix [0, e) or a suffix [e, T) of the indices.
-    const std::string B = "(uint64_t)(uint32_t)" + bound;
+  // Values that are affine in the thread index, in the all-mode body of a one-dimensional block
+  // (thread t has %tid.x = t): `base` is a C expression of uniform values and constants, k a
+  // constant. wide: the 64-bit register is base + k * t modulo 2^64. low32: its low 32 bits are
+  // base + k * t as an integer, base < 2^32 and no wrap-around for t < T wherever the C
+  // conditions AffinePlan collects hold.
+  struct Affine {
+    std::string base;
+    uint64_t k = 0;
+    bool wide = false, low32 = false;
+  };
+  static constexpr uint64_t kMaxAffineStride = uint64_t{1} << 20;
+
+  // What the evaluation of a block's per-thread instructions found (AffineWalk()).
+  struct AffineState {
+    std::map<uint32_t, std::optional<Affine>> slots;  // written in the block: the value, or unknown
+    std::vector<std::string> conds;                   // C conditions the values rest on
+  };
+
+  std::optional<Affine> AffineOf(AffineState& st, uint32_t slot) {
+    if (slot >= p_.slot_count) return std::nullopt;
+    if (auto it = st.slots.find(slot); it != st.slots.end()) return it->second;
+    if (IsTidX(slot)) return Affine{"0ull", 1, true, true};
+    if (IsConst(slot) || cfg_.IsUniform(slot)) {
+      const std::string v = R(slot);
+      return Affine{"(" + v + ")", 0, true, false};
+    }
+    return std::nullopt;
+  }
+
+  // The low 32 bits of `a` as an exact affine value (a wide one is reduced, with its condition).
+  std::optional<Affine> Low32(AffineState& st, const std::optional<Affine>& a) {
+    if (!a) return std::nullopt;
+    if (a->low32) return a;
+    if (!a->wide) return std::nullopt;
+    return Exact32(st, "(uint32_t)(" + a->base + ")", a->k);
+  }
+
+  // base + k * t in 32 bits: exact where base + k * (T - 1) < 2^32 (a condition unless k is 0).
+  std::optional<Affine> Exact32(AffineState& st, const std::string& base32, uint64_t k) {
+    if (k > kMaxAffineStride) return std::nullopt;
+    const std::string b = "(uint64_t)" + base32;
+    if (k != 0) st.conds.push_back(b + " + " + std::to_string(k) + "ull * (T - 1) <= 0xffffffffull");
+    return Affine{b, k, false, true};
+  }
+
+  // The signed 32-bit view of a low32 value equals its unsigned one for every t < T.
+  void NonNegative32(AffineState& st, const Affine& a) {
+    st.conds.push_back(a.base + " + " + std::to_string(a.k) + "ull * (T - 1) <= 0x7fffffffull");
+  }
+
+  // Evaluates one per-thread instruction of the block (in order), recording what it writes.
+  void AffineStep(AffineState& st, const Inst& in) {
+    std::vector<uint32_t> reads, writes;
+    cfg_.ReadsWrites(in, reads, writes);
+    std::optional<Affine> r;
+    if (in.guard == kNoSlot && writes.size() == 1) r = AffineResult(st, in);
+    for (uint32_t w : writes) st.slots[w] = std::nullopt;
+    if (r && writes.size() == 1) st.slots[writes[0]] = r;
+  }
+
+  std::optional<Affine> AffineResult(AffineState& st, const Inst& in) {
+    const bool int_type = IsIntLike(in.t);
+    const bool b64 = int_type && Bits(in.t) == 64, b32 = int_type && Bits(in.t) == 32;
+    auto konst = [&](uint32_t slot) -> std::optional<uint64_t> {
+      if (!IsConst(slot)) return std::nullopt;
+      return p_.consts[slot - p_.const_base];
+    };
+    auto a = [&](int i) { return AffineOf(st, in.s[i]); };
+    switch (in.op) {
+      case Op::kMov: return a(0);
+      case Op::kCvta:
+      case Op::kCvtaTo:
+        if (in.mem == Mem::kShared || in.mem == Mem::kLocal) return std::nullopt;
+        return a(0);
+      case Op::kAdd:
+      case Op::kSub: {
+        auto x = a(0), y = a(1);
+        if (!x || !y || (in.op == Op::kSub && y->k != 0)) return std::nullopt;
+        const char* op = in.op == Op::kAdd ? " + " : " - ";
+        const uint64_t k = x->k + y->k;
+        if (b64 && x->wide && y->wide) return Affine{"(" + x->base + op + y->base + ")", k, true, false};
+        if (!b32) return std::nullopt;
+        x = Low32(st, x), y = Low32(st, y);
+        if (!x || !y) return std::nullopt;
+        return Exact32(st, "(uint32_t)(" + x->base + op + y->base + ")", k);
+      }
+      case Op::kMulLo:
+      case Op::kMadLo: {
+        auto x = a(0), y = a(1);
+        std::optional<Affine> z = in.op == Op::kMadLo ? a(2) : Affine{"0ull", 0, true, true};
+        if (!x || !y || !z || (x->k != 0 && y->k != 0)) return std::nullopt;
+        uint64_t k = z->k;
+        if (x->k != 0 || y->k != 0) {  // the other factor must be a constant
+          const bool xv = x->k != 0;
+          auto c = konst(in.s[xv ? 1 : 0]);
+          if (!c) return std::nullopt;
+          const uint64_t m = b32 ? (*c & 0xffffffffull) : *c;
+          if (m > kMaxAffineStride) return std::nullopt;
+          k += m * (xv ? x->k : y->k);
+        }
+        if (k > kMaxAffineStride) return std::nullopt;
+        if (b64 && x->wide && y->wide && z->wide) {
+          return Affine{"(" + x->base + " * " + y->base + " + " + z->base + ")", k, true, false};
+        }
+        if (!b32) return std::nullopt;
+        x = Low32(st, x), y = Low32(st, y), z = Low32(st, z);
+        if (!x || !y || !z) return std::nullopt;
+        return Exact32(st, "(uint32_t)(" + x->base + " * " + y->base + " + " + z->base + ")", k);
+      }
+      case Op::kMulWide: {  // a 32-bit value varying with t, times a constant: exact in 64 bits
+        if (!IsIntLike(in.t2) || Bits(in.t2) != 32) return std::nullopt;
+        auto x = Low32(st, a(0));
+        auto c = konst(in.s[1]);
+        if (!x || !c || (*c & 0xffffffffull) > kMaxAffineStride) return std::nullopt;
+        if (ptx::IsSigned(in.t2)) NonNegative32(st, *x);
+        const uint64_t m = *c & 0xffffffffull;
+        return Affine{"(" + x->base + " * " + std::to_string(m) + "ull)", x->k * m, true, false};
+      }
+      case Op::kShl: {
+        auto x = a(0);
+        auto c = konst(in.s[1]);
+        if (!x || !c || *c >= 20) return std::nullopt;
+        const std::string sh = " << " + std::to_string(*c);
+        if (b64 && x->wide) return Affine{"(" + x->base + sh + ")", x->k << *c, true, false};
+        if (!b32 || !(x = Low32(st, x))) return std::nullopt;
+        return Exact32(st, "(uint32_t)(" + x->base + sh + ")", x->k << *c);
+      }
+      case Op::kCvt: {
+        if (!int_type || !IsIntLike(in.t2) || (in.flags & kSat)) return std::nullopt;
+        if (Bits(in.t2) == 32 && b64) {  // widening an exact 32-bit value
+          auto x = Low32(st, a(0));
+          if (!x) return std::nullopt;
+          if (ptx::IsSigned(in.t2)) NonNegative32(st, *x);
+          return Affine{x->base, x->k, true, false};
+        }
+        if (b32 && Bits(in.t2) >= 32) return Low32(st, a(0));
+        return std::nullopt;
+      }
+      default: return std::nullopt;
+    }
+  }
+
+  // The all-mode if-region of a one-dimensional block, when its branch compares a value
+  // base + t (t: the thread index) with a uniform bound: the threads that run the region are then
+  // the indices [lo, hi). `lohi`: C setting lo and hi, valid where `conds` holds. When every
+  // access in the region is global or shared with an address affine in t (a global one with a
+  // stride of its size), `fast` checks the accesses of threads lo and hi - 1 in C (`fast_check`,
+  // after `fast_setup`): between them every access falls in the same region, so the loop may
+  // run with contiguous, unchecked accesses (Access::kContiguous).
+  struct RangePlan {
+    std::string conds, lohi, fast_setup, fast_check;
+    bool fast = false;
+  };
+
+  std::optional<RangePlan> AffineRange(const Inst& bra, const std::vector<ThreadItem>& before,
+                                       const std::vector<ThreadItem>& region) {
+    AffineState st;
+    const Inst* sp = nullptr;
+    for (const ThreadItem& it : before) {  // pure arithmetic, nothing live after the block
+      const Inst& in = p_.code[it.pc];
+      if (in.guard != kNoSlot || in.op == Op::kLd || in.op == Op::kSt || in.op == Op::kAtom ||
+          in.op == Op::kLdKParam) {
+        return std::nullopt;
+      }
+      std::vector<uint32_t> reads, writes;
+      cfg_.ReadsWrites(in, reads, writes);
+      for (uint32_t w : writes) {
+        if (live_after_.count(w)) return std::nullopt;
+      }
+      if (in.op == Op::kSetp && in.d[0] == bra.guard) sp = &in;
+      AffineStep(st, in);
+    }
+    if (sp == nullptr || (sp->flags & (kHasPred3 | kDualDst)) || sp->d[1] != kNoSlot) return std::nullopt;
+    if (!IsIntLike(sp->t) || Bits(sp->t) != 32) return std::nullopt;
+    auto x = Low32(st, AffineOf(st, sp->s[0]));
+    auto bound = AffineOf(st, sp->s[1]);
+    if (!x || x->k != 1 || !bound || bound->k != 0) return std::nullopt;
+    for (const ThreadItem& it : before) {  // no source of the setp is written after it
+      const Inst& in = p_.code[it.pc];
+      if (&in <= sp) continue;
+      std::vector<uint32_t> reads, writes;
+      cfg_.ReadsWrites(in, reads, writes);
+      for (uint32_t w : writes) {
+        if (w == sp->s[0] || w == sp->s[1]) return std::nullopt;
+      }
+    }
+    const bool is_signed = ptx::IsSigned(sp->t);
+    if (is_signed) NonNegative32(st, *x);
+    const std::string B = is_signed ? "(int64_t)(int32_t)(" + bound->base + ")" : "(int64_t)(uint32_t)(" + bound->base + ")";
+    // x(t) = base + t <op> B, for t < T: with m = B - base, a prefix [0, e) or suffix [e, T).
     std::string e;
     bool prefix = true;
-    switch (static_cast<Cmp>(sp.cmp)) {
+    switch (static_cast<Cmp>(sp->cmp)) {
       case Cmp::kLt:
-      case Cmp::kLo: e = B; break;
+      case Cmp::kLo: e = "m"; break;
       case Cmp::kLe:
-      case Cmp::kLs: e = B + " + 1"; break;
+      case Cmp::kLs: e = "m + 1"; break;
       case Cmp::kGt:
-      case Cmp::kHi: e = B + " + 1", prefix = false; break;
+      case Cmp::kHi: e = "m + 1", prefix = false; break;
       case Cmp::kGe:
-      case Cmp::kHs: e = B, prefix = false; break;
-      default: return "";
+      case Cmp::kHs: e = "m", prefix = false; break;
+      default: return std::nullopt;
     }
-    // The branch is taken where x holds (or where it does not, negated); the region runs elsewhere.
+    if (is_signed && (static_cast<Cmp>(sp->cmp) == Cmp::kLo || static_cast<Cmp>(sp->cmp) == Cmp::kLs ||
+                      static_cast<Cmp>(sp->cmp) == Cmp::kHi || static_cast<Cmp>(sp->cmp) == Cmp::kHs)) {
+      return std::nullopt;
+    }
+    RangePlan plan;
+    std::string conds;
+    for (const std::string& c : st.conds) conds += " && " + c;
+    plan.conds = conds;
     const bool region_where_x = bra.guard_negated;
-    std::string c = "      const uint64_t e = " + e + " < T ? " + e + " : T;\n";
-    if (prefix == region_where_x)
-      c += "      const uint32_t lo = 0, hi = (uint32_t)e;\n";
-    else
-      c += "      const uint32_t lo = (uint32_t)e, hi = T;\n";
-    return c;
+    plan.lohi = "      const int64_t m = " + B + " - (int64_t)(" + x->base + ");\n";
+    plan.lohi += "      const int64_t ex = " + e + ";\n";
+    plan.lohi += "      const uint32_t e = ex <= 0 ? 0u : ex >= (int64_t)T ? T : (uint32_t)ex;\n";
+    plan.lohi += prefix == region_where_x ? "      const uint32_t lo = 0, hi = e;\n" : "      const uint32_t lo = e, hi = T;\n";
+    // The region's accesses, evaluated in order after the setp's block.
+    AffineState rs = st;
+    rs.conds.clear();
+    std::string check, setup;
+    for (const ThreadItem& it : region) {
+      const Inst& in = p_.code[it.pc];
+      if (in.op == Op::kLd || in.op == Op::kSt || in.op == Op::kAtom) {
+        if (in.op == Op::kAtom || (in.flags & kVolatile) || (in.mem != Mem::kGlobal && in.mem != Mem::kShared)) {
+          return plan;
+        }
+        const unsigned bytes = ptx::TypeSize(in.t) * in.vec;
+        auto addr = AffineOf(rs, in.s[0]);
+        if (!addr || !addr->wide || (in.mem == Mem::kGlobal && addr->k != bytes)) return plan;
+        const std::string P = std::to_string(in.offset), K = std::to_string(addr->k) + "ull";
+        const std::string first = "(" + addr->base + " + (uint64_t)" + P + "ull + " + K + " * lo)";
+        const std::string last = "(" + addr->base + " + (uint64_t)" + P + "ull + " + K + " * (hi - 1))";
+        const std::string N = std::to_string(bytes), pc = std::to_string(it.pc);
+        check += " && " + first + " <= " + last;
+        if (in.mem == Mem::kGlobal) {
+          check += " && " + first + " - gb" + pc + " < gn" + pc + " && " + last + " - gb" + pc + " < gn" + pc;
+          setup += "        const uint64_t cl" + pc + " = " + addr->base + " + (uint64_t)" + P + "ull; uint8_t* const gwr" +
+                   pc + " = gh" + pc + ";\n";
+        } else {
+          check += " && shsz >= " + N + " && " + last + " <= shsz - " + N;
+        }
+      }
+      AffineStep(rs, in);
+    }
+    for (const std::string& c : rs.conds) check += " && " + c;
+    plan.fast = true;
+    plan.fast_check = "hi > lo" + check;
+    plan.fast_setup = setup;
+    return plan;
   }
 
   // %tid.x, or a register whose only definition copies it.
@@ -1137,6 +1444,8 @@ class Translator {
   std::set<uint32_t> used_, uused_;
   std::map<uint32_t, std::string> uversion_;
   std::set<uint32_t> crossing_, global_slots_;
+  std::vector<std::set<uint32_t>> live_in_;  // per block (Liveness())
+  std::set<uint32_t> live_after_;            // a body's slots live after it (what it stores back)
   std::set<uint32_t> succ_, ptrs_;
   std::map<uint32_t, unsigned> hoisted_;  // a body's global accesses: pc -> bytes (Address())
   std::set<uint32_t> stores_;             // ... those that store
