@@ -563,6 +563,90 @@ TEST(NativeCode, atomics_run_as_c_with_the_interpreters_results_and_faults) {
   EXPECT_NE(fault[0].find("(PTX line "), std::string::npos) << fault[0];
 }
 
+// Float division, min, max, negation, absolute value, square roots, reciprocals, the transcendental
+// approximations and copysign in C (native_writer.cc Float): the interpreter's bits for every pair of
+// special values (NaNs, infinities, signed zeros, subnormals), and none of them a host block.
+TEST(NativeCode, float_math_runs_as_c_with_the_interpreters_bits) {
+  const std::vector<std::string> f32 = {"div.rn.f32",      "div.approx.f32", "div.full.f32",    "min.f32",
+                                        "max.f32",         "neg.f32",        "abs.f32",         "rcp.rn.f32",
+                                        "rcp.approx.f32",  "sqrt.rn.f32",    "sqrt.approx.f32", "rsqrt.approx.f32",
+                                        "sin.approx.f32",  "cos.approx.f32", "ex2.approx.f32",  "lg2.approx.f32",
+                                        "tanh.approx.f32", "copysign.f32"};
+  const std::vector<std::string> f64 = {"div.rn.f64", "min.f64",     "max.f64",          "neg.f64",     "abs.f64",
+                                        "rcp.rn.f64", "sqrt.rn.f64", "rsqrt.approx.f64", "copysign.f64"};
+  auto unary = [](const std::string& op) {
+    for (const char* u : {"neg", "abs", "rcp", "sqrt", "rsqrt", "sin", "cos", "ex2", "lg2", "tanh"}) {
+      if (op.rfind(std::string(u) + ".", 0) == 0) return true;
+    }
+    return false;
+  };
+  // Thread t: a = in[t % 16], b = in[t / 16]; out[op * 256 + t].
+  std::string t = ".version 7.8\n.target sm_90\n.address_size 64\n";
+  t += ".visible .entry fmath(.param .u64 out, .param .u64 in32, .param .u64 in64)\n{\n";
+  t += "  .reg .b32 %r<8>;\n  .reg .b64 %rd<16>;\n  .reg .f32 %f<4>;\n  .reg .f64 %fd<4>;\n";
+  t += "  ld.param.u64 %rd1, [out];\n  ld.param.u64 %rd2, [in32];\n  ld.param.u64 %rd3, [in64];\n";
+  t += "  mov.u32 %r1, %tid.x;\n  and.b32 %r2, %r1, 15;\n  shr.u32 %r3, %r1, 4;\n";
+  t += "  mul.wide.u32 %rd4, %r2, 4;\n  add.s64 %rd5, %rd2, %rd4;\n  ld.global.f32 %f1, [%rd5];\n";
+  t += "  mul.wide.u32 %rd4, %r3, 4;\n  add.s64 %rd5, %rd2, %rd4;\n  ld.global.f32 %f2, [%rd5];\n";
+  t += "  mul.wide.u32 %rd4, %r2, 8;\n  add.s64 %rd5, %rd3, %rd4;\n  ld.global.f64 %fd1, [%rd5];\n";
+  t += "  mul.wide.u32 %rd4, %r3, 8;\n  add.s64 %rd5, %rd3, %rd4;\n  ld.global.f64 %fd2, [%rd5];\n";
+  t += "  mul.wide.u32 %rd6, %r1, 8;\n  add.s64 %rd7, %rd1, %rd6;\n";
+  size_t k = 0;
+  for (const bool is64 : {false, true}) {
+    const std::vector<std::string>& list = is64 ? f64 : f32;
+    const std::string a = is64 ? "%fd1" : "%f1", b = is64 ? "%fd2" : "%f2", d = is64 ? "%fd3" : "%f3";
+    for (const std::string& op : list) {
+      t += "  " + op + " " + d + ", " + a + (unary(op) ? "" : ", " + b) + ";\n";
+      t += "  st.global." + std::string(is64 ? "f64" : "f32") + " [%rd7+" + std::to_string(k++ * 256 * 8) + "], " + d +
+           ";\n";
+    }
+  }
+  t += "  ret;\n}\n";
+  const size_t ops = f32.size() + f64.size();
+  {
+    auto [m, p] = MustDecode(t);
+    auto src = device::cpu::TranslateKernel(p, p.kernels[0]);
+    ASSERT_TRUE(src.ok()) << src.status();
+    EXPECT_EQ(src->c.find("host_exec(c, "), std::string::npos) << "a float instruction is a host block";
+  }
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> in32 = {0.0f, -0.0f, 1.0f, -1.0f, 2.5f, -3.75f, inf, -inf,
+                                   nan,  -nan,  1e-40f, -1e-40f, 3.4e38f, 1e-30f, 0.1f, 7.0f};
+  std::vector<double> in64;
+  for (float f : in32) in64.push_back(f == 7.0f ? 1e-310 : static_cast<double>(f) * 1.000000001);
+  auto interp = device::cpu::CreateCpuDevice({.native = NativeMode::kOff});
+  std::vector<uint64_t> out[2];
+  for (int native = 0; native < 2; ++native) {
+    KernelHarness h(native ? KernelHarness::SharedNativeCpuDevice() : interp);
+    auto kern = h.LoadKernel(t, "fmath");
+    ASSERT_NE(kern, nullptr);
+    auto pout = h.Zeros<uint64_t>(ops * 256);
+    auto p32 = h.Upload(in32);
+    auto p64 = h.Upload(in64);
+    ASSERT_TRUE(h.Run(*kern, {1}, {256}, Params(kern->signature()).Add(pout).Add(p32).Add(p64).Build()).ok());
+    EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), native == 1);
+    out[native] = h.Download<uint64_t>(pout, ops * 256);
+  }
+  for (size_t o = 0; o < ops; ++o) {
+    const std::string& name = o < f32.size() ? f32[o] : f64[o - f32.size()];
+    for (unsigned i = 0; i < 256; ++i) {
+      ASSERT_EQ(out[1][o * 256 + i], out[0][o * 256 + i]) << name << " a=in[" << i % 16 << "] b=in[" << i / 16 << "]";
+    }
+  }
+  // A few against the ISA: max(NaN, 1) = 1, min(-0, +0) = -0, max(-0, +0) = +0.
+  auto f32_at = [&](const std::string& op, unsigned ai, unsigned bi) {
+    const size_t o = std::find(f32.begin(), f32.end(), op) - f32.begin();
+    float f;
+    const uint32_t bits = static_cast<uint32_t>(out[1][o * 256 + bi * 16 + ai]);
+    std::memcpy(&f, &bits, 4);
+    return f;
+  };
+  EXPECT_EQ(f32_at("max.f32", 8, 2), 1.0f);
+  EXPECT_TRUE(std::signbit(f32_at("min.f32", 1, 0)) && f32_at("min.f32", 1, 0) == 0.0f);
+  EXPECT_TRUE(!std::signbit(f32_at("max.f32", 1, 0)) && f32_at("max.f32", 1, 0) == 0.0f);
+  EXPECT_TRUE(std::isnan(f32_at("max.f32", 8, 9)));
+}
+
 // shfl.sync in C (native_writer.cc Shuffle): every mode, with b and c alike for every thread
 // (constants in registers: read once) and per thread, whole warps and segments of 8, the
 // predicate too; the same values as the interpreter's.

@@ -24,7 +24,7 @@ const std::string kExitedC = std::to_string(kNativeExited) + "u";
 const std::string kApartC = std::to_string(kNativeApart) + "u";
 
 // Bump with any change to what the translation emits.
-constexpr const char* kNativeVersion = "gpuwasm-native-7";
+constexpr const char* kNativeVersion = "gpuwasm-native-8";
 
 // What every generated source starts with: the C of NativeCtx (native.h), then helpers.
 const std::string kPrelude =
@@ -51,6 +51,16 @@ static inline void gw_fill(uint64_t* p, uint64_t v, uint32_t n) {
 static inline float gw_f(uint64_t v) { uint32_t u = (uint32_t)v; float f; memcpy(&f, &u, 4); return f; }
 static inline uint64_t gw_fb(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static inline double gw_d(uint64_t v) { double d; memcpy(&d, &v, 8); return d; }
+/* min and max (float_formats.h FMin, FMax): a NaN operand yields the other, two NaNs the quiet
+   NaN; -0 is below +0. */
+#define GW_MINMAX(NAME, T, NAN, LESS) static inline T NAME(T a, T b) { \
+  if (a != a || b != b) return a != a && b != b ? NAN : a != a ? b : a; \
+  if (a == 0 && b == 0) return !!signbit(a) == LESS ? a : b; \
+  return LESS ? (a < b ? a : b) : (a > b ? a : b); }
+GW_MINMAX(gw_minf, float, __builtin_nanf(""), 1)
+GW_MINMAX(gw_maxf, float, __builtin_nanf(""), 0)
+GW_MINMAX(gw_mind, double, __builtin_nan(""), 1)
+GW_MINMAX(gw_maxd, double, __builtin_nan(""), 0)
 static inline uint64_t gw_db(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
 /* PTX comparisons: ordered ones are false on NaN, unordered ones true (c: the Cmp value). */
 static inline int gw_cmpf(int c, double a, double b) {
@@ -212,6 +222,17 @@ class Translator {
       case Op::kShl:
       case Op::kShr:
       case Op::kFma:
+      case Op::kDiv:  // (floats only: Compute refuses the integer forms)
+      case Op::kAbs:
+      case Op::kSqrt:
+      case Op::kRcp:
+      case Op::kRsqrt:
+      case Op::kSin:
+      case Op::kCos:
+      case Op::kEx2:
+      case Op::kLg2:
+      case Op::kTanh:
+      case Op::kCopysign:
       case Op::kAtom:
       case Op::kBra:
       case Op::kBar:
@@ -1389,6 +1410,35 @@ class Translator {
       case Op::kMulLo: return d + " = " + put + v(in.s[0]) + " * " + v(in.s[1]) + ");";
       case Op::kFma:
         return d + " = " + put + (f64 ? "fma(" : "fmaf(") + v(in.s[0]) + ", " + v(in.s[1]) + ", " + v(in.s[2]) + "));";
+      // The interpreter's FloatOp, term for term: the same operations of the C library (the
+      // approximate forms are computed exactly there too), min and max with its NaN and zero rules.
+      case Op::kDiv: return d + " = " + put + v(in.s[0]) + " / " + v(in.s[1]) + ");";
+      case Op::kMin:
+      case Op::kMax:
+        return d + " = " + put + "gw_" + (in.op == Op::kMin ? "min" : "max") + (f64 ? "d(" : "f(") + v(in.s[0]) + ", " +
+               v(in.s[1]) + "));";
+      case Op::kNeg: return d + " = " + put + "-" + v(in.s[0]) + ");";
+      case Op::kRcp: return d + " = " + put + (f64 ? "1.0 / " : "1.0f / ") + v(in.s[0]) + ");";
+      case Op::kRsqrt:
+        return d + " = " + put + (f64 ? "1.0 / sqrt(" : "1.0f / sqrtf(") + v(in.s[0]) + "));";
+      case Op::kCopysign:
+        return d + " = " + put + (f64 ? "copysign(" : "copysignf(") + v(in.s[1]) + ", " + v(in.s[0]) + "));";
+      case Op::kAbs:
+      case Op::kSqrt:
+      case Op::kSin:
+      case Op::kCos:
+      case Op::kEx2:
+      case Op::kLg2:
+      case Op::kTanh: {
+        const char* fn = in.op == Op::kAbs    ? "fabs"
+                         : in.op == Op::kSqrt ? "sqrt"
+                         : in.op == Op::kSin  ? "sin"
+                         : in.op == Op::kCos  ? "cos"
+                         : in.op == Op::kEx2  ? "exp2"
+                         : in.op == Op::kLg2  ? "log2"
+                                              : "tanh";
+        return d + " = " + put + fn + (f64 ? "(" : "f(") + v(in.s[0]) + "));";
+      }
       default: return Unsupported(in, "float instruction");
     }
   }
