@@ -395,6 +395,97 @@ DONE:
   }
 }
 
+// Values from earlier blocks (native_writer.cc, DefinedValue): a register the if-region's branch or
+// an address reads counts as affine in the thread index only where its one reaching definition
+// dominates the block and is computed from constants and the CTA's special registers, like a
+// shared-memory tree's `red[tid]` across barriers while the register holding %tid.x is written again
+// later (softmax). A register two definitions reach keeps the general loop.
+TEST(NativeCode, values_defined_in_earlier_blocks_give_index_ranges_only_where_one_definition_reaches) {
+  const std::string text = R"(.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry xblock(.param .u64 out, .param .u32 s)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<4>;
+  .shared .align 4 .b8 sh[1024];
+  ld.param.u64 %rd1, [out];
+  ld.param.u32 %r5, [s];
+  mov.u32 %r1, %tid.x;
+  shl.b32 %r2, %r1, 2;
+  mov.u32 %r3, sh;
+  add.s32 %r4, %r3, %r2;
+  st.shared.u32 [%r4], %r1;
+  mov.u32 %r8, %tid.x;
+  setp.lt.u32 %p2, %r1, 64;
+  @%p2 bra ONE;
+  add.s32 %r8, %r8, 1;
+ONE:
+  bar.sync 0;
+  setp.ge.u32 %p1, %r1, %r5;
+  @%p1 bra SKIP;
+  ld.shared.u32 %r6, [%r4];
+  add.s32 %r6, %r6, 1000;
+  st.shared.u32 [%r4], %r6;
+SKIP:
+  bar.sync 0;
+  setp.ge.u32 %p3, %r8, %r5;
+  @%p3 bra SKIP2;
+  ld.shared.u32 %r9, [%r4];
+  add.s32 %r9, %r9, 1;
+  st.shared.u32 [%r4], %r9;
+SKIP2:
+  bar.sync 0;
+  ld.shared.u32 %r10, [%r4];
+  mov.u32 %r11, %ctaid.x;
+  mov.u32 %r12, %ntid.x;
+  mad.lo.s32 %r13, %r11, %r12, %r1;
+  mul.wide.u32 %rd2, %r13, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  add.s32 %r1, %r1, %r5;
+  add.s32 %r10, %r10, %r1;
+  st.global.u32 [%rd3], %r10;
+  ret;
+}
+)";
+  {
+    auto [m, p] = MustDecode(text);
+    auto src = device::cpu::TranslateKernel(p, p.kernels[0]);
+    ASSERT_TRUE(src.ok()) << src.status();
+    size_t ranges = 0;
+    for (size_t at = src->c.find("const uint32_t lo = "); at != std::string::npos;
+         at = src->c.find("const uint32_t lo = ", at + 1)) {
+      ++ranges;
+    }
+    EXPECT_EQ(ranges, 1u) << "the first region only: %r8 has two reaching definitions";
+    EXPECT_NE(src->c.find("if (hi > lo && "), std::string::npos);
+  }
+  const unsigned ctas = 3, threads = 256;
+  auto interp = device::cpu::CreateCpuDevice({.native = NativeMode::kOff});
+  for (uint32_t s : {100u, 0u, 256u, 64u}) {
+    std::vector<uint32_t> out[2];
+    uint64_t counted[2] = {0, 0};
+    for (int native = 0; native < 2; ++native) {
+      KernelHarness h(native ? KernelHarness::SharedNativeCpuDevice() : interp);
+      auto k = h.LoadKernel(text, "xblock");
+      ASSERT_NE(k, nullptr);
+      auto pout = h.Zeros<uint32_t>(ctas * threads);
+      ASSERT_TRUE(h.Run(*k, {ctas}, {threads}, Params(k->signature()).Add(pout).Add(s).Build()).ok());
+      EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), native == 1);
+      counted[native] = device::cpu::LastLaunchInstructions(h.stream());
+      out[native] = h.Download<uint32_t>(pout, ctas * threads);
+    }
+    EXPECT_EQ(counted[0], counted[1]) << "s=" << s;
+    for (unsigned i = 0; i < ctas * threads; ++i) {
+      const uint32_t t = i % threads, r8 = t < 64 ? t : t + 1;
+      const uint32_t want = t + (t < s ? 1000u : 0u) + (r8 < s ? 1u : 0u) + (t + s);
+      ASSERT_EQ(out[1][i], want) << "s=" << s << " thread " << i;
+      ASSERT_EQ(out[0][i], want) << "s=" << s << " thread " << i;
+    }
+  }
+}
+
 TEST(NativeCode, a_load_from_one_address_in_every_thread_may_still_differ_per_thread) {
   // Each thread's local memory is its own: the same address holds each thread's %tid.
   KernelHarness h(KernelHarness::SharedNativeCpuDevice());

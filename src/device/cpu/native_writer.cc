@@ -159,6 +159,7 @@ class Translator {
       crossing_.insert(ue[b].begin(), ue[b].end());
     }
     Liveness(ue);
+    if (!cfg_.has_calls) Dominators();
     std::string body;
     for (size_t b = 0; b < cfg_.starts.size(); ++b) {
       GPUWASM_ASSIGN_OR_RETURN(std::string f, Block(static_cast<uint32_t>(b)));
@@ -473,6 +474,7 @@ class Translator {
     stores_.clear();
     stored_.clear();
     live_after_ = LiveAfter(b);
+    cur_block_ = b;
     const uint32_t first = cfg_.starts[b], end = cfg_.BlockEnd(b);
     std::string pre;                // once per block run (all mode)
     std::vector<ThreadItem> items;  // per thread: the instructions each thread runs (ThreadCode())
@@ -807,17 +809,173 @@ class Translator {
   struct AffineState {
     std::map<uint32_t, std::optional<Affine>> slots;  // written in the block: the value, or unknown
     std::vector<std::string> conds;                   // C conditions the values rest on
+    // Evaluating a definition in another block (DefinedValue()): operands are read where it is
+    // (block, before pc), and only values fixed for the CTA may be leaves.
+    bool at_def = false;
+    uint32_t block = 0, pc = 0;
+    int depth = 0;
   };
 
   std::optional<Affine> AffineOf(AffineState& st, uint32_t slot) {
     if (slot >= p_.slot_count) return std::nullopt;
     if (auto it = st.slots.find(slot); it != st.slots.end()) return it->second;
-    if (IsTidX(slot)) return Affine{"0ull", 1, true, true};
-    if (IsConst(slot) || cfg_.IsUniform(slot)) {
-      const std::string v = R(slot);
-      return Affine{"(" + v + ")", 0, true, false};
+    if (slot == p_.special_base + kTidX) return Affine{"0ull", 1, true, true};
+    if (IsConst(slot)) return Affine{"(" + R(slot) + ")", 0, true, false};
+    const bool special = slot >= p_.special_base && slot < p_.special_base + kSpecialCount;
+    // A uniform value as it is now (in the block being written); at a definition elsewhere only a
+    // special register of the CTA is (nothing writes those).
+    if ((!st.at_def || special) && cfg_.IsUniform(slot)) return Affine{"(" + R(slot) + ")", 0, true, false};
+    if (st.at_def) return DefinedValue(st, slot, st.block, st.pc);
+    return DefinedValue(st, slot, cur_block_, cfg_.starts[cur_block_]);
+  }
+
+  // The value `slot` holds before `pc` in `block`, when it is the one definition that reaches
+  // there (the nearest before pc in the block, else the only one reaching the block's start from
+  // a block that strictly dominates it), computed from constants, the CTA's special registers and
+  // values defined alike: then it is the same at every execution of the definition, and defined.
+  std::optional<Affine> DefinedValue(AffineState& st, uint32_t slot, uint32_t block, uint32_t pc) {
+    if (st.depth >= 12 || idom_.empty()) return std::nullopt;
+    std::vector<uint32_t> reads, writes;
+    std::optional<uint32_t> def;
+    for (uint32_t q = pc; q-- > cfg_.starts[block];) {
+      cfg_.ReadsWrites(p_.code[q], reads, writes);
+      if (std::find(writes.begin(), writes.end(), slot) != writes.end()) {
+        def = q;
+        break;
+      }
     }
-    return std::nullopt;
+    if (!def) {
+      const std::vector<uint32_t>& at = ReachingAt(slot)[block];
+      if (at.size() != 1 || !StrictlyDominates(Containing(at[0]), block)) return std::nullopt;
+      def = at[0];
+    }
+    const Inst& in = p_.code[*def];
+    cfg_.ReadsWrites(in, reads, writes);
+    if (in.guard != kNoSlot || writes.size() != 1) return std::nullopt;
+    AffineState sub;
+    sub.at_def = true;
+    sub.block = Containing(*def);
+    sub.pc = *def;
+    sub.depth = st.depth + 1;
+    std::optional<Affine> v = AffineResult(sub, in);
+    if (v) st.conds.insert(st.conds.end(), sub.conds.begin(), sub.conds.end());
+    return v;
+  }
+
+  // Per block: the definitions of `slot` that reach its start (empty past 64 definitions: unknown).
+  const std::vector<std::vector<uint32_t>>& ReachingAt(uint32_t slot) {
+    auto it = reaching_.find(slot);
+    if (it != reaching_.end()) return it->second;
+    const size_t nb = cfg_.starts.size();
+    std::vector<uint32_t> defs;
+    std::vector<uint32_t> reads, writes;
+    for (uint32_t q : cfg_.seen) {
+      cfg_.ReadsWrites(p_.code[q], reads, writes);
+      if (std::find(writes.begin(), writes.end(), slot) != writes.end()) defs.push_back(q);
+    }
+    std::vector<std::vector<uint32_t>> result(nb);
+    if (defs.size() <= 64) {
+      std::vector<uint64_t> gen(nb, 0), kill(nb, 0), in(nb, 0), out(nb, 0);
+      for (size_t i = 0; i < defs.size(); ++i) {
+        const uint32_t b = Containing(defs[i]);
+        if (p_.code[defs[i]].guard == kNoSlot) kill[b] = ~uint64_t{0}, gen[b] = 0;  // (in order: the last wins)
+        gen[b] |= uint64_t{1} << i;
+      }
+      std::vector<std::vector<uint32_t>> preds(nb);
+      for (size_t b = 0; b < nb; ++b) {
+        for (uint32_t x : cfg_.succ[b]) {
+          if (x != KernelCfg::kExit) preds[x].push_back(static_cast<uint32_t>(b));
+        }
+      }
+      for (bool changed = true; changed;) {
+        changed = false;
+        for (size_t b = 0; b < nb; ++b) {
+          uint64_t v = 0;
+          for (uint32_t x : preds[b]) v |= out[x];
+          const uint64_t o = gen[b] | (v & ~kill[b]);
+          changed = changed || v != in[b] || o != out[b];
+          in[b] = v, out[b] = o;
+        }
+      }
+      for (size_t b = 0; b < nb; ++b) {
+        for (size_t i = 0; i < defs.size(); ++i) {
+          if (in[b] >> i & 1) result[b].push_back(defs[i]);
+        }
+      }
+    } else {
+      for (auto& r : result) r = {0, 0};  // (two: never a single reaching definition)
+    }
+    return reaching_.emplace(slot, std::move(result)).first->second;
+  }
+
+  // The block holding `pc` (KernelCfg::BlockOf is for the pc a block starts at).
+  uint32_t Containing(uint32_t pc) const {
+    return static_cast<uint32_t>(std::upper_bound(cfg_.starts.begin(), cfg_.starts.end(), pc) - cfg_.starts.begin()) - 1;
+  }
+
+  bool StrictlyDominates(uint32_t a, uint32_t b) const {
+    if (a == b) return false;
+    for (uint32_t x = b; x != idom_[x];) {
+      x = idom_[x];
+      if (x == kNoIdom) return false;
+      if (x == a) return true;
+    }
+    return false;
+  }
+
+  // Immediate dominators of the blocks reachable from the kernel's entry (Cooper, Harvey and
+  // Kennedy's iteration over reverse postorder); the entry is its own, unreachable blocks kNoIdom.
+  static constexpr uint32_t kNoIdom = 0xffffffffu;
+  void Dominators() {
+    const size_t nb = cfg_.starts.size();
+    const uint32_t entry = cfg_.BlockOf(k_.entry_pc);
+    std::vector<uint32_t> order, rpo_index(nb, kNoIdom);
+    std::vector<uint8_t> seen(nb, 0);
+    std::vector<std::pair<uint32_t, size_t>> stack = {{entry, 0}};
+    seen[entry] = 1;
+    while (!stack.empty()) {  // postorder, iteratively
+      auto& [b, i] = stack.back();
+      if (i < cfg_.succ[b].size()) {
+        const uint32_t x = cfg_.succ[b][i++];
+        if (x != KernelCfg::kExit && !seen[x]) {
+          seen[x] = 1;
+          stack.push_back({x, 0});
+        }
+        continue;
+      }
+      order.push_back(b);
+      stack.pop_back();
+    }
+    std::reverse(order.begin(), order.end());
+    for (size_t i = 0; i < order.size(); ++i) rpo_index[order[i]] = static_cast<uint32_t>(i);
+    std::vector<std::vector<uint32_t>> preds(nb);
+    for (size_t b = 0; b < nb; ++b) {
+      for (uint32_t x : cfg_.succ[b]) {
+        if (x != KernelCfg::kExit) preds[x].push_back(static_cast<uint32_t>(b));
+      }
+    }
+    std::vector<uint32_t> idom(nb, kNoIdom);
+    idom[entry] = entry;
+    auto intersect = [&](uint32_t a, uint32_t b) {
+      while (a != b) {
+        while (rpo_index[a] > rpo_index[b]) a = idom[a];
+        while (rpo_index[b] > rpo_index[a]) b = idom[b];
+      }
+      return a;
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t i = 1; i < order.size(); ++i) {
+        const uint32_t b = order[i];
+        uint32_t d = kNoIdom;
+        for (uint32_t p : preds[b]) {
+          if (idom[p] == kNoIdom) continue;
+          d = d == kNoIdom ? p : intersect(p, d);
+        }
+        if (d != idom[b]) idom[b] = d, changed = true;
+      }
+    }
+    idom_ = std::move(idom);
   }
 
   // The low 32 bits of `a` as an exact affine value (a wide one is reduced, with its condition).
@@ -1019,6 +1177,10 @@ class Translator {
         }
         const unsigned bytes = ptx::TypeSize(in.t) * in.vec;
         auto addr = AffineOf(rs, in.s[0]);
+        if (addr && !addr->wide && addr->low32 && in.mem == Mem::kShared) {  // a 32-bit shared address
+          NonNegative32(rs, *addr);  // (then its sign or zero extension is the value itself)
+          addr->wide = true;
+        }
         if (!addr || !addr->wide || (in.mem == Mem::kGlobal && addr->k != bytes)) return plan;
         const std::string P = std::to_string(in.offset), K = std::to_string(addr->k) + "ull";
         const std::string first = "(" + addr->base + " + (uint64_t)" + P + "ull + " + K + " * lo)";
@@ -1040,24 +1202,6 @@ class Translator {
     plan.fast_check = "hi > lo" + check;
     plan.fast_setup = setup;
     return plan;
-  }
-
-  // %tid.x, or a register whose only definition copies it.
-  bool IsTidX(uint32_t slot) const {
-    if (slot == p_.special_base + kTidX) return true;
-    int defs = 0;
-    bool copy = false;
-    std::vector<uint32_t> reads, writes;
-    for (uint32_t pc : cfg_.seen) {
-      const Inst& in = p_.code[pc];
-      cfg_.ReadsWrites(in, reads, writes);
-      for (uint32_t w : writes) {
-        if (w != slot) continue;
-        ++defs;
-        copy = in.op == Op::kMov && in.guard == kNoSlot && in.s[0] == p_.special_base + kTidX;
-      }
-    }
-    return defs == 1 && copy;
   }
 
   // Whether `bra` (ending block b, guarded by a thread-dependent predicate) skips exactly the
@@ -1496,6 +1640,9 @@ class Translator {
   std::set<uint32_t> crossing_, global_slots_;
   std::vector<std::set<uint32_t>> live_in_;  // per block (Liveness())
   std::set<uint32_t> live_after_;            // a body's slots live after it (what it stores back)
+  std::vector<uint32_t> idom_;               // per block (Dominators()); empty in a kernel with calls
+  std::map<uint32_t, std::vector<std::vector<uint32_t>>> reaching_;  // ReachingAt()'s, per slot
+  uint32_t cur_block_ = 0;                   // the block Body() writes
   std::set<uint32_t> succ_, ptrs_;
   std::map<uint32_t, unsigned> hoisted_;  // a body's global accesses: pc -> bytes (Address())
   std::set<uint32_t> stores_;             // ... those that store
