@@ -4,6 +4,7 @@
 // (Corpus/*+native) and the fault tests (Tier/Faults.*/native).
 #include "device/cpu/native.h"
 
+#include <chrono>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -484,6 +485,44 @@ SKIP2:
       ASSERT_EQ(out[0][i], want) << "s=" << s << " thread " << i;
     }
   }
+}
+
+// Hostile PTX against the affine analysis (native_writer.cc, kMaxAffineText and friends): a
+// chain that doubles a value's C text at every step, through definitions in earlier blocks too,
+// translates quickly into C of a bounded size, and runs as the interpreter does.
+TEST(NativeCode, the_affine_analysis_is_bounded_in_text_and_work) {
+  std::string t = ".version 7.0\n.target sm_70\n.address_size 64\n";
+  t += ".visible .entry chain(.param .u64 out, .param .u32 n)\n{\n  .reg .pred %p<2>;\n  .reg .b32 %r<520>;\n";
+  t += "  .reg .b64 %rd<4>;\n  ld.param.u64 %rd1, [out];\n  ld.param.u32 %r0, [n];\n  mov.u32 %r1, %tid.x;\n";
+  for (int i = 2; i < 250; ++i) {
+    t += "  add.s32 %r" + std::to_string(i) + ", %r" + std::to_string(i - 1) + ", %r" + std::to_string(i - 1) + ";\n";
+  }
+  t += "  bar.sync 0;\n";
+  for (int i = 250; i < 500; ++i) {
+    t += "  add.s32 %r" + std::to_string(i) + ", %r" + std::to_string(i - 1) + ", %r" + std::to_string(i - 250) + ";\n";
+  }
+  t += "  setp.ge.u32 %p1, %r499, %r0;\n  @%p1 bra DONE;\n";
+  t += "  mul.wide.u32 %rd2, %r1, 4;\n  add.s64 %rd3, %rd1, %rd2;\n  st.global.u32 [%rd3], %r499;\n";
+  t += "DONE:\n  ret;\n}\n";
+  auto [m, p] = MustDecode(t);
+  const auto start = std::chrono::steady_clock::now();
+  auto src = device::cpu::TranslateKernel(p, p.kernels[0]);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_LT(src->c.size(), size_t{1} << 20);
+  EXPECT_LT(took, std::chrono::seconds(5));
+  auto interp = device::cpu::CreateCpuDevice({.native = NativeMode::kOff});
+  std::vector<uint32_t> out[2];
+  for (int native = 0; native < 2; ++native) {
+    KernelHarness h(native ? KernelHarness::SharedNativeCpuDevice() : interp);
+    auto k = h.LoadKernel(t, "chain");
+    ASSERT_NE(k, nullptr);
+    auto pout = h.Zeros<uint32_t>(128);
+    ASSERT_TRUE(h.Run(*k, {1}, {128}, Params(k->signature()).Add(pout).Add(0xffffffffu).Build()).ok());
+    EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), native == 1);
+    out[native] = h.Download<uint32_t>(pout, 128);
+  }
+  EXPECT_EQ(out[0], out[1]);
 }
 
 TEST(NativeCode, a_load_from_one_address_in_every_thread_may_still_differ_per_thread) {

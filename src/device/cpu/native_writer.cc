@@ -475,6 +475,7 @@ class Translator {
     stored_.clear();
     live_after_ = LiveAfter(b);
     cur_block_ = b;
+    affine_work_ = 0;
     const uint32_t first = cfg_.starts[b], end = cfg_.BlockEnd(b);
     std::string pre;                // once per block run (all mode)
     std::vector<ThreadItem> items;  // per thread: the instructions each thread runs (ThreadCode())
@@ -804,6 +805,9 @@ class Translator {
     bool wide = false, low32 = false;
   };
   static constexpr uint64_t kMaxAffineStride = uint64_t{1} << 20;
+  // Bounds on the analysis of one block (hostile PTX): the C text of a value, the definitions in
+  // other blocks followed (each with its operands, 12 deep at most), and the conditions collected.
+  static constexpr size_t kMaxAffineText = 2048, kMaxAffineWork = 512, kMaxAffineConds = 64;
 
   // What the evaluation of a block's per-thread instructions found (AffineWalk()).
   struct AffineState {
@@ -834,18 +838,14 @@ class Translator {
   // a block that strictly dominates it), computed from constants, the CTA's special registers and
   // values defined alike: then it is the same at every execution of the definition, and defined.
   std::optional<Affine> DefinedValue(AffineState& st, uint32_t slot, uint32_t block, uint32_t pc) {
-    if (st.depth >= 12 || idom_.empty()) return std::nullopt;
+    if (st.depth >= 12 || idom_.empty() || ++affine_work_ > kMaxAffineWork) return std::nullopt;
     std::vector<uint32_t> reads, writes;
+    const Reaching& r = ReachingOf(slot);
     std::optional<uint32_t> def;
-    for (uint32_t q = pc; q-- > cfg_.starts[block];) {
-      cfg_.ReadsWrites(p_.code[q], reads, writes);
-      if (std::find(writes.begin(), writes.end(), slot) != writes.end()) {
-        def = q;
-        break;
-      }
-    }
+    auto before = std::lower_bound(r.defs.begin(), r.defs.end(), pc);  // the nearest before pc in the block
+    if (before != r.defs.begin() && *(before - 1) >= cfg_.starts[block]) def = *(before - 1);
     if (!def) {
-      const std::vector<uint32_t>& at = ReachingAt(slot)[block];
+      const std::vector<uint32_t>& at = r.at[block];
       if (at.size() != 1 || !StrictlyDominates(Containing(at[0]), block)) return std::nullopt;
       def = at[0];
     }
@@ -858,23 +858,35 @@ class Translator {
     sub.pc = *def;
     sub.depth = st.depth + 1;
     std::optional<Affine> v = AffineResult(sub, in);
+    if (v && v->base.size() > kMaxAffineText) v.reset();
     if (v) st.conds.insert(st.conds.end(), sub.conds.begin(), sub.conds.end());
     return v;
   }
 
-  // Per block: the definitions of `slot` that reach its start (empty past 64 definitions: unknown).
-  const std::vector<std::vector<uint32_t>>& ReachingAt(uint32_t slot) {
+  // A slot's definitions (ascending pcs) and, per block, those that reach its start (past 64
+  // definitions: two placeholders, never one reaching definition).
+  struct Reaching {
+    std::vector<uint32_t> defs;
+    std::vector<std::vector<uint32_t>> at;
+  };
+  const Reaching& ReachingOf(uint32_t slot) {
     auto it = reaching_.find(slot);
     if (it != reaching_.end()) return it->second;
     const size_t nb = cfg_.starts.size();
-    std::vector<uint32_t> defs;
-    std::vector<uint32_t> reads, writes;
-    for (uint32_t q : cfg_.seen) {
-      cfg_.ReadsWrites(p_.code[q], reads, writes);
-      if (std::find(writes.begin(), writes.end(), slot) != writes.end()) defs.push_back(q);
+    if (defs_of_.empty()) {  // every slot's definitions, once
+      defs_of_.resize(p_.slot_count);
+      std::vector<uint32_t> reads, writes;
+      for (uint32_t q : cfg_.seen) {
+        cfg_.ReadsWrites(p_.code[q], reads, writes);
+        for (uint32_t w : writes) {
+          if (w < defs_of_.size() && (defs_of_[w].empty() || defs_of_[w].back() != q)) defs_of_[w].push_back(q);
+        }
+      }
     }
+    std::vector<uint32_t> defs = slot < defs_of_.size() ? defs_of_[slot] : std::vector<uint32_t>{};
     std::vector<std::vector<uint32_t>> result(nb);
-    if (defs.size() <= 64) {
+    // (each analysis costs a few passes over the CFG: at most kMaxReachingSlots per kernel)
+    if (defs.size() <= 64 && reaching_.size() < kMaxReachingSlots) {
       std::vector<uint64_t> gen(nb, 0), kill(nb, 0), in(nb, 0), out(nb, 0);
       for (size_t i = 0; i < defs.size(); ++i) {
         const uint32_t b = Containing(defs[i]);
@@ -903,9 +915,10 @@ class Translator {
         }
       }
     } else {
-      for (auto& r : result) r = {0, 0};  // (two: never a single reaching definition)
+      for (auto& r : result) r = {0, 0};
+      defs.clear();
     }
-    return reaching_.emplace(slot, std::move(result)).first->second;
+    return reaching_.emplace(slot, Reaching{std::move(defs), std::move(result)}).first->second;
   }
 
   // The block holding `pc` (KernelCfg::BlockOf is for the pc a block starts at).
@@ -1005,6 +1018,7 @@ class Translator {
     cfg_.ReadsWrites(in, reads, writes);
     std::optional<Affine> r;
     if (in.guard == kNoSlot && writes.size() == 1) r = AffineResult(st, in);
+    if (r && r->base.size() > kMaxAffineText) r.reset();  // (x = y + y, repeated, doubles the text)
     for (uint32_t w : writes) st.slots[w] = std::nullopt;
     if (r && writes.size() == 1) st.slots[writes[0]] = r;
   }
@@ -1156,6 +1170,7 @@ class Translator {
                       static_cast<Cmp>(sp->cmp) == Cmp::kHi || static_cast<Cmp>(sp->cmp) == Cmp::kHs)) {
       return std::nullopt;
     }
+    if (st.conds.size() > kMaxAffineConds) return std::nullopt;
     RangePlan plan;
     std::string conds;
     for (const std::string& c : st.conds) conds += " && " + c;
@@ -1198,6 +1213,7 @@ class Translator {
       AffineStep(rs, in);
     }
     for (const std::string& c : rs.conds) check += " && " + c;
+    if (rs.conds.size() > kMaxAffineConds) return plan;
     plan.fast = true;
     plan.fast_check = "hi > lo" + check;
     plan.fast_setup = setup;
@@ -1641,8 +1657,11 @@ class Translator {
   std::vector<std::set<uint32_t>> live_in_;  // per block (Liveness())
   std::set<uint32_t> live_after_;            // a body's slots live after it (what it stores back)
   std::vector<uint32_t> idom_;               // per block (Dominators()); empty in a kernel with calls
-  std::map<uint32_t, std::vector<std::vector<uint32_t>>> reaching_;  // ReachingAt()'s, per slot
+  std::map<uint32_t, Reaching> reaching_;   // ReachingOf()'s, per slot
+  static constexpr size_t kMaxReachingSlots = 1024;
+  std::vector<std::vector<uint32_t>> defs_of_;  // per slot: the pcs that write it (ReachingOf())
   uint32_t cur_block_ = 0;                   // the block Body() writes
+  size_t affine_work_ = 0;                   // DefinedValue() calls for it
   std::set<uint32_t> succ_, ptrs_;
   std::map<uint32_t, unsigned> hoisted_;  // a body's global accesses: pc -> bytes (Address())
   std::set<uint32_t> stores_;             // ... those that store
