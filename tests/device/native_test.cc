@@ -525,6 +525,50 @@ TEST(NativeCode, the_affine_analysis_is_bounded_in_text_and_work) {
   EXPECT_EQ(out[0], out[1]);
 }
 
+// %ctaid in native code (NativeCtx::ctaid; the executor fills the registers only for host blocks
+// and calls): every CTA of a three-dimensional grid reads its own, in C and in a host block.
+TEST(NativeCode, every_cta_reads_its_own_ctaid_in_c_and_in_host_blocks) {
+  for (const bool host : {false, true}) {
+    // out[linear cta * ntid + tid] = ctaid.x + 10 ctaid.y + 100 ctaid.z (+ 1000 * ctaid.x from mul24,
+    // a host block, when `host`)
+    std::string t = R"(.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry ids(.param .u64 out)
+{
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ctaid.y;
+  mov.u32 %r3, %ctaid.z;
+  mov.u32 %r4, %nctaid.x;
+  mov.u32 %r5, %nctaid.y;
+  mad.lo.s32 %r6, %r3, %r5, %r2;
+  mad.lo.s32 %r6, %r6, %r4, %r1;
+  mov.u32 %r7, %ntid.x;
+  mov.u32 %r8, %tid.x;
+  mad.lo.s32 %r9, %r6, %r7, %r8;
+  mad.lo.s32 %r10, %r2, 10, %r1;
+  mad.lo.s32 %r10, %r3, 100, %r10;
+)";
+    if (host) t += "  mul24.lo.u32 %r11, %ctaid.x, 1000;\n  add.s32 %r10, %r10, %r11;\n";
+    t += "  mul.wide.u32 %rd2, %r9, 4;\n  add.s64 %rd3, %rd1, %rd2;\n  st.global.u32 [%rd3], %r10;\n  ret;\n}\n";
+    KernelHarness h(KernelHarness::SharedNativeCpuDevice());
+    auto k = h.LoadKernel(t, "ids");
+    ASSERT_NE(k, nullptr);
+    const unsigned gx = 3, gy = 2, gz = 2, threads = 64, n = gx * gy * gz * threads;
+    auto pout = h.Zeros<uint32_t>(n);
+    ASSERT_TRUE(h.Run(*k, {gx, gy, gz}, {threads}, Params(k->signature()).Add(pout).Build()).ok());
+    EXPECT_TRUE(device::cpu::LastLaunchWasNative(h.stream()));
+    const auto out = h.Download<uint32_t>(pout, n);
+    for (unsigned i = 0; i < n; ++i) {
+      const unsigned cta = i / threads, x = cta % gx, y = cta / gx % gy, z = cta / (gx * gy);
+      ASSERT_EQ(out[i], x + 10 * y + 100 * z + (host ? 1000 * x : 0)) << "host block " << host << ", element " << i;
+    }
+  }
+}
+
 TEST(NativeCode, a_load_from_one_address_in_every_thread_may_still_differ_per_thread) {
   // Each thread's local memory is its own: the same address holds each thread's %tid.
   KernelHarness h(KernelHarness::SharedNativeCpuDevice());

@@ -76,6 +76,7 @@
        live one when `all`), warp by warp with the interpreter's semantics, and moves them on to       \
        `fall`; 0, or 1 when it faulted the launch. */                                                  \
     int (*host_exec)(struct gw_ctx * c, uint32_t pc, uint32_t block, uint32_t fall);                   \
+    uint32_t ctaid[3]; /* the CTA's %ctaid (the register file has it only where NativeCode says) */    \
   };
 GPUWASM_NATIVE_CTX_DEFINITION
 #define GPUWASM_NATIVE_STRINGIFY(...) #__VA_ARGS__
@@ -103,6 +104,9 @@ struct NativeSource {
   uint32_t blocks = 0;
   uint32_t entry_block = 0;
   std::vector<uint32_t> starts;  // each block's first pc, ascending
+  // Whether the register file must hold %ctaid for every thread: C reads NativeCtx::ctaid, but a
+  // host block (the interpreter's code) or a kernel with calls reads the registers.
+  bool ctaid_registers = true;
 };
 
 // Translates `kernel` of `program`; Unsupported (naming the instruction and PTX line) when it
@@ -121,6 +125,7 @@ class NativeCode {
   uint32_t BlockAt(uint32_t pc) const {
     return static_cast<uint32_t>(std::lower_bound(starts_.begin(), starts_.end(), pc) - starts_.begin());
   }
+  bool ctaid_registers() const { return ctaid_registers_; }  // NativeSource::ctaid_registers
 
   // Compiles `src` with `cc` (in a child process under limits) and loads it. A `background`
   // compile runs at nice 19, so that it takes only CPU time the launches leave (it must never slow
@@ -134,6 +139,7 @@ class NativeCode {
   uint32_t entry_ = 0;
   std::vector<NativeBlockFn> blocks_;
   std::vector<uint32_t> starts_;
+  bool ctaid_registers_ = true;
 };
 
 // When kernels get native code.

@@ -153,6 +153,7 @@ Result<std::shared_ptr<const NativeCode>> NativeCode::Compile(const NativeSource
   code->blocks_.assign(table, table + *count);
   code->entry_ = src.entry_block;
   code->starts_ = src.starts;
+  code->ctaid_registers_ = src.ctaid_registers;
   return std::shared_ptr<const NativeCode>(std::move(code));
 }
 

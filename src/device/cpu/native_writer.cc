@@ -24,7 +24,7 @@ const std::string kExitedC = std::to_string(kNativeExited) + "u";
 const std::string kApartC = std::to_string(kNativeApart) + "u";
 
 // Bump with any change to what the translation emits.
-constexpr const char* kNativeVersion = "gpuwasm-native-8";
+constexpr const char* kNativeVersion = "gpuwasm-native-9";
 
 // What every generated source starts with: the C of NativeCtx (native.h), then helpers.
 const std::string kPrelude =
@@ -170,6 +170,12 @@ class Translator {
     src.blocks = static_cast<uint32_t>(cfg_.starts.size());
     src.entry_block = cfg_.BlockOf(k_.entry_pc);
     src.starts = cfg_.starts;
+    src.ctaid_registers = cfg_.has_calls;
+    std::vector<uint32_t> reads, writes;
+    for (uint32_t pc : cfg_.host) {  // host blocks (and C shuffles) read the register file
+      cfg_.ReadsWrites(p_.code[pc], reads, writes);
+      for (uint32_t r : reads) src.ctaid_registers = src.ctaid_registers || CtaidIndex(r) >= 0;
+    }
     src.c = std::string("/* ") + kNativeVersion + " */\n" + kPrelude + body;
     src.c += "const uint32_t gw_block_count = " + std::to_string(src.blocks) + ";\n";
     src.c += "int (*const gw_blocks[])(struct gw_ctx*) = {";
@@ -322,6 +328,20 @@ class Translator {
       for (uint32_t w : writes) written.insert(w);
     }
     return ue;
+  }
+
+  // 0, 1 or 2 for the slot of %ctaid.x, .y or .z; else -1.
+  int CtaidIndex(uint32_t slot) const {
+    const uint32_t x = p_.special_base + kCtaidX;
+    return slot >= x && slot < x + 3 ? static_cast<int>(slot - x) : -1;
+  }
+
+  // The register-file value of `slot` for thread `t` (a C expression) in a block function: %ctaid
+  // comes from NativeCtx (the executor fills the registers only for host blocks and calls).
+  std::string SlotValue(uint32_t slot, const std::string& t) const {
+    const std::string n = std::to_string(slot);
+    if (!cfg_.has_calls && CtaidIndex(slot) >= 0) return "(uint64_t)c->ctaid[" + std::to_string(CtaidIndex(slot)) + "]";
+    return "s" + n + "[" + t + "]";
   }
 
   bool IsConst(uint32_t slot) const {
@@ -607,7 +627,7 @@ class Translator {
     for (uint32_t s : used_) {
       const std::string n = std::to_string(s);
       ptrs_.insert(s);
-      decl += ue.count(s) ? "      uint64_t r" + n + " = s" + n + "[t];\n" : "      uint64_t r" + n + ";\n";
+      decl += ue.count(s) ? "      uint64_t r" + n + " = " + SlotValue(s, "t") + ";\n" : "      uint64_t r" + n + ";\n";
       if (written.count(s) && live_after_.count(s)) {
         store += "      s" + n + "[t] = r" + n + ";\n";
         stored_.insert(s);
@@ -615,7 +635,7 @@ class Translator {
     }
     for (uint32_t s : uused_) {
       ptrs_.insert(s);
-      load += "    const uint64_t u" + std::to_string(s) + " = s" + std::to_string(s) + "[c->first];\n";
+      load += "    const uint64_t u" + std::to_string(s) + " = " + SlotValue(s, "c->first") + ";\n";
     }
     for (const auto& [slot, name] : uversion_) {
       if (!live_after_.count(slot)) continue;

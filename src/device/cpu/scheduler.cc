@@ -38,15 +38,22 @@ bool CtaExec::Run(uint64_t cta) {
   cta_[0] = static_cast<uint32_t>(cta % cfg_.grid.x);
   cta_[1] = static_cast<uint32_t>((cta / cfg_.grid.x) % cfg_.grid.y);
   cta_[2] = static_cast<uint32_t>(cta / (uint64_t{cfg_.grid.x} * cfg_.grid.y));
-  for (uint32_t w = 0; w < nwarps_; ++w) InitWarp(w);
+  const NativeCode* native = run_.spec().native.get();
   // %ctaid for every thread, where it changed since the last CTA (nothing writes the slot of a
-  // special register): one fill per slot, contiguous across the CTA.
-  for (uint32_t i = 0; i < 3; ++i) {
-    if (filled_cta_[i] == cta_[i]) continue;
-    std::fill_n(Special(0, kCtaidX + i), stride_, cta_[i]);
-    filled_cta_[i] = cta_[i];
+  // special register): one fill per slot, contiguous across the CTA. Native code's C reads it
+  // from NativeCtx; only its host blocks and calls need the registers.
+  if (native == nullptr || native->ctaid_registers()) {
+    for (uint32_t i = 0; i < 3; ++i) {
+      if (filled_cta_[i] == cta_[i]) continue;
+      std::fill_n(Special(0, kCtaidX + i), stride_, cta_[i]);
+      filled_cta_[i] = cta_[i];
+    }
   }
-  if (run_.spec().native) return RunNative(*run_.spec().native);
+  if (native != nullptr) {  // (its threads' places are NativeCtx::next; call stacks start empty)
+    if (!p_.calls.empty()) std::fill(depth_.begin(), depth_.end(), uint8_t{0});
+    return RunNative(*native);
+  }
+  for (uint32_t w = 0; w < nwarps_; ++w) InitWarp(w);
   uint32_t pc = k_.entry_pc;
   bool converged = converged_ok_;  // every thread starts at the entry
   for (;;) {
@@ -111,6 +118,7 @@ bool CtaExec::RunNative(const NativeCode& code) {
   c.flat = cfg_.block.y == 1 && cfg_.block.z == 1;
   c.ahead_off = native_ahead_off_.data();
   c.host_exec = &CtaExec::NativeHostExec;
+  for (int i = 0; i < 3; ++i) c.ctaid[i] = static_cast<uint32_t>(cta_[i]);
   uint32_t live = threads_, first = 0;
   uint32_t together = code.entry_block();  // the block every live thread is at, or kNativeApart
   uint32_t steps = 0;
