@@ -4,9 +4,9 @@
 // (Corpus/*+native) and the fault tests (Tier/Faults.*/native).
 #include "device/cpu/native.h"
 
-#include <chrono>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -316,9 +316,11 @@ TEST(NativeCode, index_ranges_and_affine_accesses_compute_count_and_fault_as_the
   mov.u32 %r5, %tid.x;
   mad.lo.s32 %r6, %r3, %r4, %r5;
   add.s32 %r7, %r6, %r2;
-  setp.)") + cmp + R"( %p1, %r7, %r1;
+  setp.)") +
+           cmp + R"( %p1, %r7, %r1;
   @%p1 bra DONE;
-  mul.wide.)" + wide + R"( %rd3, %r6, 4;
+  mul.wide.)" +
+           wide + R"( %rd3, %r6, 4;
   add.s64 %rd4, %rd2, %rd3;
   ld.global.u32 %r3, [%rd4];
   add.s32 %r3, %r3, %r7;
@@ -337,13 +339,13 @@ DONE:
   };
   const unsigned ctas = 6, threads = 128, total = ctas * threads;
   const Case cases[] = {
-      {"ge.u32", "u32", total - 77, 0, total},           // the last CTA partly
-      {"ge.u32", "u32", 5, 0, total},                    // one CTA, five threads
+      {"ge.u32", "u32", total - 77, 0, total},             // the last CTA partly
+      {"ge.u32", "u32", 5, 0, total},                      // one CTA, five threads
       {"ge.u32", "u32", 0xffffff00u, 0xfffffe80u, total},  // i wraps around within CTA 2
-      {"ge.s32", "s32", 300, 0xffffff00u, total},        // negative i first: a suffix of indices
-      {"ge.s32", "s32", 0x80000000u, 0, total},          // a negative bound: no thread runs it
-      {"lt.u32", "u32", 200, 0, total},                  // the region runs where i >= n
-      {"ge.u32", "u32", total, 0, total - 40},           // the last stores fall outside `out`
+      {"ge.s32", "s32", 300, 0xffffff00u, total},          // negative i first: a suffix of indices
+      {"ge.s32", "s32", 0x80000000u, 0, total},            // a negative bound: no thread runs it
+      {"lt.u32", "u32", 200, 0, total},                    // the region runs where i >= n
+      {"ge.u32", "u32", total, 0, total - 40},             // the last stores fall outside `out`
   };
   auto interp = device::cpu::CreateCpuDevice({.native = NativeMode::kOff});
   {  // the translation has the path
@@ -741,11 +743,10 @@ TEST(NativeCode, atomics_run_as_c_with_the_interpreters_results_and_faults) {
 // approximations and copysign in C (native_writer.cc Float): the interpreter's bits for every pair of
 // special values (NaNs, infinities, signed zeros, subnormals), and none of them a host block.
 TEST(NativeCode, float_math_runs_as_c_with_the_interpreters_bits) {
-  const std::vector<std::string> f32 = {"div.rn.f32",      "div.approx.f32", "div.full.f32",    "min.f32",
-                                        "max.f32",         "neg.f32",        "abs.f32",         "rcp.rn.f32",
-                                        "rcp.approx.f32",  "sqrt.rn.f32",    "sqrt.approx.f32", "rsqrt.approx.f32",
-                                        "sin.approx.f32",  "cos.approx.f32", "ex2.approx.f32",  "lg2.approx.f32",
-                                        "tanh.approx.f32", "copysign.f32"};
+  const std::vector<std::string> f32 = {
+      "div.rn.f32",     "div.approx.f32", "div.full.f32",   "min.f32",        "max.f32",         "neg.f32",
+      "abs.f32",        "rcp.rn.f32",     "rcp.approx.f32", "sqrt.rn.f32",    "sqrt.approx.f32", "rsqrt.approx.f32",
+      "sin.approx.f32", "cos.approx.f32", "ex2.approx.f32", "lg2.approx.f32", "tanh.approx.f32", "copysign.f32"};
   const std::vector<std::string> f64 = {"div.rn.f64", "min.f64",     "max.f64",          "neg.f64",     "abs.f64",
                                         "rcp.rn.f64", "sqrt.rn.f64", "rsqrt.approx.f64", "copysign.f64"};
   auto unary = [](const std::string& op) {
@@ -784,7 +785,7 @@ TEST(NativeCode, float_math_runs_as_c_with_the_interpreters_bits) {
     EXPECT_EQ(src->c.find("host_exec(c, "), std::string::npos) << "a float instruction is a host block";
   }
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  const std::vector<float> in32 = {0.0f, -0.0f, 1.0f, -1.0f, 2.5f, -3.75f, inf, -inf,
+  const std::vector<float> in32 = {0.0f, -0.0f, 1.0f,   -1.0f,   2.5f,    -3.75f, inf,  -inf,
                                    nan,  -nan,  1e-40f, -1e-40f, 3.4e38f, 1e-30f, 0.1f, 7.0f};
   std::vector<double> in64;
   for (float f : in32) in64.push_back(f == 7.0f ? 1e-310 : static_cast<double>(f) * 1.000000001);

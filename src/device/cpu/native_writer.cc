@@ -505,7 +505,7 @@ class Translator {
     bool any_extra = false;  // uniform guarded instructions: `extra` counts those that ran
     uint32_t temp = 0;
     bool per_thread_code = false;
-    std::optional<RangePlan> range;          // an if-region whose threads are a range of indices
+    std::optional<RangePlan> range;                     // an if-region whose threads are a range of indices
     std::string range_before, range_inner, range_fast;  // its threads' code: before it, in it (checked, fast)
     uint32_t range_count = 0;
     std::string term_all, term_thread;  // the terminator: all together; per thread
@@ -664,10 +664,12 @@ class Translator {
           std::string zeroed;  // (locals start at 0: no value carried between iterations)
           for (uint32_t slot : used_) {
             const std::string n = std::to_string(slot);
-            zeroed += ue.count(slot) ? "      uint64_t r" + n + " = s" + n + "[t];\n" : "      uint64_t r" + n + " = 0;\n";
+            zeroed +=
+                ue.count(slot) ? "      uint64_t r" + n + " = s" + n + "[t];\n" : "      uint64_t r" + n + " = 0;\n";
           }
           out += "      if (" + range->fast_check + ") {\n" + range->fast_setup;
-          out += "      for (uint32_t t = lo; t < hi; ++t) {\n" + zeroed + range_before + range_fast + store + "      }\n";
+          out +=
+              "      for (uint32_t t = lo; t < hi; ++t) {\n" + zeroed + range_before + range_fast + store + "      }\n";
           out += "      } else\n";
         }
         out += "      for (uint32_t t = lo; t < hi; ++t) {\n";
@@ -943,7 +945,8 @@ class Translator {
 
   // The block holding `pc` (KernelCfg::BlockOf is for the pc a block starts at).
   uint32_t Containing(uint32_t pc) const {
-    return static_cast<uint32_t>(std::upper_bound(cfg_.starts.begin(), cfg_.starts.end(), pc) - cfg_.starts.begin()) - 1;
+    return static_cast<uint32_t>(std::upper_bound(cfg_.starts.begin(), cfg_.starts.end(), pc) - cfg_.starts.begin()) -
+           1;
   }
 
   bool StrictlyDominates(uint32_t a, uint32_t b) const {
@@ -1143,8 +1146,7 @@ class Translator {
     const Inst* sp = nullptr;
     for (const ThreadItem& it : before) {  // pure arithmetic, nothing live after the block
       const Inst& in = p_.code[it.pc];
-      if (in.guard != kNoSlot || in.op == Op::kLd || in.op == Op::kSt || in.op == Op::kAtom ||
-          in.op == Op::kLdKParam) {
+      if (in.guard != kNoSlot || in.op == Op::kLd || in.op == Op::kSt || in.op == Op::kAtom || in.op == Op::kLdKParam) {
         return std::nullopt;
       }
       std::vector<uint32_t> reads, writes;
@@ -1171,7 +1173,8 @@ class Translator {
     }
     const bool is_signed = ptx::IsSigned(sp->t);
     if (is_signed) NonNegative32(st, *x);
-    const std::string B = is_signed ? "(int64_t)(int32_t)(" + bound->base + ")" : "(int64_t)(uint32_t)(" + bound->base + ")";
+    const std::string B =
+        is_signed ? "(int64_t)(int32_t)(" + bound->base + ")" : "(int64_t)(uint32_t)(" + bound->base + ")";
     // x(t) = base + t <op> B, for t < T: with m = B - base, a prefix [0, e) or suffix [e, T).
     std::string e;
     bool prefix = true;
@@ -1199,7 +1202,8 @@ class Translator {
     plan.lohi = "      const int64_t m = " + B + " - (int64_t)(" + x->base + ");\n";
     plan.lohi += "      const int64_t ex = " + e + ";\n";
     plan.lohi += "      const uint32_t e = ex <= 0 ? 0u : ex >= (int64_t)T ? T : (uint32_t)ex;\n";
-    plan.lohi += prefix == region_where_x ? "      const uint32_t lo = 0, hi = e;\n" : "      const uint32_t lo = e, hi = T;\n";
+    plan.lohi +=
+        prefix == region_where_x ? "      const uint32_t lo = 0, hi = e;\n" : "      const uint32_t lo = e, hi = T;\n";
     // The region's accesses, evaluated in order after the setp's block.
     AffineState rs = st;
     rs.conds.clear();
@@ -1224,8 +1228,8 @@ class Translator {
         check += " && " + first + " <= " + last;
         if (in.mem == Mem::kGlobal) {
           check += " && " + first + " - gb" + pc + " < gn" + pc + " && " + last + " - gb" + pc + " < gn" + pc;
-          setup += "        const uint64_t cl" + pc + " = " + addr->base + " + (uint64_t)" + P + "ull; uint8_t* const gwr" +
-                   pc + " = gh" + pc + ";\n";
+          setup += "        const uint64_t cl" + pc + " = " + addr->base + " + (uint64_t)" + P +
+                   "ull; uint8_t* const gwr" + pc + " = gh" + pc + ";\n";
         } else {
           check += " && shsz >= " + N + " && " + last + " <= shsz - " + N;
         }
@@ -1599,8 +1603,7 @@ class Translator {
                v(in.s[1]) + "));";
       case Op::kNeg: return d + " = " + put + "-" + v(in.s[0]) + ");";
       case Op::kRcp: return d + " = " + put + (f64 ? "1.0 / " : "1.0f / ") + v(in.s[0]) + ");";
-      case Op::kRsqrt:
-        return d + " = " + put + (f64 ? "1.0 / sqrt(" : "1.0f / sqrtf(") + v(in.s[0]) + "));";
+      case Op::kRsqrt: return d + " = " + put + (f64 ? "1.0 / sqrt(" : "1.0f / sqrtf(") + v(in.s[0]) + "));";
       case Op::kCopysign:
         return d + " = " + put + (f64 ? "copysign(" : "copysignf(") + v(in.s[1]) + ", " + v(in.s[0]) + "));";
       case Op::kAbs:
@@ -1677,11 +1680,11 @@ class Translator {
   std::vector<std::set<uint32_t>> live_in_;  // per block (Liveness())
   std::set<uint32_t> live_after_;            // a body's slots live after it (what it stores back)
   std::vector<uint32_t> idom_;               // per block (Dominators()); empty in a kernel with calls
-  std::map<uint32_t, Reaching> reaching_;   // ReachingOf()'s, per slot
+  std::map<uint32_t, Reaching> reaching_;    // ReachingOf()'s, per slot
   static constexpr size_t kMaxReachingSlots = 1024;
   std::vector<std::vector<uint32_t>> defs_of_;  // per slot: the pcs that write it (ReachingOf())
-  uint32_t cur_block_ = 0;                   // the block Body() writes
-  size_t affine_work_ = 0;                   // DefinedValue() calls for it
+  uint32_t cur_block_ = 0;                      // the block Body() writes
+  size_t affine_work_ = 0;                      // DefinedValue() calls for it
   std::set<uint32_t> succ_, ptrs_;
   std::map<uint32_t, unsigned> hoisted_;  // a body's global accesses: pc -> bytes (Address())
   std::set<uint32_t> stores_;             // ... those that store
