@@ -505,9 +505,7 @@ class Translator {
     bool any_extra = false;  // uniform guarded instructions: `extra` counts those that ran
     uint32_t temp = 0;
     bool per_thread_code = false;
-    std::optional<RangePlan> range;                     // an if-region whose threads are a range of indices
-    std::string range_before, range_inner, range_fast;  // its threads' code: before it, in it (checked, fast)
-    uint32_t range_count = 0;
+    std::optional<RangeCode> range;     // an if-region whose threads are a range of indices
     std::string term_all, term_thread;  // the terminator: all together; per thread
     for (uint32_t pc = first; pc < end; ++pc) {
       const Inst& in = p_.code[pc];
@@ -561,18 +559,8 @@ class Translator {
           GPUWASM_ASSIGN_OR_RETURN(std::string inner, ThreadCode(items, skip_guard, skip_count, Access::kChecked,
                                                                  /*region_only=*/true));
           term_all = "c->go = " + std::to_string(join) + "u;";
-          std::vector<ThreadItem> before, region;
-          for (const ThreadItem& it : items) (it.in_region ? region : before).push_back(it);
-          range = AffineRange(in, before, region);
-          if (range) {
-            GPUWASM_ASSIGN_OR_RETURN(range_before, ThreadCode(before, "", 0, Access::kChecked));
-            if (range->fast) {
-              GPUWASM_ASSIGN_OR_RETURN(range_fast, ThreadCode(items, skip_guard, skip_count, Access::kContiguous,
-                                                              /*region_only=*/true));
-            }
-          }
-          range_inner = inner;
-          range_count = fcount;
+          GPUWASM_ASSIGN_OR_RETURN(range, RangeOf(in, items, skip_guard, skip_count));
+          if (range) range->inner = inner;
         } else {
           term_thread = "if (" + guard + ") { ++n; " + taken_thread + " } else " + Go(fall) + ";";
         }
@@ -653,29 +641,7 @@ class Translator {
     if (all_) {
       out += load + pre;
       const bool together = !term_all.empty();
-      if (range) {
-        // The threads that run the if-region are the indices [lo, hi): the others only compute
-        // values nothing reads after the block. When the accesses of the first and last of them
-        // fit, so do all (RangePlan): the loop runs without checks.
-        out += "    if (c->flat && c->live == T" + range->conds + ") {\n" + range->lohi;
-        out += "      n += (uint64_t)(" + per + ") * T + (T - (hi - lo)) + (uint64_t)" + std::to_string(range_count) +
-               " * (hi - lo);\n";
-        if (range->fast) {
-          std::string zeroed;  // (locals start at 0: no value carried between iterations)
-          for (uint32_t slot : used_) {
-            const std::string n = std::to_string(slot);
-            zeroed +=
-                ue.count(slot) ? "      uint64_t r" + n + " = s" + n + "[t];\n" : "      uint64_t r" + n + " = 0;\n";
-          }
-          out += "      if (" + range->fast_check + ") {\n" + range->fast_setup;
-          out +=
-              "      for (uint32_t t = lo; t < hi; ++t) {\n" + zeroed + range_before + range_fast + store + "      }\n";
-          out += "      } else\n";
-        }
-        out += "      for (uint32_t t = lo; t < hi; ++t) {\n";
-        out += decl + range_before + range_inner + store;
-        out += "      }\n    } else\n";
-      }
+      if (range) out += RangeLoops(*range, per, decl, store, ue);
       if (per_thread_code || !together) {
         out += "    {\n";
         out += "    count[" + std::to_string(b) + "] = 0;\n";
@@ -1139,6 +1105,53 @@ class Translator {
     std::string conds, lohi, fast_setup, fast_check;
     bool fast = false;
   };
+
+  // An index-range if-region's plan and its threads' code: before the region (pure arithmetic), in
+  // it with checked accesses, and in it unchecked (when the plan is fast).
+  struct RangeCode {
+    RangePlan plan;
+    std::string before, inner, fast;
+    uint32_t count = 0;  // the region's unguarded instructions, its branch to the join included
+  };
+
+  // The range plan of the if-region ending at `bra` (its threads' items in `items`), if any.
+  Result<std::optional<RangeCode>> RangeOf(const Inst& bra, const std::vector<ThreadItem>& items,
+                                           const std::string& skip, uint32_t skip_count) {
+    std::vector<ThreadItem> before, region;
+    for (const ThreadItem& it : items) (it.in_region ? region : before).push_back(it);
+    std::optional<RangePlan> plan = AffineRange(bra, before, region);
+    if (!plan) return std::optional<RangeCode>();
+    RangeCode r;
+    r.plan = *plan;
+    r.count = skip_count;
+    GPUWASM_ASSIGN_OR_RETURN(r.before, ThreadCode(before, "", 0, Access::kChecked));
+    if (plan->fast) {
+      GPUWASM_ASSIGN_OR_RETURN(r.fast, ThreadCode(items, skip, skip_count, Access::kContiguous, /*region_only=*/true));
+    }
+    return std::optional<RangeCode>(std::move(r));
+  }
+
+  // The all-mode loops of an index-range if-region: the threads that run it are the indices
+  // [lo, hi); the others only compute values nothing reads after the block. When the accesses of
+  // the first and last of them fit, so do all (RangePlan): the loop runs without checks.
+  std::string RangeLoops(const RangeCode& r, const std::string& per, const std::string& decl, const std::string& store,
+                         const std::set<uint32_t>& ue) const {
+    std::string out = "    if (c->flat && c->live == T" + r.plan.conds + ") {\n" + r.plan.lohi;
+    out += "      n += (uint64_t)(" + per + ") * T + (T - (hi - lo)) + (uint64_t)" + std::to_string(r.count) +
+           " * (hi - lo);\n";
+    if (r.plan.fast) {
+      std::string zeroed;  // (locals start at 0: no value carried between iterations)
+      for (uint32_t slot : used_) {
+        const std::string n = std::to_string(slot);
+        zeroed += "      uint64_t r" + n + " = " + (ue.count(slot) ? SlotValue(slot, "t") : std::string("0")) + ";\n";
+      }
+      out += "      if (" + r.plan.fast_check + ") {\n" + r.plan.fast_setup;
+      out += "      for (uint32_t t = lo; t < hi; ++t) {\n" + zeroed + r.before + r.fast + store + "      }\n";
+      out += "      } else\n";
+    }
+    out += "      for (uint32_t t = lo; t < hi; ++t) {\n" + decl + r.before + r.inner + store + "      }\n    } else\n";
+    return out;
+  }
 
   std::optional<RangePlan> AffineRange(const Inst& bra, const std::vector<ThreadItem>& before,
                                        const std::vector<ThreadItem>& region) {
