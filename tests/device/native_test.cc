@@ -298,13 +298,13 @@ TEST(NativeCode, thread_loops_checked_ahead_compute_and_count_what_the_interpret
 // around in 32 bits within a CTA, the bound is signed and negative, or an access falls outside
 // its buffer, the general loops run instead: results, counts and faults are the interpreter's.
 TEST(NativeCode, index_ranges_and_affine_accesses_compute_count_and_fault_as_the_interpreter) {
-  auto kernel = [](const char* cmp, const char* wide) {
+  auto kernel = [](const char* cmp, const char* wide, bool skip3 = false) {
     return std::string(R"(.version 7.0
 .target sm_70
 .address_size 64
 .visible .entry affine(.param .u64 out, .param .u64 in, .param .u32 n, .param .u32 base)
 {
-  .reg .pred %p<2>;
+  .reg .pred %p<3>;
   .reg .b32 %r<8>;
   .reg .b64 %rd<8>;
   ld.param.u64 %rd1, [out];
@@ -318,7 +318,8 @@ TEST(NativeCode, index_ranges_and_affine_accesses_compute_count_and_fault_as_the
   add.s32 %r7, %r6, %r2;
   setp.)") +
            cmp + R"( %p1, %r7, %r1;
-  @%p1 bra DONE;
+)" + (skip3 ? "  setp.eq.u32 %p2, %r7, 3;\n  or.pred %p1, %p1, %p2;\n" : "") +
+           R"(  @%p1 bra DONE;
   mul.wide.)" +
            wide + R"( %rd3, %r6, 4;
   add.s64 %rd4, %rd2, %rd3;
@@ -336,6 +337,7 @@ DONE:
     const char* wide;
     uint32_t n, base;
     unsigned out_elems;  // fewer than the threads that store: a fault
+    bool skip3 = false;  // the branch's predicate is the comparison's or i == 3 (no longer a range)
   };
   const unsigned ctas = 6, threads = 128, total = ctas * threads;
   const Case cases[] = {
@@ -346,6 +348,7 @@ DONE:
       {"ge.s32", "s32", 0x80000000u, 0, total},            // a negative bound: no thread runs it
       {"lt.u32", "u32", 200, 0, total},                    // the region runs where i >= n
       {"ge.u32", "u32", total, 0, total - 40},             // the last stores fall outside `out`
+      {"ge.u32", "u32", total, 0, total, /*skip3=*/true},  // thread 3 skips too
   };
   auto interp = device::cpu::CreateCpuDevice({.native = NativeMode::kOff});
   {  // the translation has the path
@@ -358,13 +361,14 @@ DONE:
   std::vector<uint32_t> in(total);
   for (unsigned i = 0; i < total; ++i) in[i] = 1000u * i + 7u;
   for (const Case& c : cases) {
-    const std::string where = std::string(c.cmp) + " n=" + std::to_string(c.n) + " base=" + std::to_string(c.base);
+    const std::string where = std::string(c.cmp) + " n=" + std::to_string(c.n) + " base=" + std::to_string(c.base) +
+                              (c.skip3 ? " or i == 3" : "");
     std::vector<uint32_t> out[2];
     uint64_t counted[2] = {0, 0};
     std::string fault[2];
     for (int native = 0; native < 2; ++native) {
       KernelHarness h(native ? KernelHarness::SharedNativeCpuDevice() : interp);
-      auto k = h.LoadKernel(kernel(c.cmp, c.wide), "affine");
+      auto k = h.LoadKernel(kernel(c.cmp, c.wide, c.skip3), "affine");
       ASSERT_NE(k, nullptr);
       auto pin = h.Upload(in);
       auto pout = h.Zeros<uint32_t>(c.out_elems);
@@ -390,7 +394,7 @@ DONE:
     for (unsigned j = 0; j < total; ++j) {
       const uint32_t i = c.base + j;
       const bool ge = is_signed ? static_cast<int32_t>(i) >= static_cast<int32_t>(c.n) : i >= c.n;
-      const bool runs = region_where_ge ? ge : !ge;
+      const bool runs = (region_where_ge ? ge : !ge) && !(c.skip3 && i == 3);
       ran += runs;
       ASSERT_EQ(out[1][j], runs ? in[j] + i : 0u) << where << " thread " << j;
     }

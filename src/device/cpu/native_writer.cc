@@ -1167,7 +1167,9 @@ class Translator {
       for (uint32_t w : writes) {
         if (live_after_.count(w)) return std::nullopt;
       }
-      if (in.op == Op::kSetp && in.d[0] == bra.guard) sp = &in;
+      if (std::find(writes.begin(), writes.end(), bra.guard) != writes.end()) {  // the guard's last writer
+        sp = in.op == Op::kSetp && in.d[0] == bra.guard ? &in : nullptr;
+      }
       AffineStep(st, in);
     }
     if (sp == nullptr || (sp->flags & (kHasPred3 | kDualDst)) || sp->d[1] != kNoSlot) return std::nullopt;
