@@ -575,6 +575,47 @@ TEST(NativeCode, every_cta_reads_its_own_ctaid_in_c_and_in_host_blocks) {
   }
 }
 
+// A shared address whose stride in the thread index is huge (tid << 57: the addresses of threads 0
+// and 128 coincide modulo 2^64) must not pass the check of the range's first and last thread: the
+// launch faults as in the interpreter instead of touching memory outside shared memory.
+TEST(NativeCode, a_huge_stride_is_never_checked_at_the_ends_only) {
+  const std::string text = R"(.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry stride(.param .u32 n)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<6>;
+  .shared .align 4 .b8 sh[64];
+  ld.param.u32 %r1, [n];
+  mov.u32 %r2, %tid.x;
+  cvt.u64.u32 %rd1, %r2;
+  shl.b64 %rd2, %rd1, 19;
+  shl.b64 %rd3, %rd2, 19;
+  shl.b64 %rd4, %rd3, 19;
+  setp.ge.u32 %p1, %r2, %r1;
+  @%p1 bra DONE;
+  st.shared.u32 [%rd4], %r2;
+DONE:
+  ret;
+}
+)";
+  auto interp = device::cpu::CreateCpuDevice({.native = NativeMode::kOff});
+  std::string fault[2];
+  for (int native = 0; native < 2; ++native) {
+    KernelHarness h(native ? KernelHarness::SharedNativeCpuDevice() : interp);
+    auto k = h.LoadKernel(text, "stride");
+    ASSERT_NE(k, nullptr);
+    Status st = h.Run(*k, {1}, {256}, Params(k->signature()).Add(129u).Build());
+    EXPECT_EQ(device::cpu::LastLaunchWasNative(h.stream()), native == 1);
+    ASSERT_FALSE(st.ok()) << (native ? "native" : "interpreted");
+    fault[native] = st.message().substr(0, st.message().find("0x"));
+  }
+  EXPECT_EQ(fault[0], fault[1]);
+  EXPECT_NE(fault[1].find("shared"), std::string::npos) << fault[1];
+}
+
 TEST(NativeCode, a_load_from_one_address_in_every_thread_may_still_differ_per_thread) {
   // Each thread's local memory is its own: the same address holds each thread's %tid.
   KernelHarness h(KernelHarness::SharedNativeCpuDevice());

@@ -846,7 +846,7 @@ class Translator {
     sub.pc = *def;
     sub.depth = st.depth + 1;
     std::optional<Affine> v = AffineResult(sub, in);
-    if (v && v->base.size() > kMaxAffineText) v.reset();
+    if (v && (v->base.size() > kMaxAffineText || v->k > kMaxAffineStride)) v.reset();
     if (v) st.conds.insert(st.conds.end(), sub.conds.begin(), sub.conds.end());
     return v;
   }
@@ -1007,7 +1007,8 @@ class Translator {
     cfg_.ReadsWrites(in, reads, writes);
     std::optional<Affine> r;
     if (in.guard == kNoSlot && writes.size() == 1) r = AffineResult(st, in);
-    if (r && r->base.size() > kMaxAffineText) r.reset();  // (x = y + y, repeated, doubles the text)
+    // (x = y + y, repeated, doubles the text; a stride past the bound could wrap around)
+    if (r && (r->base.size() > kMaxAffineText || r->k > kMaxAffineStride)) r.reset();
     for (uint32_t w : writes) st.slots[w] = std::nullopt;
     if (r && writes.size() == 1) st.slots[writes[0]] = r;
   }
