@@ -159,6 +159,12 @@ class Translator {
       crossing_.insert(ue[b].begin(), ue[b].end());
     }
     Liveness(ue);
+    preds_.assign(cfg_.starts.size(), {});
+    for (size_t b = 0; b < cfg_.starts.size(); ++b) {
+      for (uint32_t x : cfg_.succ[b]) {
+        if (x != KernelCfg::kExit) preds_[x].push_back(static_cast<uint32_t>(b));
+      }
+    }
     if (!cfg_.has_calls) Dominators();
     std::string body;
     for (size_t b = 0; b < cfg_.starts.size(); ++b) {
@@ -721,13 +727,7 @@ class Translator {
     for (const auto& [pc, bytes] : hoisted_) {
       o += "      uint64_t cl" + std::to_string(pc) + " = ~0ull, ch" + std::to_string(pc) + " = 0;\n";
     }
-    // Locals start at 0 in both passes: a value a guard skipped is then not carried over from the
-    // previous thread (the compiler would see a dependence between iterations).
-    std::string decl;
-    for (uint32_t slot : used_) {
-      const std::string n = std::to_string(slot);
-      decl += ue.count(slot) ? "      uint64_t r" + n + " = s" + n + "[t];\n" : "      uint64_t r" + n + " = 0;\n";
-    }
+    const std::string decl = ZeroedLocals(ue);
     o += "      for (uint32_t t = 0; t < T; ++t) {\n" + decl + check + "      }\n";
     std::string params = "uint32_t T, uint64_t extra, uint8_t* sh", args = "T, extra, sh";
     for (const std::string& name : UniformNames(run + per)) {
@@ -760,6 +760,18 @@ class Translator {
          ");\n        gw_done = 1;\n      }\n    }\n";
     o += "    if (!gw_done)\n";
     return o;
+  }
+
+  // The thread loop's locals for a loop the C compiler should vectorise: each starts as the
+  // thread's register (slots in `ue`) or at 0, so that a value a guard skipped is not carried over
+  // from the previous thread (the compiler would see a dependence between iterations).
+  std::string ZeroedLocals(const std::set<uint32_t>& ue) const {
+    std::string decl;
+    for (uint32_t slot : used_) {
+      const std::string n = std::to_string(slot);
+      decl += "      uint64_t r" + n + " = " + (ue.count(slot) ? SlotValue(slot, "t") : std::string("0")) + ";\n";
+    }
+    return decl;
   }
 
   // The names of uniform values (u<slot>, v<n>) that C code reads.
@@ -881,17 +893,11 @@ class Translator {
         if (p_.code[defs[i]].guard == kNoSlot) kill[b] = ~uint64_t{0}, gen[b] = 0;  // (in order: the last wins)
         gen[b] |= uint64_t{1} << i;
       }
-      std::vector<std::vector<uint32_t>> preds(nb);
-      for (size_t b = 0; b < nb; ++b) {
-        for (uint32_t x : cfg_.succ[b]) {
-          if (x != KernelCfg::kExit) preds[x].push_back(static_cast<uint32_t>(b));
-        }
-      }
       for (bool changed = true; changed;) {
         changed = false;
         for (size_t b = 0; b < nb; ++b) {
           uint64_t v = 0;
-          for (uint32_t x : preds[b]) v |= out[x];
+          for (uint32_t x : preds_[b]) v |= out[x];
           const uint64_t o = gen[b] | (v & ~kill[b]);
           changed = changed || v != in[b] || o != out[b];
           in[b] = v, out[b] = o;
@@ -919,65 +925,23 @@ class Translator {
     if (a == b) return false;
     for (uint32_t x = b; x != idom_[x];) {
       x = idom_[x];
-      if (x == kNoIdom) return false;
+      if (x == kNoDominator) return false;
       if (x == a) return true;
     }
     return false;
   }
 
-  // Immediate dominators of the blocks reachable from the kernel's entry (Cooper, Harvey and
-  // Kennedy's iteration over reverse postorder); the entry is its own, unreachable blocks kNoIdom.
-  static constexpr uint32_t kNoIdom = 0xffffffffu;
+  // Immediate dominators of the blocks reachable from the kernel's entry (uniformity.h); the
+  // entry is its own, unreachable blocks kNoDominator. Unbounded work: the CFG's size is.
   void Dominators() {
     const size_t nb = cfg_.starts.size();
-    const uint32_t entry = cfg_.BlockOf(k_.entry_pc);
-    std::vector<uint32_t> order, rpo_index(nb, kNoIdom);
-    std::vector<uint8_t> seen(nb, 0);
-    std::vector<std::pair<uint32_t, size_t>> stack = {{entry, 0}};
-    seen[entry] = 1;
-    while (!stack.empty()) {  // postorder, iteratively
-      auto& [b, i] = stack.back();
-      if (i < cfg_.succ[b].size()) {
-        const uint32_t x = cfg_.succ[b][i++];
-        if (x != KernelCfg::kExit && !seen[x]) {
-          seen[x] = 1;
-          stack.push_back({x, 0});
-        }
-        continue;
-      }
-      order.push_back(b);
-      stack.pop_back();
-    }
-    std::reverse(order.begin(), order.end());
-    for (size_t i = 0; i < order.size(); ++i) rpo_index[order[i]] = static_cast<uint32_t>(i);
-    std::vector<std::vector<uint32_t>> preds(nb);
+    std::vector<std::vector<uint32_t>> next(nb);
     for (size_t b = 0; b < nb; ++b) {
       for (uint32_t x : cfg_.succ[b]) {
-        if (x != KernelCfg::kExit) preds[x].push_back(static_cast<uint32_t>(b));
+        if (x != KernelCfg::kExit) next[b].push_back(x);
       }
     }
-    std::vector<uint32_t> idom(nb, kNoIdom);
-    idom[entry] = entry;
-    auto intersect = [&](uint32_t a, uint32_t b) {
-      while (a != b) {
-        while (rpo_index[a] > rpo_index[b]) a = idom[a];
-        while (rpo_index[b] > rpo_index[a]) b = idom[b];
-      }
-      return a;
-    };
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (size_t i = 1; i < order.size(); ++i) {
-        const uint32_t b = order[i];
-        uint32_t d = kNoIdom;
-        for (uint32_t p : preds[b]) {
-          if (idom[p] == kNoIdom) continue;
-          d = d == kNoIdom ? p : intersect(p, d);
-        }
-        if (d != idom[b]) idom[b] = d, changed = true;
-      }
-    }
-    idom_ = std::move(idom);
+    idom_ = ImmediateDominators(cfg_.BlockOf(k_.entry_pc), next, preds_, [](uint64_t) { return true; });
   }
 
   // The low 32 bits of `a` as an exact affine value (a wide one is reduced, with its condition).
@@ -1141,11 +1105,7 @@ class Translator {
     out += "      n += (uint64_t)(" + per + ") * T + (T - (hi - lo)) + (uint64_t)" + std::to_string(r.count) +
            " * (hi - lo);\n";
     if (r.plan.fast) {
-      std::string zeroed;  // (locals start at 0: no value carried between iterations)
-      for (uint32_t slot : used_) {
-        const std::string n = std::to_string(slot);
-        zeroed += "      uint64_t r" + n + " = " + (ue.count(slot) ? SlotValue(slot, "t") : std::string("0")) + ";\n";
-      }
+      const std::string zeroed = ZeroedLocals(ue);
       out += "      if (" + r.plan.fast_check + ") {\n" + r.plan.fast_setup;
       out += "      for (uint32_t t = lo; t < hi; ++t) {\n" + zeroed + r.before + r.fast + store + "      }\n";
       out += "      } else\n";
@@ -1693,10 +1653,11 @@ class Translator {
   std::set<uint32_t> used_, uused_;
   std::map<uint32_t, std::string> uversion_;
   std::set<uint32_t> crossing_, global_slots_;
-  std::vector<std::set<uint32_t>> live_in_;  // per block (Liveness())
-  std::set<uint32_t> live_after_;            // a body's slots live after it (what it stores back)
-  std::vector<uint32_t> idom_;               // per block (Dominators()); empty in a kernel with calls
-  std::map<uint32_t, Reaching> reaching_;    // ReachingOf()'s, per slot
+  std::vector<std::set<uint32_t>> live_in_;   // per block (Liveness())
+  std::set<uint32_t> live_after_;             // a body's slots live after it (what it stores back)
+  std::vector<uint32_t> idom_;                // per block (Dominators()); empty in a kernel with calls
+  std::vector<std::vector<uint32_t>> preds_;  // per block: its predecessors
+  std::map<uint32_t, Reaching> reaching_;     // ReachingOf()'s, per slot
   static constexpr size_t kMaxReachingSlots = 1024;
   std::vector<std::vector<uint32_t>> defs_of_;  // per slot: the pcs that write it (ReachingOf())
   uint32_t cur_block_ = 0;                      // the block Body() writes

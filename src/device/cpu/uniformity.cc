@@ -38,6 +38,55 @@ void ReadsWrites(const Program& p, const Inst& in, std::vector<uint32_t>& reads,
   }
 }
 
+std::vector<uint32_t> ImmediateDominators(uint32_t root, const std::vector<std::vector<uint32_t>>& next,
+                                          const std::vector<std::vector<uint32_t>>& prev,
+                                          const std::function<bool(uint64_t)>& spend) {
+  const size_t n = next.size();
+  // Postorder from the root.
+  std::vector<uint32_t> order, number(n, kNoDominator);
+  std::vector<std::pair<uint32_t, uint32_t>> stack = {{root, 0}};
+  std::vector<uint8_t> seen(n, 0);
+  seen[root] = 1;
+  while (!stack.empty()) {
+    auto& [x, i] = stack.back();
+    if (i < next[x].size()) {
+      const uint32_t y = next[x][i++];
+      if (!seen[y]) seen[y] = 1, stack.emplace_back(y, 0);
+      continue;
+    }
+    number[x] = static_cast<uint32_t>(order.size());
+    order.push_back(x);
+    stack.pop_back();
+  }
+  if (!spend(order.size())) return {};
+  std::vector<uint32_t> idom(n, kNoDominator);
+  idom[root] = root;
+  uint64_t steps = 0;
+  auto intersect = [&](uint32_t a, uint32_t b) {
+    while (a != b) {
+      while (number[a] < number[b]) a = idom[a], ++steps;
+      while (number[b] < number[a]) b = idom[b], ++steps;
+    }
+    return a;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = order.size() - 1; i-- > 0;) {  // reverse postorder, the root (last) excepted
+      const uint32_t x = order[i];
+      uint32_t best = kNoDominator;
+      for (uint32_t p : prev[x]) {
+        if (idom[p] == kNoDominator) continue;
+        best = best == kNoDominator ? p : intersect(p, best);
+      }
+      steps += prev[x].size();
+      if (best != idom[x]) idom[x] = best, changed = true;
+    }
+    if (!spend(steps)) return {};
+    steps = 0;
+  }
+  return idom;
+}
+
 // Instructions whose operands are all launch-invariant and whose results go to registers no other
 // instruction (or call) writes: then every thread of every CTA computes the same values. Control
 // does not matter: the value is the same wherever it is computed, and a CTA that does not reach
@@ -229,55 +278,19 @@ class Divergence {
   bool PostDominators() {
     const auto n = static_cast<uint32_t>(starts_.size());
     const uint32_t exit = n;  // the virtual exit as a node
-    std::vector<std::vector<uint32_t>> pred(n + 1);
+    std::vector<std::vector<uint32_t>> succ(n + 1), pred(n + 1);
     for (uint32_t b = 0; b < n; ++b) {
-      for (uint32_t s : succ_[b]) pred[s == kExit ? exit : s].push_back(b);
-    }
-    // Postorder of the reverse graph from the exit.
-    std::vector<uint32_t> order, number(n + 1, kNone);
-    std::vector<std::pair<uint32_t, uint32_t>> stack = {{exit, 0}};
-    std::vector<uint8_t> seen(n + 1, 0);
-    seen[exit] = 1;
-    while (!stack.empty()) {
-      auto& [x, i] = stack.back();
-      if (i < pred[x].size()) {
-        const uint32_t y = pred[x][i++];
-        if (!seen[y]) seen[y] = 1, stack.emplace_back(y, 0);
-        continue;
+      for (uint32_t s : succ_[b]) {
+        succ[b].push_back(s == kExit ? exit : s);
+        pred[s == kExit ? exit : s].push_back(b);
       }
-      number[x] = static_cast<uint32_t>(order.size());
-      order.push_back(x);
-      stack.pop_back();
     }
-    if (!Spend(order.size())) return false;
-    std::vector<uint32_t> ipdom(n + 1, kNone);
-    ipdom[exit] = exit;
-    uint64_t steps = 0;
-    auto intersect = [&](uint32_t a, uint32_t b) {
-      while (a != b) {
-        while (number[a] < number[b]) a = ipdom[a], ++steps;
-        while (number[b] < number[a]) b = ipdom[b], ++steps;
-      }
-      return a;
-    };
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (size_t i = order.size() - 1; i-- > 0;) {  // reverse postorder, the exit (last) excepted
-        const uint32_t x = order[i];
-        uint32_t best = kNone;
-        for (uint32_t s : succ_[x]) {
-          const uint32_t node = s == kExit ? exit : s;
-          if (ipdom[node] == kNone) continue;
-          best = best == kNone ? node : intersect(node, best);
-        }
-        steps += succ_[x].size();
-        if (best != ipdom[x]) ipdom[x] = best, changed = true;
-      }
-      if (!Spend(steps)) return false;
-      steps = 0;
-    }
+    const std::vector<uint32_t> ipdom = ImmediateDominators(exit, pred, succ, [this](uint64_t w) { return Spend(w); });
+    if (ipdom.empty()) return false;
     ipdom_.assign(n, kNone);
-    for (uint32_t b = 0; b < n; ++b) ipdom_[b] = ipdom[b] == exit ? kExit : ipdom[b];
+    for (uint32_t b = 0; b < n; ++b) {
+      ipdom_[b] = ipdom[b] == exit ? kExit : ipdom[b] == kNoDominator ? kNone : ipdom[b];
+    }
     return true;
   }
 

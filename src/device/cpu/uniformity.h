@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "device/cpu/program.h"
@@ -71,5 +72,15 @@ std::vector<uint8_t> LaunchInvariant(const Program& p);
 std::vector<uint8_t> CtaDivergent(const Program& p);
 
 inline constexpr uint64_t kMaxDivergenceWork = uint64_t{1} << 23;
+
+// Immediate dominators of a graph's nodes from `root` (Cooper, Harvey and Kennedy's iteration over
+// reverse postorder): `next[x]` are node x's successors, `prev[x]` its predecessors (both without
+// sentinels). idom[root] == root; a node `root` does not reach gets kNoDominator. `spend(steps)`
+// is told the work done (the postorder's size, then each pass's steps) and stops the analysis by
+// returning false (then the result is empty). Post-dominators: the reverse graph from the exit.
+inline constexpr uint32_t kNoDominator = 0xffffffffu;
+std::vector<uint32_t> ImmediateDominators(uint32_t root, const std::vector<std::vector<uint32_t>>& next,
+                                          const std::vector<std::vector<uint32_t>>& prev,
+                                          const std::function<bool(uint64_t)>& spend);
 
 }  // namespace gpuwasm::device::cpu
