@@ -575,6 +575,57 @@ TEST(NativeCode, every_cta_reads_its_own_ctaid_in_c_and_in_host_blocks) {
   }
 }
 
+// A worker keeps its threads' places (next[], count[]) from one CTA to the next while every
+// thread stayed together, and starts them afresh after a CTA whose threads parted or exited apart:
+// CTA 0's odd threads exit early, and every thread of CTA 1 (run next by the same, only worker)
+// must still run. The store's address comes from a load, so the block's loop consults next[].
+TEST(NativeCode, a_cta_after_one_whose_threads_parted_starts_with_every_thread) {
+  const char* text = R"(.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry mix(.param .u64 out, .param .u64 idx)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u64 %rd2, [idx];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mad.lo.s32 %r4, %r1, %r2, %r3;
+  and.b32 %r5, %r3, 1;
+  setp.eq.u32 %p1, %r1, 0;
+  setp.ne.u32 %p2, %r5, 0;
+  and.pred %p3, %p1, %p2;
+  @%p3 exit;
+  mul.wide.u32 %rd3, %r4, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  ld.global.u32 %r6, [%rd4];
+  mul.wide.u32 %rd5, %r6, 4;
+  add.s64 %rd6, %rd1, %rd5;
+  add.s32 %r7, %r4, 1;
+  st.global.u32 [%rd6], %r7;
+  ret;
+}
+)";
+  KernelHarness h(device::cpu::CreateCpuDevice({.threads = 1, .native = NativeMode::kAlways}));
+  auto k = h.LoadKernel(text, "mix");
+  ASSERT_NE(k, nullptr);
+  const unsigned ctas = 4, threads = 64, n = ctas * threads;
+  std::vector<uint32_t> idx(n);
+  for (unsigned i = 0; i < n; ++i) idx[i] = n - 1 - i;  // a permutation: no check-ahead pattern
+  auto pidx = h.Upload(idx);
+  auto pout = h.Zeros<uint32_t>(n);
+  ASSERT_TRUE(h.Run(*k, {ctas}, {threads}, Params(k->signature()).Add(pout).Add(pidx).Build()).ok());
+  EXPECT_TRUE(device::cpu::LastLaunchWasNative(h.stream()));
+  const auto out = h.Download<uint32_t>(pout, n);
+  for (unsigned i = 0; i < n; ++i) {
+    const bool skipped = i < threads && i % 2 == 1;
+    ASSERT_EQ(out[n - 1 - i], skipped ? 0u : i + 1) << "thread " << i;
+  }
+}
+
 // A shared address whose stride in the thread index is huge (tid << 57: the addresses of threads 0
 // and 128 coincide modulo 2^64) must not pass the check of the range's first and last thread: the
 // launch faults as in the interpreter instead of touching memory outside shared memory.

@@ -422,6 +422,11 @@ class CtaExec {
   std::vector<uint8_t> invariant_done_;
   // Native code: per thread the block it waits for; per block how many threads wait for it.
   std::vector<uint32_t> native_next_, native_count_;
+  // Whether native_next_ and native_count_ still hold a CTA's start (every thread at the entry
+  // block, no counts): true after a CTA whose threads stayed together to the end, so the next CTA
+  // need not fill them again (for a block of 256 threads the fill cost as much as vector add's
+  // loop).
+  bool native_clean_ = false;
   std::vector<uint8_t> native_ahead_off_;  // NativeCtx::ahead_off, for this launch
   // CTA-wide execution, one mask per warp: the running threads, those waiting at the end of the
   // current if-region (region_end_), and those the current instruction's guard selects.

@@ -35,9 +35,14 @@ CtaExec::CtaExec(LaunchRun& run, const Program& p, const KernelEntry& k)
 }
 
 bool CtaExec::Run(uint64_t cta) {
-  cta_[0] = static_cast<uint32_t>(cta % cfg_.grid.x);
-  cta_[1] = static_cast<uint32_t>((cta / cfg_.grid.x) % cfg_.grid.y);
-  cta_[2] = static_cast<uint32_t>(cta / (uint64_t{cfg_.grid.x} * cfg_.grid.y));
+  if (cfg_.grid.y == 1 && cfg_.grid.z == 1) {  // (three 64-bit divisions cost as much as a small CTA's C)
+    cta_[0] = static_cast<uint32_t>(cta);
+    cta_[1] = cta_[2] = 0;
+  } else {
+    cta_[0] = static_cast<uint32_t>(cta % cfg_.grid.x);
+    cta_[1] = static_cast<uint32_t>((cta / cfg_.grid.x) % cfg_.grid.y);
+    cta_[2] = static_cast<uint32_t>(cta / (uint64_t{cfg_.grid.x} * cfg_.grid.y));
+  }
   const NativeCode* native = run_.spec().native.get();
   // %ctaid for every thread, where it changed since the last CTA (nothing writes the slot of a
   // special register): one fill per slot, contiguous across the CTA. Native code's C reads it
@@ -98,8 +103,13 @@ bool CtaExec::Run(uint64_t cta) {
 bool CtaExec::RunNative(const NativeCode& code) {
   const auto& blocks = code.blocks();
   const uint32_t nblocks = static_cast<uint32_t>(blocks.size());
-  native_next_.assign(threads_, code.entry_block());
-  native_count_.assign(nblocks, 0);
+  if (!native_clean_) {
+    native_next_.assign(threads_, code.entry_block());
+    native_count_.assign(nblocks, 0);
+  }
+  // Blocks that run for every thread at once leave next[] and count[] as they are; parting,
+  // exits, barriers awaited apart and calls write them.
+  bool parted = !p_.calls.empty();
   if (native_ahead_off_.size() != nblocks) native_ahead_off_.assign(nblocks, 0);  // kept across CTAs
   NativeCtx c{};
   c.regs = regs_.data();
@@ -168,6 +178,7 @@ bool CtaExec::RunNative(const NativeCode& code) {
       break;
     }
     if (c.exited != 0) {
+      parted = true;
       live -= c.exited;
       while (first < threads_ && native_next_[first] == kNativeExited) ++first;
     }
@@ -175,7 +186,9 @@ bool CtaExec::RunNative(const NativeCode& code) {
       if (c.go == kNativeExited) break;  // every thread exited
       together = c.go;                   // kNativeApart: next[] and count[] were written
     }
+    parted = parted || together == kNativeApart;
   }
+  native_clean_ = ok && !parted;
   AddInstructions(c.instructions);
   return ok;
 }
