@@ -10,9 +10,9 @@
 namespace gpuwasm::testing {
 namespace {
 
-// The workers claim CTAs a few at a time (exec.cc Work): over grids whose size is no multiple of
-// the chunk, on one to three threads, in both tiers, every CTA runs exactly once and the
-// thread-instructions add up alike.
+// The workers claim runs of CTAs, each a share of what is left (exec.cc Work): over grids whose
+// size is no multiple of the runs, on one to three threads, in both tiers, every CTA runs exactly
+// once and the thread-instructions add up alike.
 TEST(CpuDevice, every_cta_runs_once_however_the_workers_claim_them) {
   const char* text = R"(.version 7.0
 .target sm_70

@@ -537,7 +537,8 @@ class CpuStream final : public Stream {
     auto deadline = options.deadline;
     const void* control = options.control;
     return Enqueue(
-        [this, hold, config, p, deadline, control, charge = std::shared_ptr<Charge>(std::move(c))]() -> Status {
+        [this, hold, config, p, deadline, control, runners,
+         charge = std::shared_ptr<Charge>(std::move(c))]() -> Status {
           LaunchSpec spec;
           spec.program = hold->module().program();
           spec.kernel = hold->entry();
@@ -546,6 +547,7 @@ class CpuStream final : public Stream {
           spec.memory = ctx_->View(hold->module());
           spec.deadline = deadline;
           spec.cancel = &cancel_;
+          spec.runners = static_cast<uint32_t>(runners);
           const CpuDeviceOptions& o = ctx_->device().options();
           // Translated at the kernel's first launch, unless native code is off.
           NativeTier* slot = o.native != NativeMode::kOff ? hold->native_tier().get() : nullptr;

@@ -70,10 +70,17 @@ void LaunchRun::Work() {
   // blocks) would otherwise never look at the deadline. Every 4th CTA: a clock read costs about
   // as much as the smallest CTA (one thread, a few instructions) runs.
   uint32_t since_check = 0;
-  // CTAs are claimed a few at a time: one fetch_add per CTA made the workers fight over its cache
-  // line for grids of many short CTAs. Small chunks keep the last CTAs spread over the threads.
-  const uint64_t chunk = std::clamp<uint64_t>(total_ctas_ / 256, 1, 32);
+  // CTAs are claimed in runs, guided: each claim takes a share of what is left (1/(2 x runners)),
+  // so the claims shrink towards the end and keep the last CTAs spread over the threads. One
+  // fetch_add per CTA made the workers fight over its cache line for grids of many short CTAs;
+  // runs of at most 32 CTAs interleaved the threads' streams through memory finely enough to cost
+  // vector add on two threads a fifth of its time against one contiguous half each.
+  const uint64_t share = 2 * uint64_t{std::max<uint32_t>(spec_.runners, 1)};
+  const uint64_t least = std::clamp<uint64_t>(total_ctas_ / 256, 1, 32);
   for (bool more = true; more && !failed();) {
+    const uint64_t seen = next_cta_.load(std::memory_order_relaxed);
+    if (seen >= total_ctas_) break;
+    const uint64_t chunk = std::max(least, (total_ctas_ - seen) / share);
     const uint64_t first = next_cta_.fetch_add(chunk);
     if (first >= total_ctas_) break;
     const uint64_t end = std::min(total_ctas_, first + chunk);

@@ -52,6 +52,7 @@ struct LaunchSpec {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   const std::atomic<bool>* cancel = nullptr;  // set by Stream::Cancel
   std::shared_ptr<const NativeCode> native;   // the kernel's native code, else interpreted
+  uint32_t runners = 1;                       // threads that may call Work (sizes the CTA claims)
 };
 
 // Host memory one participating thread holds to run CTAs of `config` (registers of every thread,
