@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "cli/output.h"
 #include "common/duration.h"
 
 namespace gpuwasm::cli {
@@ -39,11 +40,6 @@ Result<std::unique_ptr<server::HttpClient>> Connect(const ClientFlags& f) {
   std::string token = f.token;
   if (token.empty() && std::getenv("GPUWASM_TOKEN") != nullptr) token = std::getenv("GPUWASM_TOKEN");
   return server::HttpClient::Connect(url, token);
-}
-
-int Fail(const char* cmd, const std::string& message, int code) {
-  std::fprintf(stderr, "gpuwasm %s: %s\n", cmd, message.c_str());
-  return code;
 }
 
 int ExitForHttp(unsigned status) {
@@ -104,10 +100,14 @@ int Deploy(const DeployFlags& f) {
     if (r->result_int() != 200) return Fail("deploy", server::ErrorText(*r), ExitForHttp(r->result_int()));
     fn = json::parse(r->body(), nullptr, false);
   }
-  std::printf("%s version %lld: %s (%s)\n", fn.value("name", "").c_str(),
-              static_cast<long long>(fn.value("version", 0)), id.c_str(), fn.value("status", "").c_str());
   if (fn.value("status", "") == "failed") {
-    return Fail("deploy", "compiling failed: " + fn["error"].get<std::string>(), kExitBadModule);
+    return Fail("deploy", "compiling failed: " + fn.value("error", std::string("(no reason given)")), kExitBadModule);
+  }
+  if (JsonOutput()) {
+    PrintJson(fn);
+  } else {
+    std::printf("%s version %lld: %s (%s)\n", fn.value("name", "").c_str(),
+                static_cast<long long>(fn.value("version", 0)), id.c_str(), fn.value("status", "").c_str());
   }
   return 0;
 }
@@ -116,7 +116,6 @@ struct InvokeFlags {
   ClientFlags client;
   std::string function, input, timeout;
   std::vector<std::string> args, env;
-  bool json = false;
 };
 
 int Invoke(const InvokeFlags& f) {
@@ -134,7 +133,7 @@ int Invoke(const InvokeFlags& f) {
   if (!c.ok()) return Fail("invoke", c.status().message(), kExitUsage);
   std::string target = "/v1/functions/" + UrlEncode(f.function) + "/invoke";
   std::string sep = "?";
-  if (f.json) target += sep + "format=json", sep = "&";
+  if (JsonOutput()) target += sep + "format=json", sep = "&";
   if (!f.timeout.empty()) target += sep + "timeout=" + UrlEncode(f.timeout), sep = "&";
   if (!f.args.empty()) target += sep + "args=" + UrlEncode(nlohmann::json(f.args).dump()), sep = "&";
   if (!f.env.empty()) {
@@ -150,12 +149,16 @@ int Invoke(const InvokeFlags& f) {
   if (!res.ok()) return Fail("invoke", res.status().message(), kExitUnavailable);
   auto status = res->find("X-Gpuwasm-Status");
   if (status == res->end()) return Fail("invoke", server::ErrorText(*res), ExitForHttp(res->result_int()));
-  std::fwrite(res->body().data(), 1, res->body().size(), stdout);
-  std::fflush(stdout);
   auto header = [&](const char* name) {
     auto it = res->find(name);
     return it == res->end() ? std::string() : std::string(it->value().data(), it->value().size());
   };
+  if (JsonOutput()) {  // the result document (its "status" and "exit_status" say what the guest did)
+    PrintJson(json::parse(res->body()));
+    return std::atoi(header("X-Gpuwasm-Exit-Status").c_str());
+  }
+  std::fwrite(res->body().data(), 1, res->body().size(), stdout);
+  std::fflush(stdout);
   if (!header("X-Gpuwasm-Trap").empty()) std::fprintf(stderr, "trap: %s\n", header("X-Gpuwasm-Trap").c_str());
   if (!header("X-Gpuwasm-Error").empty())
     std::fprintf(stderr, "gpuwasm invoke: %s\n", header("X-Gpuwasm-Error").c_str());
@@ -164,7 +167,6 @@ int Invoke(const InvokeFlags& f) {
 
 struct ListFlags {
   ClientFlags client;
-  bool json = false;
 };
 
 int List(const ListFlags& f) {
@@ -173,8 +175,8 @@ int List(const ListFlags& f) {
   auto res = (*c)->Send(http::verb::get, "/v1/functions");
   if (!res.ok()) return Fail("ls", res.status().message(), kExitUnavailable);
   if (res->result_int() != 200) return Fail("ls", server::ErrorText(*res), ExitForHttp(res->result_int()));
-  if (f.json) {
-    std::fputs(res->body().c_str(), stdout);
+  if (JsonOutput()) {
+    PrintJson(json::parse(res->body()));
     return 0;
   }
   json list = json::parse(res->body(), nullptr, false)["functions"];
@@ -196,15 +198,24 @@ int Remove(const RemoveFlags& f) {
   auto c = Connect(f.client);
   if (!c.ok()) return Fail("rm", c.status().message(), kExitUsage);
   int code = 0;
+  json deleted = json::array(), failed = json::array();  // (--json: one document for all ids)
   for (const std::string& id : f.ids) {
     auto res = (*c)->Send(http::verb::delete_, "/v1/functions/" + UrlEncode(id));
     if (!res.ok()) return Fail("rm", res.status().message(), kExitUnavailable);
     if (res->result_int() != 200) {
-      code = Fail("rm", id + ": " + server::ErrorText(*res), ExitForHttp(res->result_int()));
+      code = ExitForHttp(res->result_int());
+      if (JsonOutput()) {
+        failed.push_back({{"id", id}, {"message", server::ErrorText(*res)}, {"exit_code", code}});
+      } else {
+        Fail("rm", id + ": " + server::ErrorText(*res), code);
+      }
+    } else if (JsonOutput()) {
+      deleted.push_back(id);
     } else {
       std::printf("deleted %s\n", id.c_str());
     }
   }
+  if (JsonOutput()) PrintJson({{"deleted", deleted}, {"failed", failed}});
   return code;
 }
 
@@ -224,6 +235,19 @@ int Top(const TopFlags& f) {
     if (!inst.ok()) return Fail("top", inst.status().message(), kExitUnavailable);
     if (inst->result_int() != 200) return Fail("top", server::ErrorText(*inst), ExitForHttp(inst->result_int()));
     auto metrics = (*c)->Send(http::verb::get, "/metrics");
+    if (JsonOutput()) {  // one line per refresh: the instances and the GPM samples
+      json gpm = json::array();
+      if (metrics.ok() && metrics->result_int() == 200) {
+        std::istringstream lines(metrics->body());
+        for (std::string l; std::getline(lines, l);) {
+          if (l.rfind("gpuwasm_gpm_", 0) == 0) gpm.push_back(l);
+        }
+      }
+      PrintJson({{"instances", json::parse(inst->body())["instances"]}, {"gpm", gpm}});
+      if (f.once) return 0;
+      std::this_thread::sleep_for(*interval);
+      continue;
+    }
     std::ostringstream out;
     if (!f.once) out << "\x1b[H\x1b[2J";
     json list = json::parse(inst->body(), nullptr, false)["instances"];
@@ -279,13 +303,12 @@ void RegisterClient(CLI::App& app) {
   CLI::App* invoke = app.add_subcommand(
       "invoke",
       "Invoke a deployed function (by name: its newest ready version; or by id); print its stdout and output, "
-      "exit with its exit status (124 deadline, 134 trap)");
+      "exit with its exit status (124 deadline, 134 trap); with --json the whole result (status, exit status, "
+      "metrics, output, stdout, stderr) as one JSON document");
   invoke->add_option("function", i->function, "Function name or id")->required();
   invoke->add_option("--input,-i", i->input, "File whose bytes are the request body ('-': stdin)");
   invoke->add_option("--timeout,-t", i->timeout,
                      "Deadline (e.g. 500ms, 5s; a bare number is seconds; capped by the tenant's max_deadline)");
-  invoke->add_flag("--json", i->json,
-                   "Print the whole result as JSON (status, exit status, metrics, output, stdout, stderr)");
   invoke->add_option("--env", i->env, "An environment variable of the guest, KEY=value (repeatable)");
   invoke->add_option("args", i->args, "Arguments passed to the guest (after --)");
   AddClientFlags(invoke, &i->client);
@@ -293,7 +316,6 @@ void RegisterClient(CLI::App& app) {
 
   auto l = std::make_shared<ListFlags>();
   CLI::App* ls = app.add_subcommand("ls", "List the deployed functions (every version) of your tenant");
-  ls->add_flag("--json", l->json, "Print the server's JSON");
   AddClientFlags(ls, &l->client);
   ls->callback([l] { SetExitCode(List(*l)); });
 

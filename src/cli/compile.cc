@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "cli/output.h"
 
 namespace gpuwasm::cli {
 namespace {
@@ -16,36 +17,42 @@ struct CompileFlags {
 
 int Compile(const CompileFlags& f) {
   Result<std::string> bytes = ReadWholeFile(f.wasm);
-  if (!bytes.ok()) {
-    std::fprintf(stderr, "gpuwasm compile: %s\n", bytes.status().ToString().c_str());
-    return 66;
-  }
+  if (!bytes.ok()) return Fail("compile", bytes.status().ToString(), kExitNoInput);
   // Ahead of time means optimised: the quick tier is for deploys that must answer soon.
   EngineFlags engine_flags = f.engine;
   engine_flags.quick_tier_min = "0";
   auto engine = MakeEngine(engine_flags);
-  if (!engine.ok()) {
-    std::fprintf(stderr, "gpuwasm compile: %s\n", engine.status().ToString().c_str());
-    return 64;
-  }
+  if (!engine.ok()) return Fail("compile", engine.status().ToString(), kExitUsage);
   auto span = std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size());
   if (f.check_only) {
     Status s = (*engine)->Validate(span);
-    if (!s.ok()) {
-      std::fprintf(stderr, "gpuwasm compile: %s\n", s.ToString().c_str());
-      return 65;
+    if (!s.ok()) return Fail("compile", s.ToString(), kExitBadModule);
+    if (JsonOutput()) {
+      PrintJson({{"file", f.wasm}, {"valid", true}});
+    } else {
+      std::printf("%s: valid\n", f.wasm.c_str());
     }
-    std::printf("%s: valid\n", f.wasm.c_str());
     return 0;
   }
   auto t0 = std::chrono::steady_clock::now();
   auto module = (*engine)->Compile(span);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!module.ok()) {
-    std::fprintf(stderr, "gpuwasm compile: %s\n", module.status().ToString().c_str());
-    return module.status().code() == StatusCode::kInvalidArgument || module.status().code() == StatusCode::kUnsupported
-               ? 65
-               : 70;
+    const StatusCode code = module.status().code();
+    return Fail(
+        "compile", module.status().ToString(),
+        code == StatusCode::kInvalidArgument || code == StatusCode::kUnsupported ? kExitBadModule : kExitSoftware);
+  }
+  if (JsonOutput()) {
+    nlohmann::json exports = nlohmann::json::array();
+    for (const auto& e : (*module)->exports()) exports.push_back(e.name);
+    PrintJson({{"file", f.wasm},
+               {"cache_hit", (*module)->from_cache()},
+               {"ms", ms},
+               {"sha256", (*module)->sha256()},
+               {"artifact", (*module)->artifact_path()},
+               {"exports", exports}});
+    return 0;
   }
   std::printf("%s: %s in %.1f ms\n", f.wasm.c_str(), (*module)->from_cache() ? "cache hit" : "compiled", ms);
   std::printf("  sha256   %s\n  artifact %s\n  exports ", (*module)->sha256().c_str(),

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "store/local_store.h"
 #include "store/postgres_store.h"
 
@@ -15,18 +16,43 @@ namespace {
 int Check(const std::string& path) {
   Result<runtime::RuntimeConfig> c = runtime::LoadConfig(path);
   if (!c.ok()) {
-    std::fprintf(stderr, "gpuwasm config check: %s\n", c.status().ToString().c_str());
-    return c.status().code() == StatusCode::kNotFound ? 66 : 65;
+    return Fail("config check", c.status().ToString(),
+                c.status().code() == StatusCode::kNotFound ? kExitNoInput : kExitBadModule);
   }
   std::string store = c->store_dir.empty() ? store::DefaultStoreDir().string() + " (default)" : c->store_dir.string();
-  std::printf("%s: valid\n", path.c_str());
-  std::printf("store: %s\n", store.c_str());
   // `serve` takes the database from --database or $GPUWASM_DATABASE_URL before the file.
   std::string database = c->database, from = "the file";
   if (const char* env = std::getenv("GPUWASM_DATABASE_URL"); env != nullptr && *env != '\0') {
     database = env;
     from = "$GPUWASM_DATABASE_URL";
   }
+  if (JsonOutput()) {
+    nlohmann::json tenants = nlohmann::json::array();
+    for (const runtime::TenantConfig& t : c->tenants) {
+      tenants.push_back({{"name", t.name},
+                         {"tokens", t.token_sha256.size()},
+                         {"gpu", t.gpu},
+                         {"device_bytes", t.device_bytes},
+                         {"concurrent_invocations", t.concurrent_invocations},
+                         {"max_deadline_ms", t.max_deadline.count()},
+                         {"rate_limit", t.rate_limit}});
+    }
+    PrintJson(
+        {{"file", path},
+         {"valid", true},
+         {"store", c->store_dir.empty() ? store::DefaultStoreDir().string() : c->store_dir.string()},
+         {"database", database.empty() ? nlohmann::json(nullptr) : nlohmann::json(store::RedactConninfo(database))},
+         {"device", c->device},
+         {"listen", c->server.listen},
+         {"shutdown_grace_ms", c->shutdown_grace.count()},
+         {"isolation",
+          c->isolation ? nlohmann::json(std::string(runtime::IsolationName(*c->isolation))) : nlohmann::json(nullptr)},
+         {"tenants", tenants},
+         {"warnings", runtime::ConfigWarnings(*c)}});
+    return 0;
+  }
+  std::printf("%s: valid\n", path.c_str());
+  std::printf("store: %s\n", store.c_str());
   if (database.empty()) {
     std::printf(
         "metadata: SQLite in the store directory (one node; serve --database or $GPUWASM_DATABASE_URL "

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "cli/version.h"
 #include "device/cuda/driver.h"
 #include "nvml/nvml.h"
@@ -91,8 +92,17 @@ int RunDoctor() {
                           std::to_string(gpm) + " with GPM"});
   }
 
-  std::printf("%s\n", kVersionLine);
   bool all_required = true;
+  if (JsonOutput()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const Check& c : checks) {
+      list.push_back({{"check", c.what}, {"ok", c.ok}, {"required", c.required}, {"detail", c.detail}});
+      if (c.required && !c.ok) all_required = false;
+    }
+    PrintJson({{"version", kVersionLine}, {"ready", all_required}, {"checks", list}});
+    return all_required ? 0 : 1;
+  }
+  std::printf("%s\n", kVersionLine);
   for (const Check& c : checks) {
     const char* mark = c.ok ? "ok  " : (c.required ? "FAIL" : "--  ");
     std::printf("  [%s] %-40s %s\n", mark, c.what.c_str(), c.detail.c_str());

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "common/duration.h"
 #include "nvml/nvml.h"
 #include "telemetry/gpm_monitor.h"
@@ -42,10 +43,7 @@ Result<std::vector<uint32_t>> ParseMetrics(const std::string& list) {
 }
 
 int RunGpm(const GpmFlags& f) {
-  auto fail = [](const Status& s, int code) {
-    std::fprintf(stderr, "gpuwasm gpm: %s\n", s.message().c_str());
-    return code;
-  };
+  auto fail = [](const Status& s, int code) { return Fail("gpm", s.message(), code); };
   auto interval = ParseDuration(f.interval);
   if (!interval.ok()) return fail(interval.status(), 64);
   auto ids = ParseMetrics(f.metrics);
@@ -123,7 +121,10 @@ void RegisterGpm(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--nvml-library", f->library,
                   "NVML library (default: $GPUWASM_NVML_LIBRARY, else libnvidia-ml.so.1)");
-  cmd->callback([f] { SetExitCode(RunGpm(*f)); });
+  cmd->callback([f] {
+    if (JsonOutput()) f->format = "json";  // --json: one object per line, as --format json
+    SetExitCode(RunGpm(*f));
+  });
 }
 
 }  // namespace gpuwasm::cli

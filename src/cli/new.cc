@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "common/status.h"
 #include "new_template_cu.h"
 #include "new_template_sm_80.h"
@@ -139,10 +140,7 @@ Status Write(const fs::path& path, const std::string& text) {
 }
 
 int New(const NewFlags& f) {
-  auto fail = [](const std::string& why, int code) {
-    std::fprintf(stderr, "gpuwasm new: %s\n", why.c_str());
-    return code;
-  };
+  auto fail = [](const std::string& why, int code) { return Fail("new", why, code); };
   bool identifier =
       !f.name.empty() && f.name.size() <= 64 && (std::isalpha(static_cast<unsigned char>(f.name[0])) != 0);
   for (char ch : f.name) identifier = identifier && (std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_');
@@ -170,6 +168,15 @@ int New(const NewFlags& f) {
   };
   for (const auto& [path, text] : files) {
     if (Status s = Write(path, text); !s.ok()) return fail(s.message(), kExitUsage);
+  }
+  if (JsonOutput()) {
+    nlohmann::json written = nlohmann::json::array();
+    for (const auto& [path, text] : files) written.push_back(path.string());
+    PrintJson({{"dir", dir.string()},
+               {"files", written},
+               {"sdk", sdk.empty() ? nlohmann::json(nullptr) : nlohmann::json(sdk)},
+               {"wasm", (dir / "build" / (f.name + ".wasm")).string()}});
+    return 0;
   }
   std::printf("made %s: %s.c, kernels/vector_add.cu, CMakeLists.txt, README.md\n", dir.string().c_str(),
               f.name.c_str());

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "cli/output.h"
 #include "common/duration.h"
 #include "runtime/runtime.h"
 
@@ -48,10 +49,7 @@ int ExitFor(const Status& s) {
 }
 
 int Run(const RunFlags& f) {
-  auto fail = [](const Status& s) {
-    std::fprintf(stderr, "gpuwasm run: %s\n", s.ToString().c_str());
-    return ExitFor(s);
-  };
+  auto fail = [](const Status& s) { return Fail("run", s.ToString(), ExitFor(s)); };
   Result<std::chrono::milliseconds> timeout = ParseDuration(f.timeout);
   if (!timeout.ok()) return fail(timeout.status());
   Result<std::string> bytes = ReadWholeFile(f.wasm);
@@ -112,7 +110,7 @@ int Run(const RunFlags& f) {
 
   // In this process the guest's stdout and stderr are streamed as it writes them (stdout line by
   // line, as its C library flushes it); a worker process's come with the result.
-  const bool live = config->isolation == runtime::Isolation::kNone;
+  const bool live = config->isolation == runtime::Isolation::kNone && !JsonOutput();
   if (live) {
     request.live_output = [](int fd, std::string_view bytes) {
       std::FILE* to = fd == 1 ? stdout : stderr;
@@ -125,6 +123,15 @@ int Run(const RunFlags& f) {
                           std::filesystem::path(f.wasm).filename().string(), std::move(request));
   if (!result.ok()) return fail(result.status());
   const runtime::InvokeResult& r = *result;
+  if (JsonOutput()) {  // the result document, as `invoke --json` prints it; its status tells a trap
+    nlohmann::json j = r;
+    j["output"] = r.output;
+    j["stdout"] = r.stdout_text;
+    j["stderr"] = r.stderr_text;
+    j["device_note"] = (*rt)->device_note().empty() ? nlohmann::json(nullptr) : nlohmann::json((*rt)->device_note());
+    PrintJson(j);
+    return r.status == runtime::InvocationStatus::kError ? kExitSoftware : r.exit_status;
+  }
   if (!live) std::fwrite(r.stdout_text.data(), 1, r.stdout_text.size(), stdout);
   std::fwrite(r.output.data(), 1, r.output.size(), stdout);
   std::fflush(stdout);  // before stderr: one terminal (or 2>&1) shows them in the order written

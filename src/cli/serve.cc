@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "cli/output.h"
 #include "cli/version.h"
 #include "common/duration.h"
 #include "nvml/nvml.h"
@@ -29,8 +30,9 @@ struct ServeFlags {
 
 int Serve(const ServeFlags& f) {
   auto fail = [](const Status& s) {
-    std::fprintf(stderr, "gpuwasm serve: %s\n", s.ToString().c_str());
-    return s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound ? 64 : 70;
+    return Fail(
+        "serve", s.ToString(),
+        s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kNotFound ? kExitUsage : kExitSoftware);
   };
   Result<runtime::RuntimeConfig> config = f.config.empty() ? runtime::DefaultConfig() : runtime::LoadConfig(f.config);
   if (!config.ok()) return fail(config.status());
@@ -95,10 +97,19 @@ int Serve(const ServeFlags& f) {
   auto server = server::Server::Start(**rt, gpm ? &gpm_registry : nullptr, kVersion);
   if (!server.ok()) return fail(server.status());
   std::string host = where->host.find(':') != std::string::npos ? "[" + where->host + "]" : where->host;
-  std::printf("gpuwasm serve: listening on http://%s:%u (device: %s; store: %s; %zu tenant(s); isolation: %s)\n",
-              host.c_str(), (*server)->port(), (*rt)->device_info().name.c_str(), (*rt)->store()->description().c_str(),
-              (*rt)->config().tenants.size(), std::string(runtime::IsolationName((*rt)->isolation())).c_str());
-  std::fflush(stdout);
+  if (JsonOutput()) {  // what a supervisor reads to learn the port (diagnostics stay on stderr)
+    PrintJson({{"listening", "http://" + host + ":" + std::to_string((*server)->port())},
+               {"device", (*rt)->device_info().name},
+               {"store", (*rt)->store()->description()},
+               {"tenants", (*rt)->config().tenants.size()},
+               {"isolation", std::string(runtime::IsolationName((*rt)->isolation()))}});
+  } else {
+    std::printf("gpuwasm serve: listening on http://%s:%u (device: %s; store: %s; %zu tenant(s); isolation: %s)\n",
+                host.c_str(), (*server)->port(), (*rt)->device_info().name.c_str(),
+                (*rt)->store()->description().c_str(), (*rt)->config().tenants.size(),
+                std::string(runtime::IsolationName((*rt)->isolation())).c_str());
+    std::fflush(stdout);
+  }
 
   int sig = 0;
   sigwait(&signals, &sig);

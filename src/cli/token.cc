@@ -6,6 +6,7 @@
 #include <random>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "runtime/config.h"
 
 namespace gpuwasm::cli {
@@ -39,6 +40,10 @@ void RegisterToken(CLI::App& app) {
       "new", "Print a fresh random token, and the line that gives it to a tenant in the configuration");
   make->callback([] {
     std::string token = NewToken();
+    if (JsonOutput()) {
+      PrintJson({{"token", token}, {"hash", runtime::HashToken(token)}});
+      return;
+    }
     std::printf("token: %s\nconfiguration: tokens = [\"%s\"]\n", token.c_str(), runtime::HashToken(token).c_str());
   });
   auto token = std::make_shared<std::string>();
@@ -50,11 +55,14 @@ void RegisterToken(CLI::App& app) {
       std::getline(std::cin, t);
     }
     if (t.empty()) {
-      std::fprintf(stderr, "gpuwasm token hash: empty token\n");
-      SetExitCode(64);
+      SetExitCode(Fail("token hash", "empty token", kExitUsage));
       return;
     }
-    std::printf("%s\n", runtime::HashToken(t).c_str());
+    if (JsonOutput()) {
+      PrintJson({{"hash", runtime::HashToken(t)}});
+    } else {
+      std::printf("%s\n", runtime::HashToken(t).c_str());
+    }
   });
 }
 

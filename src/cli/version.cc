@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 
 namespace gpuwasm::cli {
 namespace {
@@ -14,7 +15,13 @@ void SetExitCode(int code) { g_exit_code = code; }
 
 void RegisterVersion(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("version", "Print the version and how this binary was built");
-  cmd->callback([] { std::printf("%s\n", kVersionLine); });
+  cmd->callback([] {
+    if (JsonOutput()) {
+      PrintJson({{"version", kVersionLine}});
+    } else {
+      std::printf("%s\n", kVersionLine);
+    }
+  });
 }
 
 }  // namespace gpuwasm::cli

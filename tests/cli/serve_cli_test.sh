@@ -83,10 +83,44 @@ set +e
 set -e
 [[ $code -eq 66 ]] && grep -q "no function named 'va'" "$dir/gone" || { echo "invoke after rm: exit $code"; cat "$dir/gone"; exit 1; }
 
+# --json: one document on stdout per command, errors included (exit status inside).
+"$gpuwasm" --json deploy "$hello" --name hj | python3 -c '
+import json, sys; d = json.load(sys.stdin); assert d["name"] == "hj" and d["status"] == "ready", d'
+"$gpuwasm" invoke hj --json | python3 -c '
+import json, sys; d = json.load(sys.stdin); assert d["status"] == "ok" and d["exit_status"] == 0, d'
+hj=$("$gpuwasm" ls --json | python3 -c 'import json,sys; print([f["id"] for f in json.load(sys.stdin)["functions"] if f["name"]=="hj"][0])')
+set +e
+"$gpuwasm" rm --json "$hj" fn_0000000000000000 >"$dir/rm.json" 2>"$dir/rm.err"; code=$?
+"$gpuwasm" invoke va --json >"$dir/gone.json" 2>"$dir/gone.err"; gone=$?
+set -e
+python3 - "$dir/rm.json" "$code" "$hj" "$dir/gone.json" "$gone" <<'PY' || { cat "$dir/rm.json" "$dir/rm.err" "$dir/gone.json" "$dir/gone.err"; exit 1; }
+import json, sys
+rm = json.load(open(sys.argv[1]))
+assert int(sys.argv[2]) == 66 and rm["deleted"] == [sys.argv[3]], rm
+assert [f["id"] for f in rm["failed"]] == ["fn_0000000000000000"] and rm["failed"][0]["exit_code"] == 66, rm
+gone = json.load(open(sys.argv[4]))
+assert gone == {"error": gone["error"]} and gone["error"]["exit_code"] == int(sys.argv[5]) == 66, gone
+assert "no function named 'va'" in gone["error"]["message"], gone
+PY
+[[ ! -s "$dir/rm.err" && ! -s "$dir/gone.err" ]] || { cat "$dir/rm.err" "$dir/gone.err"; exit 1; }
+"$gpuwasm" top --once --json | python3 -c '
+import json, sys; d = json.load(sys.stdin); assert d["instances"] == [] and any(l.startswith("gpuwasm_gpm_sm_util{") for l in d["gpm"]), d'
+
 kill -TERM "$server_pid"
 wait "$server_pid"
 server_pid=""
 grep -q "stopped" "$dir/err"
+
+# serve --json: its start-up line is a JSON document with the address.
+"$gpuwasm" serve --json --listen 127.0.0.1:0 --store "$dir/store2" --no-gpm >"$dir/out2" 2>"$dir/err2" &
+server_pid=$!
+for _ in $(seq 100); do [[ -s "$dir/out2" ]] && break; sleep 0.1; done
+python3 -c '
+import json, sys; d = json.loads(open(sys.argv[1]).read()); assert d["listening"].startswith("http://127.0.0.1:"), d' "$dir/out2" ||
+  { cat "$dir/out2" "$dir/err2"; exit 1; }
+kill -TERM "$server_pid"
+wait "$server_pid"
+server_pid=""
 
 # Something else answers at --server (200 and 202 with a body that is not the API's JSON): every
 # client command fails with a clear error and exit 69, never an abort.
