@@ -5,6 +5,8 @@
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "cli/output.h"
+#include "runtime/config.h"
+#include "store/local_store.h"
 
 namespace gpuwasm::cli {
 namespace {
@@ -13,6 +15,8 @@ struct CompileFlags {
   EngineFlags engine;
   std::string wasm;
   bool check_only = false;
+  std::string config;  // a server's configuration: compile into its store's artifact cache
+  std::string store;   // ... or this store directory's
 };
 
 int Compile(const CompileFlags& f) {
@@ -21,6 +25,20 @@ int Compile(const CompileFlags& f) {
   // Ahead of time means optimised: the quick tier is for deploys that must answer soon.
   EngineFlags engine_flags = f.engine;
   engine_flags.quick_tier_min = "0";
+  if (engine_flags.cache_dir.empty() && (!f.store.empty() || !f.config.empty())) {
+    // The cache `serve` would use with the same configuration and --store: a deploy of these bytes
+    // there then finds optimised code at once (the cache key is the bytes and the engine's flags).
+    std::filesystem::path store_dir = f.store;
+    if (store_dir.empty()) {
+      Result<runtime::RuntimeConfig> c = runtime::LoadConfig(f.config);
+      if (!c.ok()) {
+        return Fail("compile", c.status().ToString(),
+                    c.status().code() == StatusCode::kNotFound ? kExitNoInput : kExitBadModule);
+      }
+      store_dir = c->store_dir;
+    }
+    engine_flags.cache_dir = store::ArtifactsDir(store_dir).string();
+  }
   auto engine = MakeEngine(engine_flags);
   if (!engine.ok()) return Fail("compile", engine.status().ToString(), kExitUsage);
   auto span = std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size());
@@ -71,6 +89,10 @@ void RegisterCompile(CLI::App& app) {
                                      "(a second compile of the same bytes is a cache hit)");
   cmd->add_option("wasm", flags->wasm, "The guest .wasm file")->required();
   cmd->add_flag("--check", flags->check_only, "Only validate (features, imports, exports); compile nothing");
+  cmd->add_option("--config,-c", flags->config,
+                  "Compile into the artifact cache of the server this configuration describes (its store's "
+                  "artifacts/ directory): a deploy of the module there is then ready at once, with optimised code");
+  cmd->add_option("--store", flags->store, "The same for the server started with this --store directory");
   AddEngineFlags(cmd, &flags->engine);
   cmd->callback([flags] { SetExitCode(Compile(*flags)); });
 }

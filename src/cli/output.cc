@@ -18,9 +18,10 @@ void PrintJson(const nlohmann::json& j) {
 
 int Fail(std::string_view command, const std::string& message, int code) {
   if (g_json) {
-    PrintJson({{"error", {{"command", command.empty() ? "gpuwasm" : std::string(command)},
-                          {"message", message},
-                          {"exit_code", code}}}});
+    PrintJson({{"error",
+                {{"command", command.empty() ? "gpuwasm" : std::string(command)},
+                 {"message", message},
+                 {"exit_code", code}}}});
   } else if (command.empty()) {
     std::fprintf(stderr, "gpuwasm: %s\n", message.c_str());
   } else {

@@ -23,6 +23,10 @@ fs::path DefaultStoreDir() {
   return fs::path(home != nullptr ? home : ".") / ".local" / "share" / "gpuwasm";
 }
 
+fs::path ArtifactsDir(const fs::path& store_dir) {
+  return (store_dir.empty() ? DefaultStoreDir() : store_dir) / "artifacts";
+}
+
 Result<std::unique_ptr<LocalStore>> LocalStore::Open(const StoreOptions& options) {
   const fs::path& dir = options.dir;
   std::error_code ec;

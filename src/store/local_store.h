@@ -44,6 +44,10 @@ struct RecoveryReport {
 // $GPUWASM_DATA_DIR, else $XDG_DATA_HOME/gpuwasm, else ~/.local/share/gpuwasm.
 std::filesystem::path DefaultStoreDir();
 
+// Where the store in `store_dir` (empty: DefaultStoreDir()) keeps compiled modules: the artifact
+// cache of a server using it, which `gpuwasm compile --config/--store` fills ahead of a deploy.
+std::filesystem::path ArtifactsDir(const std::filesystem::path& store_dir);
+
 // How old a temporary file on a shared store must be before a starting node removes it.
 inline constexpr std::chrono::minutes kSharedTemporaryGrace{15};
 
@@ -66,7 +70,7 @@ class LocalStore {
   Store& metadata() { return *metadata_; }
   BlobStore& blobs() { return blobs_; }
   const std::filesystem::path& dir() const { return dir_; }
-  std::filesystem::path artifacts_dir() const { return dir_ / "artifacts"; }
+  std::filesystem::path artifacts_dir() const { return ArtifactsDir(dir_); }
   const RecoveryReport& recovery() const { return recovery_; }
   bool shared() const { return metadata_->shared(); }
   // Where the metadata and the files are, for logs: "sqlite <path>" or "postgresql <host/db>, <dir>".

@@ -30,6 +30,9 @@ $(sed -n 's/^configuration: //p' <<<"$slow_token")
 rate_limit = 0.5
 rate_burst = 1
 TOML
+# Compiled ahead into the server's artifact cache (found from its configuration): its deploy below
+# loads the module from there instead of compiling it.
+"$gpuwasm" compile --config "$dir/config.toml" "$lifecycle" | grep -q "compiled in"
 GPUWASM_NVML_LIBRARY=$fake_nvml "$gpuwasm" serve --config "$dir/config.toml" --gpm-interval 100ms \
   >"$dir/out" 2>"$dir/err" &
 server_pid=$!
@@ -64,7 +67,16 @@ printf abc >"$dir/in"
 "$gpuwasm" invoke va | grep -q "0 wrong OK"
 "$gpuwasm" invoke va --json | grep -q '"kernels_launched":1'
 # Arguments and environment travel with the invocation (in the query, as JSON).
+metric() {  # name -> its value on /metrics (0 when absent)
+  python3 -c 'import re, sys, urllib.request
+t = urllib.request.urlopen(sys.argv[1]).read().decode()
+m = re.search(r"^" + sys.argv[2] + r"(?:\{[^}]*\})? (\S+)$", t, re.M)
+print(int(float(m.group(1))) if m else 0)' "$GPUWASM_SERVER/metrics" "$1"
+}
+compiles=$(metric gpuwasm_module_compiles_total) loads=$(metric gpuwasm_module_cache_loads_total)
 "$gpuwasm" deploy "$lifecycle" --name env --entry print_args_env >/dev/null
+[[ $(metric gpuwasm_module_compiles_total) -eq $compiles && $(metric gpuwasm_module_cache_loads_total) -gt $loads ]] ||
+  { echo "deploy after compile --config compiled again: compiles $compiles -> $(metric gpuwasm_module_compiles_total)"; exit 1; }
 [[ $("$gpuwasm" invoke env --env MODE=fast -- blur "two words") == $'arg: env\narg: blur\narg: two words\nenv: MODE=fast' ]] ||
   { echo "invoke with arguments and environment:"; "$gpuwasm" invoke env --env MODE=fast -- blur "two words"; exit 1; }
 "$gpuwasm" ls | grep -E '^fn_[0-9a-f]{16} +va +1 ready'
