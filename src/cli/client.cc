@@ -222,6 +222,7 @@ int Remove(const RemoveFlags& f) {
 struct TopFlags {
   ClientFlags client;
   std::string interval = "1s";
+  std::string metrics_token;  // empty: $GPUWASM_METRICS_TOKEN, else the API token
   bool once = false;
 };
 
@@ -230,20 +231,40 @@ int Top(const TopFlags& f) {
   if (!interval.ok()) return Fail("top", interval.status().message(), kExitUsage);
   auto c = Connect(f.client);
   if (!c.ok()) return Fail("top", c.status().message(), kExitUsage);
+  // /metrics takes the node's metrics token where one is configured, not a tenant's.
+  std::string metrics_token = f.metrics_token;
+  if (metrics_token.empty() && std::getenv("GPUWASM_METRICS_TOKEN") != nullptr)
+    metrics_token = std::getenv("GPUWASM_METRICS_TOKEN");
+  std::vector<std::pair<std::string, std::string>> metrics_headers;
+  if (!metrics_token.empty()) metrics_headers.emplace_back("Authorization", "Bearer " + metrics_token);
   for (;;) {
     auto inst = (*c)->Send(http::verb::get, "/v1/instances");
     if (!inst.ok()) return Fail("top", inst.status().message(), kExitUnavailable);
     if (inst->result_int() != 200) return Fail("top", server::ErrorText(*inst), ExitForHttp(inst->result_int()));
-    auto metrics = (*c)->Send(http::verb::get, "/metrics");
+    auto metrics = (*c)->Send(http::verb::get, "/metrics", "", metrics_headers);
+    // Why there is no GPU section, when /metrics could not be read: said, never left out silently.
+    std::string gpm_error;
+    if (!metrics.ok()) {
+      gpm_error = "cannot read /metrics: " + metrics.status().message();
+    } else if (metrics->result_int() == 401 || metrics->result_int() == 403) {
+      gpm_error = "/metrics refused " +
+                  std::string(metrics_token.empty() ? "this client: it needs the node's metrics token"
+                                                    : "the metrics token given") +
+                  " (--metrics-token or $GPUWASM_METRICS_TOKEN)";
+    } else if (metrics->result_int() != 200) {
+      gpm_error = "/metrics answered " + std::to_string(metrics->result_int()) + ": " + server::ErrorText(*metrics);
+    }
     if (JsonOutput()) {  // one line per refresh: the instances and the GPM samples
       json gpm = json::array();
-      if (metrics.ok() && metrics->result_int() == 200) {
+      if (gpm_error.empty()) {
         std::istringstream lines(metrics->body());
         for (std::string l; std::getline(lines, l);) {
           if (l.rfind("gpuwasm_gpm_", 0) == 0) gpm.push_back(l);
         }
       }
-      PrintJson({{"instances", json::parse(inst->body())["instances"]}, {"gpm", gpm}});
+      PrintJson({{"instances", json::parse(inst->body())["instances"]},
+                 {"gpm", gpm_error.empty() ? gpm : json(nullptr)},
+                 {"gpm_error", gpm_error.empty() ? json(nullptr) : json(gpm_error)}});
       if (f.once) return 0;
       std::this_thread::sleep_for(*interval);
       continue;
@@ -268,7 +289,9 @@ int Top(const TopFlags& f) {
                     static_cast<unsigned long long>(m.value("yield_count", 0ull)));
       out << line;
     }
-    if (metrics.ok() && metrics->result_int() == 200) {
+    if (!gpm_error.empty()) {
+      out << "\nGPU (NVML GPM): " << gpm_error << "\n";
+    } else {
       std::istringstream lines(metrics->body());
       std::string l;
       bool header = false;
@@ -330,6 +353,9 @@ void RegisterClient(CLI::App& app) {
       app.add_subcommand("top", "Live view of a server: running instances with their metrics, and GPU metrics");
   top->add_option("--interval", t->interval, "Refresh interval")->capture_default_str();
   top->add_flag("--once", t->once, "Print one snapshot and exit");
+  top->add_option("--metrics-token", t->metrics_token,
+                  "The node's metrics token, for the GPU section where [server].metrics_token is set "
+                  "(default: $GPUWASM_METRICS_TOKEN)");
   AddClientFlags(top, &t->client);
   top->callback([t] { SetExitCode(Top(*t)); });
 }

@@ -123,13 +123,23 @@ wait "$server_pid"
 server_pid=""
 grep -q "stopped" "$dir/err"
 
-# serve --json: its start-up line is a JSON document with the address.
-"$gpuwasm" serve --json --listen 127.0.0.1:0 --store "$dir/store2" --no-gpm >"$dir/out2" 2>"$dir/err2" &
+# serve --json: its start-up line is a JSON document with the address. This node's /metrics needs
+# a metrics token: top says so instead of leaving its GPU section out, and uses --metrics-token.
+printf '[server]\nmetrics_token = "%s"\n' "$("$gpuwasm" token hash m3tr1cs)" >"$dir/metrics.toml"
+"$gpuwasm" serve --json --config "$dir/metrics.toml" --listen 127.0.0.1:0 --store "$dir/store2" --no-gpm \
+  >"$dir/out2" 2>"$dir/err2" &
 server_pid=$!
 for _ in $(seq 100); do [[ -s "$dir/out2" ]] && break; sleep 0.1; done
 python3 -c '
 import json, sys; d = json.loads(open(sys.argv[1]).read()); assert d["listening"].startswith("http://127.0.0.1:"), d' "$dir/out2" ||
   { cat "$dir/out2" "$dir/err2"; exit 1; }
+second=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["listening"])' "$dir/out2")
+GPUWASM_SERVER=$second "$gpuwasm" top --once >"$dir/top2"
+grep -q "^GPU (NVML GPM): /metrics refused this client: it needs the node's metrics token" "$dir/top2" ||
+  { cat "$dir/top2"; exit 1; }
+GPUWASM_SERVER=$second "$gpuwasm" top --once --metrics-token m3tr1cs | grep -q "^GPU (NVML GPM): no samples"
+GPUWASM_SERVER=$second GPUWASM_METRICS_TOKEN=wrong "$gpuwasm" top --once --json | python3 -c '
+import json, sys; d = json.load(sys.stdin); assert d["gpm"] is None and "the metrics token given" in d["gpm_error"], d'
 kill -TERM "$server_pid"
 wait "$server_pid"
 server_pid=""
