@@ -70,17 +70,23 @@ Target ParseTarget(std::string_view target) {
   return t;
 }
 
-// The route template of a path and the methods it accepts ("" when unknown).
+// The route template of a path and the methods it accepts ("" when unknown): a template's segment
+// in braces matches any one segment.
 std::string RouteOf(const Target& t, std::string* allowed) {
-  const auto& s = t.segments;
-  if (s.size() == 1 && s[0] == "healthz") return *allowed = "GET", "/healthz";
-  if (s.size() == 1 && s[0] == "readyz") return *allowed = "GET", "/readyz";
-  if (s.size() == 1 && s[0] == "metrics") return *allowed = "GET", "/metrics";
-  if (s.size() >= 2 && s[0] == "v1") {
-    if (s.size() == 2 && s[1] == "functions") return *allowed = "GET, POST", "/v1/functions";
-    if (s.size() == 3 && s[1] == "functions") return *allowed = "GET, DELETE", "/v1/functions/{id}";
-    if (s.size() == 4 && s[1] == "functions" && s[3] == "invoke") return *allowed = "POST", "/v1/functions/{id}/invoke";
-    if (s.size() == 2 && s[1] == "instances") return *allowed = "GET", "/v1/instances";
+  for (const Route& r : Api::Routes()) {
+    std::vector<std::string_view> parts;
+    for (std::string_view p = std::string_view(r.path).substr(1); !p.empty();) {
+      const size_t slash = p.find('/');
+      parts.push_back(p.substr(0, slash));
+      p = slash == std::string_view::npos ? std::string_view() : p.substr(slash + 1);
+    }
+    if (parts.size() != t.segments.size()) continue;
+    bool match = true;
+    for (size_t i = 0; i < parts.size() && match; ++i) match = parts[i].front() == '{' || parts[i] == t.segments[i];
+    if (!match) continue;
+    allowed->clear();
+    for (const char* m : r.methods) *allowed += (allowed->empty() ? "" : ", ") + std::string(m);
+    return r.path;
   }
   return "";
 }
@@ -370,6 +376,19 @@ Response Api::Handle(const Request& req, const Admission& a) {
     return ok(200, {{"deleted", id}});
   }
   return Invoke(req, a);
+}
+
+const std::vector<Route>& Api::Routes() {
+  static const std::vector<Route> routes = {
+      {"/healthz", {"GET"}},
+      {"/readyz", {"GET"}},
+      {"/metrics", {"GET"}},
+      {"/v1/functions", {"GET", "POST"}},
+      {"/v1/functions/{id}", {"GET", "DELETE"}},
+      {"/v1/functions/{id}/invoke", {"POST"}},
+      {"/v1/instances", {"GET"}},
+  };
+  return routes;
 }
 
 bool Api::IsInvoke(const Admission& a) { return a.route == "/v1/functions/{id}/invoke"; }

@@ -41,8 +41,18 @@ struct Admission {
   std::map<std::string, std::string> query;
 };
 
+// One route of the HTTP API: its path template ("/v1/functions/{id}") and the methods it takes.
+struct Route {
+  const char* path;
+  std::vector<const char*> methods;
+};
+
 class Api {
  public:
+  // Every route, as the server matches them (docs/openapi.json describes the same ones; a test
+  // compares them).
+  static const std::vector<Route>& Routes();
+
   // `gpm`: registry the GPM monitor publishes into (may be null).
   Api(runtime::Runtime& runtime, const telemetry::MetricRegistry* gpm, std::string version);
 

@@ -88,6 +88,27 @@ text = urllib.request.urlopen(sys.argv[1]).read().decode()
 for name in ("DCGM_FI_PROF_SM_ACTIVE{", "gpuwasm_gpm_sm_occupancy{", 'gpuwasm_invocations_total{tenant="acme",function="va"'):
     assert name in text, name + " missing from /metrics"
 PY
+# The Grafana dashboard (deploy/grafana) queries only metrics this node's /metrics exposes (after the
+# invocations above, with GPM sampled from the fake NVML), and is a dashboard Grafana can import.
+python3 - "$GPUWASM_SERVER/metrics" "$(dirname "$0")/../../deploy/grafana/gpuwasm-dashboard.json" <<'PY'
+import json, re, sys, urllib.request
+text = urllib.request.urlopen(sys.argv[1]).read().decode()
+exposed = set()
+for line in text.splitlines():
+    m = re.match(r"# TYPE (\S+) ", line) or re.match(r"([A-Za-z_:][A-Za-z0-9_:]*)[{ ]", line)
+    if m: exposed.add(m.group(1))
+dash = json.load(open(sys.argv[2]))
+assert dash["uid"] and dash["title"] and dash["schemaVersion"] >= 30, "not a Grafana dashboard"
+ids = [p["id"] for p in dash["panels"]]
+assert len(ids) == len(set(ids)), "panel ids repeat"
+exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
+exprs += [v["definition"] for v in dash["templating"]["list"] if "definition" in v]
+assert len(exprs) >= 20, len(exprs)
+used = {n for e in exprs for n in re.findall(r"\b(?:gpuwasm|DCGM_FI)_[A-Za-z0-9_]+\b", e)}
+missing = sorted(n for n in used if n not in exposed)
+assert not missing, "the dashboard queries metrics /metrics does not expose: " + ", ".join(missing)
+assert any(n.startswith("DCGM_FI_PROF_") for n in used) and len(used) >= 20, used
+PY
 id=$("$gpuwasm" ls --json | python3 -c 'import json,sys; print([f["id"] for f in json.load(sys.stdin)["functions"] if f["name"]=="va"][0])')
 "$gpuwasm" rm "$id" | grep -q "deleted $id"
 set +e

@@ -468,6 +468,41 @@ std::string GeneratedRows() {
   return rows;
 }
 
+// docs/openapi.json describes exactly the routes the server matches, with their methods; and a
+// real server answers each described path and method with something else than "no such route"
+// (404 unknown endpoint) or 405.
+TEST(OpenApi, describes_exactly_the_routes_the_server_matches) {
+  std::ifstream in(std::string(GPUWASM_SOURCE_DIR) + "/docs/openapi.json");
+  ASSERT_TRUE(in) << "docs/openapi.json not found";
+  const json spec = json::parse(in);
+  std::map<std::string, std::set<std::string>> described, served;
+  for (const auto& [path, item] : spec.at("paths").items()) {
+    for (const auto& [key, op] : item.items()) {
+      if (key == "parameters") continue;
+      std::string method = key;
+      for (char& ch : method) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      described[path].insert(method);
+      EXPECT_TRUE(op.contains("responses") && op.contains("operationId")) << method << " " << path;
+    }
+  }
+  for (const Route& r : Api::Routes()) served[r.path].insert(r.methods.begin(), r.methods.end());
+  ASSERT_GE(served.size(), 7u);
+  EXPECT_EQ(described, served);
+
+  Node node;
+  for (const auto& [path, methods] : described) {
+    const std::string target = std::regex_replace(path, std::regex(R"(\{id\})"), "fn_0000000000000000");
+    for (const std::string& method : methods) {
+      RawConnection c(node.server->port());
+      c.Write(method + " " + target + " HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+      const std::string answer = c.ReadUntilClosed();
+      EXPECT_EQ(answer.find("HTTP/1.1 405"), std::string::npos) << method << " " << target << ": " << answer;
+      EXPECT_EQ(answer.find("no such endpoint"), std::string::npos) << method << " " << target << ": " << answer;
+      EXPECT_EQ(answer.rfind("HTTP/1.1 ", 0), 0u) << method << " " << target << ": " << answer;
+    }
+  }
+}
+
 TEST(MetricList, docs_metrics_md_documents_exactly_the_list) {
   std::ifstream in(std::string(GPUWASM_SOURCE_DIR) + "/docs/metrics.md");
   ASSERT_TRUE(in) << "docs/metrics.md not found";
