@@ -502,6 +502,25 @@ TEST_F(CudaOnFake, cancel_reports_at_once_and_a_kernel_that_keeps_running_is_aba
   EXPECT_EQ(fatal.size(), 1u);
 }
 
+// Kernel time is live on a GPU too: from when the watcher saw the launch's start event done.
+TEST_F(CudaOnFake, kernel_time_counts_the_running_kernel) {
+  KernelHarness h(Device(milliseconds(100)));
+  auto k = h.Load("spin", "sm_80", "spin");
+  auto flag = h.Upload(std::vector<int>{1});
+  auto out = h.Zeros<int>(32);
+  ASSERT_TRUE(h.stream().Synchronize().ok());
+  EXPECT_EQ(h.stream().kernel_time().count(), 0);
+  device::LaunchOptions o;
+  o.deadline = Clock::now() + milliseconds(500);
+  const auto t0 = Clock::now();
+  ASSERT_TRUE(h.stream().Launch(*k, {{1}, {32}}, Params(k->signature()).Add(flag).Add(out).Build(), std::move(o)).ok());
+  std::this_thread::sleep_for(milliseconds(300));
+  const auto live = h.stream().kernel_time();
+  EXPECT_GE(live, milliseconds(150)) << "kernel time while it runs: " << live.count() << " ns";
+  EXPECT_LE(live, Clock::now() - t0);
+  EXPECT_EQ(h.stream().Synchronize().code(), StatusCode::kDeadlineExceeded);
+}
+
 TEST_F(CudaOnFake, a_host_copy_behind_a_kernel_that_never_ends_returns_at_once) {
   // A copy from pageable memory may wait in the driver for the kernel before it (the fake waits):
   // the CUDA device stages copies through pinned memory, so the caller is never held there.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <thread>
 
 #include "device/cpu/cpu_device.h"
 #include "kernel_harness.h"
@@ -46,6 +47,28 @@ TEST(CpuDevice, every_cta_runs_once_however_the_workers_claim_them) {
     ASSERT_EQ(counted.size(), 1u) << ctas << " CTAs";
     EXPECT_EQ(*counted.begin(), uint64_t{ctas} * 32 * 6);
   }
+}
+
+// A stream's kernel time grows while its kernel runs (an instance's GPU time is live in
+// /v1/instances and top), and ends as the time the launch took.
+TEST(CpuDevice, kernel_time_counts_the_running_kernel) {
+  KernelHarness h(device::cpu::CreateCpuDevice({.threads = 1}));
+  auto k = h.Load("spin", "sm_80", "spin");
+  ASSERT_NE(k, nullptr);
+  auto flag = h.Upload(std::vector<int>{1});
+  auto out = h.Zeros<int>(32);
+  device::LaunchOptions o;
+  o.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(600);
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(h.stream().Launch(*k, {{1}, {32}}, Params(k->signature()).Add(flag).Add(out).Build(), std::move(o)).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto live = h.stream().kernel_time();
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  EXPECT_GE(live, std::chrono::milliseconds(200)) << "kernel time while it runs: " << live.count() << " ns";
+  EXPECT_LE(live, waited);
+  EXPECT_EQ(h.stream().Synchronize().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_GE(h.stream().kernel_time(), std::chrono::milliseconds(550));
+  EXPECT_GE(h.stream().kernel_time(), live);
 }
 
 TEST(CpuDevice, reports_its_limits) {

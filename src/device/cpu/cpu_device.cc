@@ -9,6 +9,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "common/content_cache.h"
@@ -555,11 +556,19 @@ class CpuStream final : public Stream {
           const bool native = spec.native != nullptr;
           auto run = std::make_shared<LaunchRun>(std::move(spec));
           auto started = std::chrono::steady_clock::now();
+          {
+            std::lock_guard<std::mutex> lock(time_mu_);
+            running_since_ = started;
+          }
           ctx_->device().pool().Submit(run);
           run->Work();
           run->Wait();
           const auto took = std::chrono::steady_clock::now() - started;
-          kernel_ns_.fetch_add(took.count(), std::memory_order_relaxed);
+          {
+            std::lock_guard<std::mutex> lock(time_mu_);
+            kernel_ns_ += took.count();
+            running_since_.reset();
+          }
           last_instructions_.store(run->thread_instructions());
           last_native_.store(native);
           if (slot != nullptr && !native) {
@@ -588,8 +597,12 @@ class CpuStream final : public Stream {
     cancel_.store(false);
   }
 
+  // The finished launches' time and the running one's so far: live while a kernel runs.
   std::chrono::nanoseconds kernel_time() const override {
-    return std::chrono::nanoseconds(kernel_ns_.load(std::memory_order_relaxed));
+    std::lock_guard<std::mutex> lock(time_mu_);
+    std::chrono::nanoseconds t(kernel_ns_);
+    if (running_since_) t += std::chrono::steady_clock::now() - *running_since_;
+    return t;
   }
 
   uint64_t last_instructions() const { return last_instructions_.load(); }
@@ -643,7 +656,9 @@ class CpuStream final : public Stream {
   std::atomic<bool> cancel_{false};
   std::atomic<uint64_t> last_instructions_{0};
   std::atomic<bool> last_native_{false};
-  std::atomic<int64_t> kernel_ns_{0};
+  mutable std::mutex time_mu_;  // kernel_ns_ and running_since_ change together
+  int64_t kernel_ns_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> running_since_;
   std::thread thread_;
 };
 

@@ -473,6 +473,7 @@ struct Pending {
   std::shared_ptr<const void> keep;           // a staging slot, the kernel
   const void* control = nullptr;              // an instrumented kernel's control block (host view)
   std::string kernel;                         // its name, for what the control block says
+  bool started = false;                       // the watcher saw its start event done: running
 };
 
 class CudaStream final : public Stream {
@@ -601,8 +602,13 @@ class CudaStream final : public Stream {
     });
   }
 
+  // The finished launches' time (from their events) and, while one runs, its time since the
+  // watcher saw its start event done: live while a kernel runs, to within a watcher poll.
   std::chrono::nanoseconds kernel_time() const override {
-    return std::chrono::nanoseconds(kernel_ns_.load(std::memory_order_relaxed));
+    std::lock_guard<std::mutex> lock(mu_);
+    std::chrono::nanoseconds t(kernel_ns_.load(std::memory_order_relaxed));
+    if (running_since_) t += Clock::now() - *running_since_;
+    return t;
   }
 
   // Called by the context's watcher (with streams_mu_ held): completes finished work in order and
@@ -753,12 +759,13 @@ class CudaStream final : public Stream {
   std::shared_ptr<CudaContext> ctx_;
   const uint64_t gen_id_;
   void* const stream_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable idle_cv_;
   std::deque<Pending> pending_;  // popped only by the watcher
   int completing_ = 0;           // completions being called by the watcher
   Status sticky_;
   std::atomic<int64_t> kernel_ns_{0};
+  std::optional<Clock::time_point> running_since_;  // (mu_) the front launch runs since then
 };
 
 bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
@@ -768,7 +775,7 @@ bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
     void* end = nullptr;
     uint64_t gen_id = 0;
     std::string what;
-    bool issued = true;
+    bool issued = true, started = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (pending_.empty()) return false;
@@ -777,6 +784,7 @@ bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
       gen_id = pending_.front().gen_id;
       what = pending_.front().what;
       issued = !pending_.front().failed;
+      started = pending_.front().started;
     }
     enum { kDone, kRunning, kFailed, kStale } state = kRunning;
     Status failure;
@@ -789,6 +797,10 @@ bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
         state = kStale;
       } else {
         CUresult r = ctx_->sym().cuEventQuery(end);
+        if (r == CUDA_ERROR_NOT_READY && start != nullptr && !started &&
+            ctx_->sym().cuEventQuery(start) == CUDA_SUCCESS) {
+          started = true;  // (recorded below, under the stream's lock)
+        }
         if (r == CUDA_SUCCESS) {
           state = kDone;
           if (start != nullptr) {
@@ -809,6 +821,11 @@ bool CudaStream::Poll(bool* progress, std::vector<Deferred>* deferred) {
       std::lock_guard<std::mutex> lock(mu_);
       Pending& p = pending_.front();
       Clock::time_point now = Clock::now();
+      if (state == kRunning && started && !p.started) {
+        p.started = true;
+        running_since_ = now;
+      }
+      if (state != kRunning) running_since_.reset();  // its time comes from its events now
       if (state == kRunning) {
         if (p.deadline && now >= *p.deadline && !p.reported) {
           p.reported = true;
