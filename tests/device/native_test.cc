@@ -356,7 +356,7 @@ DONE:
     auto src = device::cpu::TranslateKernel(p, p.kernels[0]);
     ASSERT_TRUE(src.ok()) << src.status();
     EXPECT_NE(src->c.find("const uint32_t lo = 0, hi = e;"), std::string::npos);
-    EXPECT_NE(src->c.find("if (hi > lo && "), std::string::npos);
+    EXPECT_NE(src->c.find("if (gw_likely(hi > lo && "), std::string::npos);
   }
   std::vector<uint32_t> in(total);
   for (unsigned i = 0; i < total; ++i) in[i] = 1000u * i + 7u;
@@ -466,7 +466,7 @@ SKIP2:
       ++ranges;
     }
     EXPECT_EQ(ranges, 1u) << "the first region only: %r8 has two reaching definitions";
-    EXPECT_NE(src->c.find("if (hi > lo && "), std::string::npos);
+    EXPECT_NE(src->c.find("if (gw_likely(hi > lo && "), std::string::npos);
   }
   const unsigned ctas = 3, threads = 256;
   auto interp = device::cpu::CreateCpuDevice({.native = NativeMode::kOff});
