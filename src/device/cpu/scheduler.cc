@@ -107,6 +107,7 @@ bool CtaExec::RunNative(const NativeCode& code) {
     native_next_.assign(threads_, code.entry_block());
     native_count_.assign(nblocks, 0);
   }
+  native_clean_ = false;  // until this CTA ends with its threads together (not after a stop)
   // Blocks that run for every thread at once leave next[] and count[] as they are; parting,
   // exits, barriers awaited apart and calls write them.
   bool parted = !p_.calls.empty();
