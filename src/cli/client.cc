@@ -180,11 +180,11 @@ int List(const ListFlags& f) {
     return 0;
   }
   json list = json::parse(res->body(), nullptr, false)["functions"];
-  std::printf("%-20s %-24s %7s %-9s %10s\n", "ID", "NAME", "VERSION", "STATUS", "BYTES");
+  std::printf("%-20s %-24s %7s %-9s %10s %s\n", "ID", "NAME", "VERSION", "STATUS", "BYTES", "TENANT");
   for (const json& fn : list) {
-    std::printf("%-20s %-24s %7lld %-9s %10llu\n", fn.value("id", "").c_str(), fn.value("name", "").c_str(),
+    std::printf("%-20s %-24s %7lld %-9s %10llu %s\n", fn.value("id", "").c_str(), fn.value("name", "").c_str(),
                 static_cast<long long>(fn.value("version", 0)), fn.value("status", "").c_str(),
-                static_cast<unsigned long long>(fn.value("size", 0ull)));
+                static_cast<unsigned long long>(fn.value("size", 0ull)), fn.value("tenant", "").c_str());
   }
   return 0;
 }
@@ -274,19 +274,19 @@ int Top(const TopFlags& f) {
     json list = json::parse(inst->body(), nullptr, false)["instances"];
     out << "instances: " << list.size() << "\n";
     char line[512];
-    std::snprintf(line, sizeof line, "%-6s %-20s %-20s %9s %8s %11s %14s %9s %7s\n", "ID", "FUNCTION", "FUNCTION_ID",
-                  "ELAPSED", "KERNELS", "GPU_TIME_MS", "DEVICE_BYTES", "PTX_BYTES", "YIELDS");
+    std::snprintf(line, sizeof line, "%-6s %-20s %-20s %9s %8s %11s %14s %9s %7s %s\n", "ID", "FUNCTION", "FUNCTION_ID",
+                  "ELAPSED", "KERNELS", "GPU_TIME_MS", "DEVICE_BYTES", "PTX_BYTES", "YIELDS", "TENANT");
     out << line;
     for (const json& i : list) {
       const json& m = i["metrics"];
-      std::snprintf(line, sizeof line, "%-6llu %-20s %-20s %8.1fs %8llu %11.1f %14llu %9llu %7llu\n",
+      std::snprintf(line, sizeof line, "%-6llu %-20s %-20s %8.1fs %8llu %11.1f %14llu %9llu %7llu %s\n",
                     static_cast<unsigned long long>(i.value("id", 0ull)), i.value("function", "").c_str(),
                     i["function_id"].is_string() ? i["function_id"].get<std::string>().c_str() : "-",
                     i.value("elapsed_ms", 0) / 1e3, static_cast<unsigned long long>(m.value("kernels_launched", 0ull)),
                     i.value("gpu_time_ms", 0.0),
                     static_cast<unsigned long long>(m.value("device_bytes_allocated", 0ull)),
                     static_cast<unsigned long long>(m.value("bytes_pinned", 0ull)),
-                    static_cast<unsigned long long>(m.value("yield_count", 0ull)));
+                    static_cast<unsigned long long>(m.value("yield_count", 0ull)), i.value("tenant", "").c_str());
       out << line;
     }
     if (!gpm_error.empty()) {

@@ -45,6 +45,8 @@ int Check(const std::string& path) {
          {"device", c->device},
          {"listen", c->server.listen},
          {"shutdown_grace_ms", c->shutdown_grace.count()},
+         {"metrics_token", !c->server.metrics_token_sha256.empty()},
+         {"admin_token", !c->server.admin_token_sha256.empty()},
          {"isolation",
           c->isolation ? nlohmann::json(std::string(runtime::IsolationName(*c->isolation))) : nlohmann::json(nullptr)},
          {"tenants", tenants},
@@ -63,6 +65,8 @@ int Check(const std::string& path) {
   }
   std::printf("device: %s\nlisten: %s\n", c->device.c_str(), c->server.listen.c_str());
   std::printf("shutdown grace: %lld ms\n", static_cast<long long>(c->shutdown_grace.count()));
+  std::printf("metrics token: %s\nadmin token: %s\n", c->server.metrics_token_sha256.empty() ? "none" : "set",
+              c->server.admin_token_sha256.empty() ? "none (no cross-tenant view)" : "set");
   std::printf("isolation: %s\n", c->isolation ? std::string(runtime::IsolationName(*c->isolation)).c_str()
                                               : "the command's default (serve: process, run: none)");
   std::printf("tenants: %zu\n", c->tenants.size());

@@ -384,13 +384,17 @@ Result<RuntimeConfig> ParseConfig(std::string_view text, std::string_view source
     GPUWASM_RETURN_IF_ERROR(r.Count("io_threads", &c.server.io_threads, 1));
     GPUWASM_RETURN_IF_ERROR(r.Count("max_connections", &c.server.max_connections, 0));
     GPUWASM_RETURN_IF_ERROR(r.Count("max_connections_per_client", &c.server.max_connections_per_client, 1));
-    std::string metrics_token;
-    GPUWASM_RETURN_IF_ERROR(r.String("metrics_token", &metrics_token));
-    if (!metrics_token.empty()) {
-      if (metrics_token.rfind("sha256:", 0) != 0 || !ValidDigest(std::string_view(metrics_token).substr(7))) {
-        return r.Error(*r.Get("metrics_token"), "[server].metrics_token must be written hashed, as \"sha256:<hex>\"");
+    // Node-wide tokens, written hashed like the tenants' (`gpuwasm token new` prints the form).
+    for (const auto& [key, digest] :
+         {std::pair<const char*, std::string*>{"metrics_token", &c.server.metrics_token_sha256},
+          {"admin_token", &c.server.admin_token_sha256}}) {
+      std::string token;
+      GPUWASM_RETURN_IF_ERROR(r.String(key, &token));
+      if (token.empty()) continue;
+      if (token.rfind("sha256:", 0) != 0 || !ValidDigest(std::string_view(token).substr(7))) {
+        return r.Error(*r.Get(key), std::string("[server].") + key + " must be written hashed, as \"sha256:<hex>\"");
       }
-      c.server.metrics_token_sha256 = metrics_token.substr(7);
+      *digest = token.substr(7);
     }
     GPUWASM_RETURN_IF_ERROR(r.Unknown());
   }

@@ -61,6 +61,8 @@ struct ServerConfig {
   std::chrono::milliseconds read_timeout{30'000};  // to receive one request, + 1 s per MiB of body
   std::chrono::milliseconds idle_timeout{60'000};  // keep-alive connection without a request
   std::string metrics_token_sha256;                // "" = /metrics needs no token
+  // The operator's token: lists every tenant's instances and functions ("" = no such role).
+  std::string admin_token_sha256;
   uint32_t io_threads = 2;
   // Open connections at once, in all and from one client address; beyond them a connection is
   // answered 503 and closed. 0 for max_connections: the open-file limit less 256 (spares for

@@ -433,9 +433,9 @@ Result<store::FunctionRecord> Runtime::GetFunction(std::string_view tenant, std:
   return versions.front();
 }
 
-Result<std::vector<store::FunctionRecord>> Runtime::ListFunctions(std::string_view tenant) {
+Result<std::vector<store::FunctionRecord>> Runtime::ListFunctions(std::optional<std::string_view> tenant) {
   if (!store_) return Status::Unsupported("this runtime has no function store");
-  GPUWASM_RETURN_IF_ERROR(Tenant(tenant).status());
+  if (tenant) GPUWASM_RETURN_IF_ERROR(Tenant(*tenant).status());
   return store_->metadata().ListFunctions(tenant);
 }
 

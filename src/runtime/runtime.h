@@ -165,7 +165,8 @@ class Runtime {
                                           std::chrono::milliseconds timeout);
   // By id, or by name: the newest version.
   Result<store::FunctionRecord> GetFunction(std::string_view tenant, std::string_view id_or_name);
-  Result<std::vector<store::FunctionRecord>> ListFunctions(std::string_view tenant);
+  // The tenant's functions; every tenant's without one (the admin role).
+  Result<std::vector<store::FunctionRecord>> ListFunctions(std::optional<std::string_view> tenant);
   // Whether the store answers (a cheap query): for readiness. Ok without a store.
   Status CheckStore();
   // Compiled modules held for the next invocation (at most [runtime].loaded_modules).

@@ -253,6 +253,15 @@ Admission Api::Admit(const Request& req) {
     }
     return a;
   }
+  if (!cfg.server.admin_token_sha256.empty() && !token.empty() && Sha256Hex(token) == cfg.server.admin_token_sha256) {
+    // The operator's view across tenants; it acts for no tenant (nothing to charge a deploy or an
+    // invocation to).
+    a.admin = true;
+    if (req.method() == http::verb::get && (a.route == "/v1/instances" || a.route == "/v1/functions")) return a;
+    return reject(403, "forbidden",
+                  "the admin token lists every tenant's instances and functions (GET /v1/instances, GET "
+                  "/v1/functions); deploy, invoke and delete with a tenant's token");
+  }
   const runtime::TenantConfig* tenant = nullptr;
   std::string rate_key;
   if (cfg.tokens_configured()) {
@@ -337,13 +346,15 @@ Response Api::Handle(const Request& req, const Admission& a) {
     res.prepare_payload();
     return res;
   }
+  const std::optional<std::string_view> whose =
+      a.admin ? std::nullopt : std::optional<std::string_view>(a.tenant);  // the admin: every tenant's
   if (a.route == "/v1/instances") {
     json list = json::array();
-    for (const runtime::LiveInstance& i : rt_.Instances(a.tenant)) list.push_back(i);
+    for (const runtime::LiveInstance& i : rt_.Instances(whose)) list.push_back(i);
     return ok(200, {{"instances", list}});
   }
   if (a.route == "/v1/functions" && req.method() == http::verb::get) {
-    auto fs = rt_.ListFunctions(a.tenant);
+    auto fs = rt_.ListFunctions(whose);
     if (!fs.ok()) return fail(fs.status());
     json list = json::array();
     for (const auto& f : *fs) list.push_back(FunctionJson(f));

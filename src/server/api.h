@@ -32,7 +32,8 @@ using Response = boost::beast::http::response<boost::beast::http::string_body>;
 struct Admission {
   std::optional<Response> reject;  // answer this instead of reading the body
   std::string tenant;
-  std::string route;  // route template, the label of HTTP metrics
+  bool admin = false;  // the admin token: every tenant's instances and functions, no tenant's work
+  std::string route;   // route template, the label of HTTP metrics
   uint64_t body_limit = 0;
   // The tenant's limit body_limit is, when it is one (counted when a body without a length, or
   // longer than its length said, runs past it).

@@ -16,11 +16,13 @@ token=$("$gpuwasm" token new)
 secret=$(sed -n 's/^token: //p' <<<"$token")
 slow_token=$("$gpuwasm" token new)
 slow_secret=$(sed -n 's/^token: //p' <<<"$slow_token")
+admin_secret=$(sed -n 's/^token: //p' <<<"$("$gpuwasm" token new)")
 cat >"$dir/config.toml" <<TOML
 [runtime]
 store = "$dir/store"
 [server]
 listen = "127.0.0.1:0"
+admin_token = "$("$gpuwasm" token hash "$admin_secret")"
 [[tenants]]
 name = "acme"
 $(sed -n 's/^configuration: //p' <<<"$token")
@@ -80,6 +82,13 @@ compiles=$(metric gpuwasm_module_compiles_total) loads=$(metric gpuwasm_module_c
 [[ $("$gpuwasm" invoke env --env MODE=fast -- blur "two words") == $'arg: env\narg: blur\narg: two words\nenv: MODE=fast' ]] ||
   { echo "invoke with arguments and environment:"; "$gpuwasm" invoke env --env MODE=fast -- blur "two words"; exit 1; }
 "$gpuwasm" ls | grep -E '^fn_[0-9a-f]{16} +va +1 ready'
+# The admin token lists every tenant's functions (acme's and slow's), and deploys nothing.
+GPUWASM_TOKEN=$admin_secret "$gpuwasm" ls >"$dir/admin_ls"
+grep -qE ' va .* acme$' "$dir/admin_ls" && grep -qE ' va .* slow$' "$dir/admin_ls" || { cat "$dir/admin_ls"; exit 1; }
+set +e
+GPUWASM_TOKEN=$admin_secret "$gpuwasm" deploy "$hello" --name nope 2>"$dir/admin_deploy"; code=$?
+set -e
+[[ $code -eq 77 ]] && grep -q "acts for no tenant\|with a tenant's token" "$dir/admin_deploy" || { echo "admin deploy: exit $code"; cat "$dir/admin_deploy"; exit 1; }
 "$gpuwasm" top --once >"$dir/top"
 grep -q '^instances: 0' "$dir/top" && grep -q '^  gpuwasm_gpm_sm_util{' "$dir/top" || { cat "$dir/top"; exit 1; }
 python3 - "$GPUWASM_SERVER/metrics" <<'PY'

@@ -35,6 +35,8 @@ idle_timeout = "20s"
 io_threads = 3
 metrics_token = ")" + HashToken("scrape") +
                        R"("
+admin_token = ")" + HashToken("ops") +
+                       R"("
 
 [[tenants]]
 name = "acme"
@@ -70,6 +72,7 @@ name = "beta"
   EXPECT_EQ(c->server.idle_timeout, std::chrono::seconds(20));
   EXPECT_EQ(c->server.io_threads, 3u);
   EXPECT_EQ("sha256:" + c->server.metrics_token_sha256, HashToken("scrape"));
+  EXPECT_EQ("sha256:" + c->server.admin_token_sha256, HashToken("ops"));
   ASSERT_EQ(c->tenants.size(), 2u);
   const TenantConfig& a = c->tenants[0];
   EXPECT_EQ(a.name, "acme");
@@ -146,6 +149,8 @@ TEST(Config, mistakes_are_errors_with_the_line) {
   ExpectError("[runtime]\nworkerz = 4\n", "gpuwasm.toml:2: unknown key 'workerz' in [runtime]");
   ExpectError("[[tenants]]\nname = \"a\"\ndevice_byte = 5\n", "gpuwasm.toml:3: unknown key 'device_byte'");
   ExpectError("[[tenants]]\nname = \"a\"\ntokens = [\"plain-token\"]\n", "tokens must be written hashed");
+  ExpectError("[server]\nadmin_token = \"plain\"\n", "[server].admin_token must be written hashed");
+  ExpectError("[server]\nmetrics_token = \"sha256:00\"\n", "[server].metrics_token must be written hashed");
   ExpectError("[[tenants]]\nname = \"a\"\n[[tenants]]\nname = \"a\"\n", "tenant 'a' is defined twice");
   ExpectError("[[tenants]]\nname = \"Not Valid\"\n", "tenant name 'Not Valid' must be");
   ExpectError("[[tenants]]\nname = \"a\"\ndevice_bytes = \"12 parsecs\"\n", "invalid size unit 'parsecs'");

@@ -243,6 +243,45 @@ TEST(Server, tokens_map_to_tenants_and_tenants_stay_apart) {
   EXPECT_EQ(Must(anonymous->Send(http::verb::get, "/healthz")).result_int(), 200u);  // probes need no token
 }
 
+// The admin token ([server].admin_token) lists every tenant's functions and running instances,
+// and acts for no tenant: deploys, invocations and deletes with it are refused (403). A tenant's
+// token still sees only its own.
+TEST(Server, the_admin_token_sees_every_tenant_and_acts_for_none) {
+  Node node({Tenant("acme", "acme-token"), Tenant("beta", "beta-token")},
+            [](runtime::RuntimeConfig& c) { c.server.admin_token_sha256 = runtime::HashToken("ops").substr(7); });
+  auto acme = node.Client("acme-token"), beta = node.Client("beta-token"), admin = node.Client("ops");
+  std::string a = Deploy(*acme, "life", Lifecycle(), "spin_holding");
+  std::string b = Deploy(*beta, "echo", Lifecycle(), "echo");
+  std::set<std::string> tenants;
+  Response all = Must(admin->Send(http::verb::get, "/v1/functions"));
+  ASSERT_EQ(all.result_int(), 200u) << all.body();
+  const json listed = json::parse(all.body());
+  for (const json& f : listed["functions"]) {
+    tenants.insert(f["tenant"].get<std::string>());
+  }
+  EXPECT_EQ(tenants, (std::set<std::string>{"acme", "beta"}));
+  EXPECT_EQ(json::parse(Must(beta->Send(http::verb::get, "/v1/functions")).body())["functions"].size(), 1u);
+  auto spinner = std::async(std::launch::async, [&] {
+    return Must(node.Client("acme-token")->Send(http::verb::post, "/v1/functions/life/invoke?timeout=1s"));
+  });
+  while (node.rt->Instances().empty()) std::this_thread::sleep_for(milliseconds(5));
+  json seen = json::parse(Must(admin->Send(http::verb::get, "/v1/instances")).body())["instances"];
+  ASSERT_EQ(seen.size(), 1u) << seen.dump();
+  EXPECT_EQ(seen[0]["tenant"], "acme");
+  EXPECT_EQ(json::parse(Must(beta->Send(http::verb::get, "/v1/instances")).body())["instances"].size(), 0u);
+  for (auto [method, target] : {std::pair{http::verb::post, "/v1/functions?name=x"},
+                                {http::verb::post, "/v1/functions/life/invoke"},
+                                {http::verb::delete_, "/v1/functions/fn_0000000000000000"},
+                                {http::verb::get, "/v1/functions/life"}}) {
+    Response r = Must(admin->Send(method, target));
+    EXPECT_EQ(r.result_int(), 403u) << target;
+    EXPECT_EQ(json::parse(r.body())["code"], "forbidden") << target;
+  }
+  EXPECT_EQ(Must(node.Client("not-ops")->Send(http::verb::get, "/v1/instances")).result_int(), 401u);
+  EXPECT_EQ(spinner.get().result_int(), 504u);
+  (void)a, (void)b;
+}
+
 TEST(Server, limits_answer_413_429_503_504) {
   runtime::TenantConfig t = Tenant("default");
   t.max_input_size = 1024;
