@@ -255,15 +255,22 @@ const TenantConfig* RuntimeConfig::FindTenant(std::string_view name) const {
   return nullptr;
 }
 
+bool DigestEquals(std::string_view a, std::string_view b) {
+  // Constant time in the digests' content: no early exit on the first differing byte.
+  unsigned diff = static_cast<unsigned>(a.size() ^ b.size());
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) diff |= static_cast<unsigned>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
 const TenantConfig* RuntimeConfig::FindTenantByToken(std::string_view token) const {
-  std::string digest = Sha256Hex(token);
+  return FindTenantByDigest(Sha256Hex(token));
+}
+
+const TenantConfig* RuntimeConfig::FindTenantByDigest(std::string_view digest) const {
   const TenantConfig* found = nullptr;
   for (const TenantConfig& t : tenants) {
     for (const std::string& h : t.token_sha256) {
-      // Constant time in the digest's content: no early exit on the first differing byte.
-      unsigned diff = h.size() ^ digest.size();
-      for (size_t i = 0; i < h.size() && i < digest.size(); ++i) diff |= static_cast<unsigned>(h[i] ^ digest[i]);
-      if (diff == 0) found = &t;
+      if (DigestEquals(h, digest)) found = &t;  // (every digest compared: no early exit either)
     }
   }
   return found;

@@ -101,6 +101,8 @@ struct RuntimeConfig {
   const TenantConfig* FindTenant(std::string_view name) const;
   // The tenant owning `token`, or nullptr. Compares digests in constant time.
   const TenantConfig* FindTenantByToken(std::string_view token) const;
+  // The same for a token's digest (Sha256Hex of it), for a caller that needs the digest anyway.
+  const TenantConfig* FindTenantByDigest(std::string_view digest) const;
   // Whether any tenant has a token: then requests must carry one.
   bool tokens_configured() const;
 };
@@ -114,6 +116,9 @@ Result<RuntimeConfig> LoadConfig(const std::filesystem::path& path);
 
 // "sha256:" + hex digest of a token, as written in the configuration.
 std::string HashToken(std::string_view token);
+// Whether two token digests are equal, in time independent of where they differ (every token check
+// of the server: tenants', the metrics and the admin token).
+bool DigestEquals(std::string_view a, std::string_view b);
 
 // Where `serve` listens: "HOST:PORT" with HOST an IPv4 address, an IPv6 address in brackets,
 // "localhost" (127.0.0.1) or empty (every IPv4 address); PORT 0 picks a free port. No name is
