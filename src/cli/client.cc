@@ -254,16 +254,16 @@ int Top(const TopFlags& f) {
     } else if (metrics->result_int() != 200) {
       gpm_error = "/metrics answered " + std::to_string(metrics->result_int()) + ": " + server::ErrorText(*metrics);
     }
-    if (JsonOutput()) {  // one line per refresh: the instances and the GPM samples
-      json gpm = json::array();
-      if (gpm_error.empty()) {
-        std::istringstream lines(metrics->body());
-        for (std::string l; std::getline(lines, l);) {
-          if (l.rfind("gpuwasm_gpm_", 0) == 0) gpm.push_back(l);
-        }
+    std::vector<std::string> gpm;  // the GPM samples' lines
+    if (gpm_error.empty()) {
+      std::istringstream lines(metrics->body());
+      for (std::string l; std::getline(lines, l);) {
+        if (l.rfind("gpuwasm_gpm_", 0) == 0) gpm.push_back(l);
       }
+    }
+    if (JsonOutput()) {  // one line per refresh: the instances and the GPM samples
       PrintJson({{"instances", json::parse(inst->body())["instances"]},
-                 {"gpm", gpm_error.empty() ? gpm : json(nullptr)},
+                 {"gpm", gpm_error.empty() ? json(gpm) : json(nullptr)},
                  {"gpm_error", gpm_error.empty() ? json(nullptr) : json(gpm_error)}});
       if (f.once) return 0;
       std::this_thread::sleep_for(*interval);
@@ -291,16 +291,11 @@ int Top(const TopFlags& f) {
     }
     if (!gpm_error.empty()) {
       out << "\nGPU (NVML GPM): " << gpm_error << "\n";
+    } else if (gpm.empty()) {
+      out << "\nGPU (NVML GPM): no samples (no GPM-capable GPU, or NVML absent on the server)\n";
     } else {
-      std::istringstream lines(metrics->body());
-      std::string l;
-      bool header = false;
-      while (std::getline(lines, l)) {
-        if (l.rfind("gpuwasm_gpm_", 0) != 0) continue;
-        if (!header) out << "\nGPU (NVML GPM):\n", header = true;
-        out << "  " << l << "\n";
-      }
-      if (!header) out << "\nGPU (NVML GPM): no samples (no GPM-capable GPU, or NVML absent on the server)\n";
+      out << "\nGPU (NVML GPM):\n";
+      for (const std::string& l : gpm) out << "  " << l << "\n";
     }
     std::fputs(out.str().c_str(), stdout);
     std::fflush(stdout);

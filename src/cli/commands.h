@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/status.h"
+
 namespace gpuwasm::cli {
 
 void RegisterVersion(CLI::App& app);
@@ -23,6 +25,11 @@ inline constexpr int kExitBadModule = 65;    // EX_DATAERR: invalid or rejected 
 inline constexpr int kExitNoInput = 66;      // EX_NOINPUT: a file could not be read
 inline constexpr int kExitUnavailable = 69;  // EX_UNAVAILABLE: the server cannot be reached or used
 inline constexpr int kExitSoftware = 70;     // EX_SOFTWARE: engine error
+
+// A configuration file that could not be loaded: missing (66) or invalid (65).
+inline int ExitForConfigError(const Status& s) {
+  return s.code() == StatusCode::kNotFound ? kExitNoInput : kExitBadModule;
+}
 
 // Exit status chosen by the subcommand that ran (0 when none set one).
 int ExitCode();

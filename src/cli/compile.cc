@@ -32,8 +32,7 @@ int Compile(const CompileFlags& f) {
     if (store_dir.empty()) {
       Result<runtime::RuntimeConfig> c = runtime::LoadConfig(f.config);
       if (!c.ok()) {
-        return Fail("compile", c.status().ToString(),
-                    c.status().code() == StatusCode::kNotFound ? kExitNoInput : kExitBadModule);
+        return Fail("compile", c.status().ToString(), ExitForConfigError(c.status()));
       }
       store_dir = c->store_dir;
     }

@@ -16,10 +16,9 @@ namespace {
 int Check(const std::string& path) {
   Result<runtime::RuntimeConfig> c = runtime::LoadConfig(path);
   if (!c.ok()) {
-    return Fail("config check", c.status().ToString(),
-                c.status().code() == StatusCode::kNotFound ? kExitNoInput : kExitBadModule);
+    return Fail("config check", c.status().ToString(), ExitForConfigError(c.status()));
   }
-  std::string store = c->store_dir.empty() ? store::DefaultStoreDir().string() + " (default)" : c->store_dir.string();
+  const std::string store_dir = store::StoreDir(c->store_dir).string();
   // `serve` takes the database from --database or $GPUWASM_DATABASE_URL before the file.
   std::string database = c->database, from = "the file";
   if (const char* env = std::getenv("GPUWASM_DATABASE_URL"); env != nullptr && *env != '\0') {
@@ -40,7 +39,7 @@ int Check(const std::string& path) {
     PrintJson(
         {{"file", path},
          {"valid", true},
-         {"store", c->store_dir.empty() ? store::DefaultStoreDir().string() : c->store_dir.string()},
+         {"store", store_dir},
          {"database", database.empty() ? nlohmann::json(nullptr) : nlohmann::json(store::RedactConninfo(database))},
          {"device", c->device},
          {"listen", c->server.listen},
@@ -54,7 +53,7 @@ int Check(const std::string& path) {
     return 0;
   }
   std::printf("%s: valid\n", path.c_str());
-  std::printf("store: %s\n", store.c_str());
+  std::printf("store: %s%s\n", store_dir.c_str(), c->store_dir.empty() ? " (default)" : "");
   if (database.empty()) {
     std::printf(
         "metadata: SQLite in the store directory (one node; serve --database or $GPUWASM_DATABASE_URL "

@@ -192,7 +192,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(RuntimeConfig config, RuntimeOp
     GPUWASM_ASSIGN_OR_RETURN(rt->device_, device::OpenDevice(c.device, &rt->device_note_));
   }
   if (options.use_store) {
-    std::filesystem::path dir = c.store_dir.empty() ? store::DefaultStoreDir() : c.store_dir;
+    std::filesystem::path dir = store::StoreDir(c.store_dir);
     GPUWASM_ASSIGN_OR_RETURN(rt->store_, store::LocalStore::Open(store::StoreOptions{dir, c.database}));
     for (const TenantConfig& t : c.tenants) GPUWASM_RETURN_IF_ERROR(rt->store_->metadata().AddTenant(t.name));
   }

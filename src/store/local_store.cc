@@ -23,9 +23,9 @@ fs::path DefaultStoreDir() {
   return fs::path(home != nullptr ? home : ".") / ".local" / "share" / "gpuwasm";
 }
 
-fs::path ArtifactsDir(const fs::path& store_dir) {
-  return (store_dir.empty() ? DefaultStoreDir() : store_dir) / "artifacts";
-}
+fs::path StoreDir(const fs::path& configured) { return configured.empty() ? DefaultStoreDir() : configured; }
+
+fs::path ArtifactsDir(const fs::path& store_dir) { return StoreDir(store_dir) / "artifacts"; }
 
 Result<std::unique_ptr<LocalStore>> LocalStore::Open(const StoreOptions& options) {
   const fs::path& dir = options.dir;

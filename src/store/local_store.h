@@ -44,6 +44,9 @@ struct RecoveryReport {
 // $GPUWASM_DATA_DIR, else $XDG_DATA_HOME/gpuwasm, else ~/.local/share/gpuwasm.
 std::filesystem::path DefaultStoreDir();
 
+// The store directory a configuration names ([runtime].store), else DefaultStoreDir().
+std::filesystem::path StoreDir(const std::filesystem::path& configured);
+
 // Where the store in `store_dir` (empty: DefaultStoreDir()) keeps compiled modules: the artifact
 // cache of a server using it, which `gpuwasm compile --config/--store` fills ahead of a deploy.
 std::filesystem::path ArtifactsDir(const std::filesystem::path& store_dir);
