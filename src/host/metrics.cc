@@ -27,6 +27,26 @@ void to_json(nlohmann::json& j, const InstanceMetricsSnapshot& s) {
                      {"quota_refusals", s.quota_refusals}};
 }
 
+std::string ToJson(const InstanceMetricsSnapshot& s) {
+  std::string out;
+  out.reserve(192);
+  auto field = [&](const char* key, uint64_t v) {
+    out += out.empty() ? "{\"" : ",\"";
+    out += key;
+    out += "\":";
+    out += std::to_string(v);
+  };
+  field("back_pressure_rejections", s.back_pressure_rejections);
+  field("bytes_pinned", s.bytes_pinned);
+  field("device_bytes_allocated", s.device_bytes_allocated);
+  field("kernel_faults", s.kernel_faults);
+  field("kernels_launched", s.kernels_launched);
+  field("quota_refusals", s.quota_refusals);
+  field("yield_count", s.yield_count);
+  out += '}';
+  return out;
+}
+
 void from_json(const nlohmann::json& j, InstanceMetricsSnapshot& s) {
   s.kernels_launched = j.at("kernels_launched").get<uint64_t>();
   s.bytes_pinned = j.at("bytes_pinned").get<uint64_t>();

@@ -178,14 +178,25 @@ class Runtime {
   Result<InvokeResult> Invoke(std::string_view tenant, std::string_view id_or_name, InvokeRequest request);
   // An invocation's end: its result or why it did not run. Called exactly once.
   using InvokeCallback = std::function<void(Result<InvokeResult>)>;
+  // What the thread that calls InvokeAsync may do.
+  enum class Caller : uint8_t {
+    // An event loop's thread: only what needs no store read, no compile and no worker start is
+    // started; otherwise InvokeAsync returns false and calls nothing, and the caller asks again
+    // from a thread that may block.
+    kEventLoop,
+    // As kEventLoop, and an in-process instance may run here to its end when a pool slot is free
+    // at once (no hand-over to a pool thread): the caller hands its loop to another thread while
+    // it runs (server::IoThreads; ADR 0026).
+    kEventLoopRunsGuests,
+    // Any thread that may block.
+    kMayBlock,
+  };
   // Invoke without waiting: `done` is called on this thread when the invocation is refused before
-  // it starts, else on a runtime thread once it ends (a pool thread, or in worker processes the
-  // worker's reader). No thread waits for the instance while it runs in a worker process.
-  // With `may_block` false (an event loop's thread), only what needs no store read, no compile
-  // and no worker start is started: otherwise it returns false and calls nothing, and the caller
-  // asks again from a thread that may block.
+  // it starts or ran here, else on a runtime thread once it ends (a pool thread, or in worker
+  // processes the worker's reader). No thread waits for the instance while it runs in a worker
+  // process.
   bool InvokeAsync(std::string_view tenant, std::string_view id_or_name, InvokeRequest request, InvokeCallback done,
-                   bool may_block = true);
+                   Caller caller = Caller::kMayBlock);
   // Runs a module that is not deployed (`gpuwasm run`), with the same admission, limits and
   // lifecycle; compile errors are returned as errors.
   Result<InvokeResult> InvokeModule(std::string_view tenant, std::span<const uint8_t> wasm, std::string_view name,
@@ -238,8 +249,9 @@ class Runtime {
   // Admits the invocation and starts it (Invoke's half after the function is known); `done` as for
   // InvokeAsync.
   struct Call;
+  // With `run_here` an in-process instance runs on the calling thread when a pool slot is free.
   void RunAsync(TenantState& t, FunctionState& f, std::shared_ptr<const Compiled> module, std::string entry,
-                InvokeRequest request, InvokeCallback done);
+                InvokeRequest request, InvokeCallback done, bool run_here = false);
   // For an instance in a worker process: what it is sent, its live view here, its result's names.
   static WorkerRun MakeWorkerRun(Call& call);
   WorkerLive LiveView(TenantState& t, FunctionState& f);

@@ -171,9 +171,9 @@ bool ValidUtf8(const std::string& s) {
 void Put(telemetry::MetricRegistry& m, Metric id, const telemetry::Labels& labels, double value) {
   const MetricDef& d = Def(id);
   if (d.type == MetricType::kCounter) {
-    m.AddCounter(std::string(d.name), std::string(d.help), labels, value);
+    m.AddCounter(d.name, d.help, labels, value);
   } else {
-    m.SetGauge(std::string(d.name), std::string(d.help), labels, value);
+    m.SetGauge(d.name, d.help, labels, value);
   }
 }
 
@@ -458,7 +458,8 @@ std::optional<Response> Api::ParseInvoke(const Request& req, const Admission& a,
   return std::nullopt;
 }
 
-bool Api::InvokeAsync(const Request& req, const Admission& a, std::function<void(Response)> reply, bool may_block) {
+bool Api::InvokeAsync(const Request& req, const Admission& a, std::function<void(Response)> reply,
+                      runtime::Runtime::Caller caller) {
   runtime::InvokeRequest ir;
   if (std::optional<Response> bad = ParseInvoke(req, a, &ir)) {
     reply(std::move(*bad));
@@ -481,14 +482,14 @@ bool Api::InvokeAsync(const Request& req, const Admission& a, std::function<void
         }
         reply(std::move(res));
       },
-      may_block);
+      caller);
 }
 
 Response Api::Invoke(const Request& req, const Admission& a) {
   std::promise<Response> answer;
   std::future<Response> done = answer.get_future();
   InvokeAsync(
-      req, a, [&](Response res) { answer.set_value(std::move(res)); }, /*may_block=*/true);
+      req, a, [&](Response res) { answer.set_value(std::move(res)); }, runtime::Runtime::Caller::kMayBlock);
   return done.get();
 }
 
@@ -513,7 +514,7 @@ Response Api::InvokeResponse(const InvokeShape& shape, Result<runtime::InvokeRes
           telemetry::MetricRegistry::FormatSample(static_cast<double>(r->duration.count()) / 1e3));
   res.set("X-Gpuwasm-Gpu-Time-Ms",
           telemetry::MetricRegistry::FormatSample(static_cast<double>(r->gpu_time.count()) / 1e6));
-  res.set("X-Gpuwasm-Metrics", json(r->metrics).dump());
+  res.set("X-Gpuwasm-Metrics", host::ToJson(r->metrics));
   if (!r->trap.empty()) res.set("X-Gpuwasm-Trap", r->trap);
   if (!r->error.empty()) res.set("X-Gpuwasm-Error", r->error.substr(0, 1024));
   if (shape.json) {
@@ -539,6 +540,8 @@ Response Api::InvokeResponse(const InvokeShape& shape, Result<runtime::InvokeRes
   res.prepare_payload();
   return res;
 }
+
+void Api::CountIoHandoff() { io_handoffs_.fetch_add(1, std::memory_order_relaxed); }
 
 void Api::CountRefusedConnection(const std::string& reason) {
   Put(http_, Metric::kHttpConnectionsRefused, {{"reason", reason}}, 1);
@@ -569,6 +572,7 @@ std::string Api::RenderMetrics() const {
   Put(m, Metric::kModuleCacheLoads, {}, n(s.module_cache_loads));
   Put(m, Metric::kModuleQuickCompiles, {}, n(s.module_quick_compiles));
   Put(m, Metric::kModuleTierUpgrades, {}, n(s.module_tier_upgrades));
+  Put(m, Metric::kIoHandoffs, {}, n(io_handoffs_.load(std::memory_order_relaxed)));
   for (const runtime::FunctionStats& f : s.functions) {
     telemetry::Labels fl = {{"tenant", f.tenant}, {"function", f.function_name}, {"function_id", f.function_id}};
     for (size_t i = 0; i < runtime::kInvocationStatusCount; ++i) {

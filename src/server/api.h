@@ -64,10 +64,13 @@ class Api {
   // Whether the request is an invocation: InvokeAsync answers it without a thread waiting for it.
   static bool IsInvoke(const Admission& admission);
   // Starts an invocation route's request; `reply` gets the response, on this thread when it is
-  // refused before it starts, else on a runtime thread once it ends. With `may_block` false (on
-  // an I/O thread) it returns false and calls nothing when starting would block (a store read, a
-  // compile, a worker start): ask again from a thread that may block.
-  bool InvokeAsync(const Request& req, const Admission& admission, std::function<void(Response)> reply, bool may_block);
+  // refused before it starts or ran here, else on a runtime thread once it ends. From an event
+  // loop (`caller` not kMayBlock) it returns false and calls nothing when starting would block (a
+  // store read, a compile, a worker start): ask again from a thread that may block.
+  bool InvokeAsync(const Request& req, const Admission& admission, std::function<void(Response)> reply,
+                   runtime::Runtime::Caller caller);
+  // Counts an I/O thread handed over while it ran a guest (IoThreads).
+  void CountIoHandoff();
   // A JSON error response.
   static Response Error(unsigned status, const std::string& code, const std::string& message, unsigned version,
                         bool keep_alive);
@@ -101,6 +104,7 @@ class Api {
   const telemetry::MetricRegistry* gpm_;
   std::string version_;
   std::atomic<bool> draining_{false};
+  std::atomic<uint64_t> io_handoffs_{0};  // CountIoHandoff
   std::mutex rate_mu_;
   std::map<std::string, Bucket> buckets_;  // by token digest (or tenant without tokens)
   telemetry::HistogramFamily invocation_seconds_;

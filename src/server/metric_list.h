@@ -75,6 +75,8 @@ struct MetricDef {
   X(kHttpConnectionsRefused, "gpuwasm_http_connections_refused_total", kCounter, "reason",                          \
     "Connections answered 503 and closed at once: over max_connections (total), over max_connections_per_client "   \
     "(per_client), or accept failing for lack of descriptors.")                                                     \
+  X(kIoHandoffs, "gpuwasm_io_thread_handoffs_total", kCounter, "",                                                  \
+    "I/O threads whose place went to a spare thread while an invocation held them for over a millisecond.")         \
   X(kBuildInfo, "gpuwasm_build_info", kGauge, "version, device", "Build of this gpuwasm node (always 1).")          \
   X(kModuleCompiles, "gpuwasm_module_compiles_total", kCounter, "",                                                 \
     "Wasm modules this node translated and compiled to native code (deploys, and first use elsewhere).")            \

@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "server/io_threads.h"
+
 namespace gpuwasm::server {
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -54,7 +56,7 @@ struct Server::Impl {
   net::strand<net::io_context::executor_type> accept_strand = net::make_strand(io);
   tcp::acceptor acceptor{io};
   net::thread_pool handlers;
-  std::vector<std::thread> io_threads;
+  std::unique_ptr<IoThreads> io_threads;
   std::atomic<bool> stopping{false};
   std::mutex mu;
   std::condition_variable cv;
@@ -206,10 +208,11 @@ class Session : public InFlight, public std::enable_shared_from_this<Session> {
     handling_ = true;
     answered_ = false;
     version_ = req->version();
-    // The answer goes out on this connection's strand, from whichever thread it was made on.
+    // The answer goes out on this connection's strand, from whichever thread it was made on: at
+    // once when made in the strand (an instance run here, a refusal), else posted to it.
     auto reply = [self](Response res) {
       if (self->srv_->stopping) res.keep_alive(false);
-      net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
+      net::dispatch(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
         self->handling_ = false;
         if (self->answered_) return;  // shutdown answered it already
         self->Send(std::move(res));
@@ -219,12 +222,15 @@ class Session : public InFlight, public std::enable_shared_from_this<Session> {
       return Api::Error(500, "internal", std::string("request failed: ") + e.what(), req->version(), false);
     };
     // An invocation of a function this process has at hand starts here, on the I/O thread, and
-    // its answer comes back from the runtime: no thread waits for it. Anything else (a store read,
-    // a compile, a worker start, every other route) runs on a handler thread.
+    // its answer comes back from the runtime: no thread waits for it. In-process, the instance
+    // runs here to its end when a pool slot is free, this thread's place in the loop going to a
+    // spare if it lasts (ADR 0026). Anything else (a store read, a compile, a worker start, every
+    // other route) runs on a handler thread.
     const bool invoke = Api::IsInvoke(admission_);
     if (invoke) {
       try {
-        if (srv_->api.InvokeAsync(*req, admission_, reply, /*may_block=*/false)) return;
+        IoThreads::Held held;
+        if (srv_->api.InvokeAsync(*req, admission_, reply, runtime::Runtime::Caller::kEventLoopRunsGuests)) return;
       } catch (const std::exception& e) {
         return reply(internal(e));
       }
@@ -232,7 +238,7 @@ class Session : public InFlight, public std::enable_shared_from_this<Session> {
     net::post(srv_->handlers, [self, req, reply, internal, invoke] {
       try {
         if (invoke) {
-          self->srv_->api.InvokeAsync(*req, self->admission_, reply, /*may_block=*/true);
+          self->srv_->api.InvokeAsync(*req, self->admission_, reply, runtime::Runtime::Caller::kMayBlock);
           return;
         }
         reply(self->srv_->api.Handle(*req, self->admission_));
@@ -391,9 +397,10 @@ Result<std::unique_ptr<Server>> Server::Start(runtime::Runtime& runtime, const t
   if (ec) return Status::IoError("cannot listen on " + listen + ": " + ec.message());
   CloseOnExec(impl->acceptor.native_handle());
   impl->Accept();
-  for (uint32_t i = 0; i < std::max(1u, cfg.server.io_threads); ++i) {
-    impl->io_threads.emplace_back([io = &impl->io] { io->run(); });
-  }
+  // A held I/O thread runs a guest in a pool slot: at most `workers` are held at once.
+  impl->io_threads = std::make_unique<IoThreads>(impl->io, cfg.server.io_threads,
+                                                 cfg.workers != 0 ? cfg.workers : runtime::DefaultWorkers(),
+                                                 [api = &impl->api] { api->CountIoHandoff(); });
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 
@@ -434,8 +441,7 @@ void Server::Shutdown(std::chrono::milliseconds grace) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
   s.rt.Shutdown(std::max(left, std::chrono::milliseconds(0)));  // interrupts what is still running
   s.io.stop();
-  for (std::thread& t : s.io_threads) t.join();
-  s.io_threads.clear();
+  s.io_threads->Join();
   s.handlers.join();
   {
     std::lock_guard<std::mutex> lock(s.mu);

@@ -1,5 +1,6 @@
 #include "telemetry/registry.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -28,11 +29,8 @@ std::string FormatValue(double v) {
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   // The shortest decimal that reads back as the same double (0.42, not 0.41999999999999998).
   char buf[64];
-  for (int precision = 15; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, ec == std::errc() ? end : buf);
 }
 
 }  // namespace
@@ -49,20 +47,26 @@ std::string MetricRegistry::RenderLabels(const Labels& labels) {
   return s + "}";
 }
 
-void MetricRegistry::SetGauge(const std::string& name, const std::string& help, const Labels& labels, double value) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Family& f = families_[name];
-  f.help = help;
-  f.type = "gauge";
-  f.series[RenderLabels(labels)] = value;
+MetricRegistry::Family& MetricRegistry::FamilyOf(std::string_view name, std::string_view help, const char* type) {
+  auto it = families_.find(name);
+  if (it == families_.end()) {
+    it = families_.emplace(std::string(name), Family{}).first;
+    it->second.help = help;
+    it->second.type = type;
+  }
+  return it->second;
 }
 
-void MetricRegistry::AddCounter(const std::string& name, const std::string& help, const Labels& labels, double delta) {
+void MetricRegistry::SetGauge(std::string_view name, std::string_view help, const Labels& labels, double value) {
+  std::string key = RenderLabels(labels);
   std::lock_guard<std::mutex> lock(mu_);
-  Family& f = families_[name];
-  f.help = help;
-  f.type = "counter";
-  f.series[RenderLabels(labels)] += delta;
+  FamilyOf(name, help, "gauge").series[std::move(key)] = value;
+}
+
+void MetricRegistry::AddCounter(std::string_view name, std::string_view help, const Labels& labels, double delta) {
+  std::string key = RenderLabels(labels);
+  std::lock_guard<std::mutex> lock(mu_);
+  FamilyOf(name, help, "counter").series[std::move(key)] += delta;
 }
 
 void MetricRegistry::Remove(const std::string& name, const Labels& labels) {

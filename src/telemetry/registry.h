@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -14,8 +15,9 @@ using Labels = std::vector<std::pair<std::string, std::string>>;
 
 class MetricRegistry {
  public:
-  void SetGauge(const std::string& name, const std::string& help, const Labels& labels, double value);
-  void AddCounter(const std::string& name, const std::string& help, const Labels& labels, double delta);
+  // `help` and the type are taken when the family is first seen.
+  void SetGauge(std::string_view name, std::string_view help, const Labels& labels, double value);
+  void AddCounter(std::string_view name, std::string_view help, const Labels& labels, double delta);
   void Remove(const std::string& name, const Labels& labels);
   // Value of a series, for tests; NaN when absent.
   double Get(const std::string& name, const Labels& labels) const;
@@ -31,8 +33,10 @@ class MetricRegistry {
     std::string help, type;
     std::map<std::string, double> series;  // rendered label set -> value
   };
+  Family& FamilyOf(std::string_view name, std::string_view help, const char* type);  // mu_ held
+
   mutable std::mutex mu_;
-  std::map<std::string, Family> families_;
+  std::map<std::string, Family, std::less<>> families_;
 };
 
 }  // namespace gpuwasm::telemetry

@@ -375,6 +375,10 @@ TEST(Metrics, snapshot_is_a_value) {
   EXPECT_EQ(j.dump(), R"({"back_pressure_rejections":3,"bytes_pinned":2,"device_bytes_allocated":5,"kernel_faults":6,)"
                       R"("kernels_launched":1,"quota_refusals":7,"yield_count":4})");
   EXPECT_EQ(j.get<host::InstanceMetricsSnapshot>(), b);
+  EXPECT_EQ(host::ToJson(b), j.dump());
+  host::InstanceMetricsSnapshot big{~0ull, 0, 1ull << 40, ~0u, 9, 0, 12345678901234ull};
+  EXPECT_EQ(host::ToJson(big), nlohmann::json(big).dump());
+  EXPECT_EQ(host::ToJson(a), nlohmann::json(a).dump());
   // A snapshot written before kernel_faults or quota_refusals existed still reads.
   j.erase("kernel_faults");
   j.erase("quota_refusals");

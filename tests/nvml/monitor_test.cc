@@ -7,6 +7,7 @@
 
 #include "fake_control.h"
 #include "telemetry/gpm_monitor.h"
+#include "telemetry/registry.h"
 
 namespace gpuwasm::testing {
 namespace {
@@ -31,6 +32,21 @@ struct Fixture {
 };
 
 const telemetry::Labels kGpu0 = {{"gpu", "0"}, {"uuid", "GPU-fake-h200-0000"}, {"gpu_instance", ""}};
+
+TEST(GpmMetrics, samples_print_as_the_shortest_decimal_that_reads_back) {
+  using telemetry::MetricRegistry;
+  EXPECT_EQ(MetricRegistry::FormatSample(0.42), "0.42");
+  EXPECT_EQ(MetricRegistry::FormatSample(0.1 + 0.2), "0.30000000000000004");
+  EXPECT_EQ(MetricRegistry::FormatSample(3), "3");
+  EXPECT_EQ(MetricRegistry::FormatSample(-2.5), "-2.5");
+  EXPECT_EQ(MetricRegistry::FormatSample(1e-7), "1e-07");
+  EXPECT_EQ(MetricRegistry::FormatSample(1e300), "1e+300");
+  EXPECT_EQ(MetricRegistry::FormatSample(std::nan("")), "NaN");
+  EXPECT_EQ(MetricRegistry::FormatSample(-INFINITY), "-Inf");
+  for (double v : {0.001, 123.456, 1.0 / 3, 6.02214076e23, 5e-324}) {
+    EXPECT_EQ(std::strtod(MetricRegistry::FormatSample(v).c_str(), nullptr), v) << v;
+  }
+}
 
 TEST(GpmMonitor, interval_under_100ms_is_refused) {
   Fixture f;

@@ -334,6 +334,40 @@ TEST(Server, overload_is_503_and_deadline_is_504) {
   EXPECT_EQ(json::parse(big.body())["code"], "payload_too_large");
 }
 
+// In-process instances run on the I/O thread that read their request (ADR 0026): guests spinning
+// to their deadlines on the only I/O thread leave the node answering, each hold handed over and
+// counted.
+TEST(Server, guests_holding_every_io_thread_leave_the_node_answering) {
+  Node node({Tenant("default")}, [](runtime::RuntimeConfig& c) {
+    c.isolation = runtime::Isolation::kNone;
+    c.server.io_threads = 1;
+  });
+  auto c = node.Client();
+  Deploy(*c, "life", Lifecycle(), "spin_holding");
+  // Loaded by a first invocation (on a handler thread): the next ones start on the I/O thread.
+  EXPECT_EQ(Must(c->Send(http::verb::post, "/v1/functions/life/invoke?timeout=20ms")).result_int(), 504u);
+  std::vector<std::future<Response>> spinners;
+  for (int i = 0; i < 2; ++i) {
+    spinners.push_back(std::async(std::launch::async, [&] {
+      return Must(node.Client()->Send(http::verb::post, "/v1/functions/life/invoke?timeout=2s"));
+    }));
+    // Each is read (and so started) only when a thread serves the loop.
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (node.rt->Instances().size() < static_cast<size_t>(i + 1) && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(milliseconds(2));
+    }
+    ASSERT_EQ(node.rt->Instances().size(), static_cast<size_t>(i + 1));
+  }
+  auto asked = std::chrono::steady_clock::now();
+  EXPECT_EQ(Must(c->Send(http::verb::get, "/healthz")).result_int(), 200u);
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, milliseconds(500));
+  for (auto& s : spinners) EXPECT_EQ(s.get().result_int(), 504u);
+  std::string metrics = Must(c->Send(http::verb::get, "/metrics")).body();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(metrics, m, std::regex("\ngpuwasm_io_thread_handoffs_total ([0-9]+)\n")));
+  EXPECT_GE(std::stoi(m[1]), 2);
+}
+
 // Raw socket helpers for slow clients.
 struct RawConnection {
   boost::asio::io_context io;
