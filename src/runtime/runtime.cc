@@ -643,7 +643,7 @@ bool Runtime::InvokeAsync(std::string_view tenant, std::string_view id_or_name, 
   }
   std::string entry = request.entry.empty() ? rec.entry : request.entry;
   RunAsync(**t, *StateOf(rec, rec.name), std::move(module), std::move(entry), std::move(request), std::move(done),
-           caller == Caller::kEventLoopRunsGuests);
+           caller == Caller::kEventLoop);
   return true;
 }
 

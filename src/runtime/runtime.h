@@ -181,13 +181,11 @@ class Runtime {
   // What the thread that calls InvokeAsync may do.
   enum class Caller : uint8_t {
     // An event loop's thread: only what needs no store read, no compile and no worker start is
-    // started; otherwise InvokeAsync returns false and calls nothing, and the caller asks again
-    // from a thread that may block.
-    kEventLoop,
-    // As kEventLoop, and an in-process instance may run here to its end when a pool slot is free
+    // started, else InvokeAsync returns false and calls nothing, and the caller asks again from a
+    // thread that may block. An in-process instance runs here to its end when a pool slot is free
     // at once (no hand-over to a pool thread): the caller hands its loop to another thread while
     // it runs (server::IoThreads; ADR 0026).
-    kEventLoopRunsGuests,
+    kEventLoop,
     // Any thread that may block.
     kMayBlock,
   };

@@ -230,7 +230,7 @@ class Session : public InFlight, public std::enable_shared_from_this<Session> {
     if (invoke) {
       try {
         IoThreads::Held held;
-        if (srv_->api.InvokeAsync(*req, admission_, reply, runtime::Runtime::Caller::kEventLoopRunsGuests)) return;
+        if (srv_->api.InvokeAsync(*req, admission_, reply, runtime::Runtime::Caller::kEventLoop)) return;
       } catch (const std::exception& e) {
         return reply(internal(e));
       }
