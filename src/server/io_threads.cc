@@ -119,7 +119,8 @@ void IoThreads::Monitor() {
       if ((v & 1) != 0) {
         held = true;
         // Held at the last look too, by the same hold: take it out.
-        if ((v & IoThreadSlot::kOut) == 0 && v == s->seen && s->state.compare_exchange_strong(v, v | IoThreadSlot::kOut)) {
+        if ((v & IoThreadSlot::kOut) == 0 && v == s->seen &&
+            s->state.compare_exchange_strong(v, v | IoThreadSlot::kOut)) {
           --serving_;
           ++handed;
         }

@@ -13,8 +13,8 @@
 // wakes it.
 #pragma once
 
-#include <boost/asio/io_context.hpp>
 #include <atomic>
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
