@@ -7,8 +7,9 @@
 //   Invoke   per-tenant admission (running + queued <= concurrent_invocations, else an
 //            "overloaded" Unavailable error), then a fresh instance with the tenant's limits and
 //            the request's deadline (default 30 s, capped by the tenant), in one of the node's
-//            `workers` slots: on a pool thread in this process, or in the tenant's worker process
-//            with no thread here waiting for it (InvokeAsync; ADR 0021); input in; exit status,
+//            `workers` slots: in this process on a pool thread or on the server's I/O thread
+//            that read the request (ADR 0026), or in the tenant's worker process with no thread
+//            here waiting for it (InvokeAsync; ADR 0021); input in; exit status,
 //            output, stdout, stderr, the final InstanceMetricsSnapshot and GPU time out. Every
 //            buffer, module and instance is released at the end, also on a trap, a deadline or a
 //            device fault.
