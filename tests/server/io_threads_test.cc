@@ -22,7 +22,9 @@ struct Hold {
   std::promise<void> started, release;
   std::shared_future<void> released = release.get_future().share();
   void Post(net::io_context& io, bool nested = false) {
-    net::post(io, [this, nested] {
+    // The handler keeps its own reference to the release: it may still be waking up when the
+    // test, released, ends and destroys this Hold.
+    net::post(io, [this, nested, released = released] {
       IoThreads::Held held;
       std::optional<IoThreads::Held> inner;
       if (nested) inner.emplace();
