@@ -7,6 +7,7 @@
 
 #include "common/duration.h"
 #include "common/sha256.h"
+#include "server/io_threads.h"
 #include "server/metric_list.h"
 
 namespace gpuwasm::server {
@@ -541,8 +542,6 @@ Response Api::InvokeResponse(const InvokeShape& shape, Result<runtime::InvokeRes
   return res;
 }
 
-void Api::CountIoHandoff() { io_handoffs_.fetch_add(1, std::memory_order_relaxed); }
-
 void Api::CountRefusedConnection(const std::string& reason) {
   Put(http_, Metric::kHttpConnectionsRefused, {{"reason", reason}}, 1);
 }
@@ -572,7 +571,7 @@ std::string Api::RenderMetrics() const {
   Put(m, Metric::kModuleCacheLoads, {}, n(s.module_cache_loads));
   Put(m, Metric::kModuleQuickCompiles, {}, n(s.module_quick_compiles));
   Put(m, Metric::kModuleTierUpgrades, {}, n(s.module_tier_upgrades));
-  Put(m, Metric::kIoHandoffs, {}, n(io_handoffs_.load(std::memory_order_relaxed)));
+  Put(m, Metric::kIoHandoffs, {}, n(io_threads_ != nullptr ? io_threads_->handoffs() : 0));
   for (const runtime::FunctionStats& f : s.functions) {
     telemetry::Labels fl = {{"tenant", f.tenant}, {"function", f.function_name}, {"function_id", f.function_id}};
     for (size_t i = 0; i < runtime::kInvocationStatusCount; ++i) {

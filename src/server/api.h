@@ -24,6 +24,8 @@
 
 namespace gpuwasm::server {
 
+class IoThreads;
+
 using Request = boost::beast::http::request<boost::beast::http::string_body>;
 using Response = boost::beast::http::response<boost::beast::http::string_body>;
 
@@ -69,8 +71,8 @@ class Api {
   // store read, a compile, a worker start): ask again from a thread that may block.
   bool InvokeAsync(const Request& req, const Admission& admission, std::function<void(Response)> reply,
                    runtime::Runtime::Caller caller);
-  // Counts an I/O thread handed over while it ran a guest (IoThreads).
-  void CountIoHandoff();
+  // The server's I/O threads, whose hand-overs /metrics reports (null: none counted).
+  void set_io_threads(const IoThreads* t) { io_threads_ = t; }
   // A JSON error response.
   static Response Error(unsigned status, const std::string& code, const std::string& message, unsigned version,
                         bool keep_alive);
@@ -104,7 +106,7 @@ class Api {
   const telemetry::MetricRegistry* gpm_;
   std::string version_;
   std::atomic<bool> draining_{false};
-  std::atomic<uint64_t> io_handoffs_{0};  // CountIoHandoff
+  const IoThreads* io_threads_ = nullptr;
   std::mutex rate_mu_;
   std::map<std::string, Bucket> buckets_;  // by token digest (or tenant without tokens)
   telemetry::HistogramFamily invocation_seconds_;

@@ -24,11 +24,8 @@ thread_local IoThreadSlot* t_slot = nullptr;
 constexpr uint32_t kIdleTicks = 1000;  // about a second without a held thread: the monitor sleeps
 }  // namespace
 
-IoThreads::IoThreads(boost::asio::io_context& io, uint32_t serving, uint32_t max_held, std::function<void()> on_handoff)
-    : io_(io),
-      serving_target_(std::max(1u, serving)),
-      max_threads_(std::max(1u, serving) + max_held),
-      on_handoff_(std::move(on_handoff)) {
+IoThreads::IoThreads(boost::asio::io_context& io, uint32_t serving, uint32_t max_held)
+    : io_(io), serving_target_(std::max(1u, serving)), max_threads_(serving_target_ + max_held) {
   std::lock_guard<std::mutex> lock(mu_);
   for (uint32_t i = 0; i < serving_target_; ++i) AddServer();
   monitor_ = std::thread([this] { Monitor(); });
@@ -129,15 +126,7 @@ void IoThreads::Monitor() {
     }
     while (serving_ < serving_target_ && AddServer()) {
     }
-    if (handed > 0) {
-      handoffs_.fetch_add(handed, std::memory_order_relaxed);
-      if (on_handoff_) {
-        lock.unlock();
-        for (uint32_t i = 0; i < handed; ++i) on_handoff_();
-        lock.lock();
-        continue;
-      }
-    }
+    if (handed > 0) handoffs_.fetch_add(handed, std::memory_order_relaxed);
     idle = held ? 0 : idle + 1;
     if (idle >= kIdleTicks) {
       // Asleep until a hold begins. A Held that did not see the flag set began before it: this

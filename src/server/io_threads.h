@@ -18,7 +18,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -32,9 +31,8 @@ class IoThreads {
  public:
   static constexpr std::chrono::microseconds kTick{1000};
 
-  // Starts `serving` threads running `io`. `on_handoff` is called (by the monitor) each time a
-  // held thread's place is handed to a spare.
-  IoThreads(boost::asio::io_context& io, uint32_t serving, uint32_t max_held, std::function<void()> on_handoff = {});
+  // Starts `serving` threads running `io`.
+  IoThreads(boost::asio::io_context& io, uint32_t serving, uint32_t max_held);
   ~IoThreads();
   IoThreads(const IoThreads&) = delete;
   IoThreads& operator=(const IoThreads&) = delete;
@@ -70,7 +68,6 @@ class IoThreads {
   boost::asio::io_context& io_;
   const uint32_t serving_target_;
   const uint32_t max_threads_;
-  std::function<void()> on_handoff_;
   mutable std::mutex mu_;
   std::condition_variable monitor_cv_;  // the monitor's tick and its sleep
   std::condition_variable park_cv_;     // parked threads

@@ -398,9 +398,8 @@ Result<std::unique_ptr<Server>> Server::Start(runtime::Runtime& runtime, const t
   CloseOnExec(impl->acceptor.native_handle());
   impl->Accept();
   // A held I/O thread runs a guest in a pool slot: at most `workers` are held at once.
-  impl->io_threads = std::make_unique<IoThreads>(impl->io, cfg.server.io_threads,
-                                                 cfg.workers != 0 ? cfg.workers : runtime::DefaultWorkers(),
-                                                 [api = &impl->api] { api->CountIoHandoff(); });
+  impl->io_threads = std::make_unique<IoThreads>(impl->io, cfg.server.io_threads, runtime.workers());
+  impl->api.set_io_threads(impl->io_threads.get());
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 

@@ -45,8 +45,7 @@ bool Answers(net::io_context& io, milliseconds within) {
 TEST(IoThreads, a_held_thread_hands_its_place_to_a_spare_that_is_parked_and_reused) {
   net::io_context io;
   auto guard = net::make_work_guard(io);
-  uint32_t counted = 0;
-  IoThreads threads(io, 1, 4, [&] { ++counted; });  // on_handoff runs on the monitor only
+  IoThreads threads(io, 1, 4);
   EXPECT_EQ(threads.threads(), 1u);
   { IoThreads::Held not_an_io_thread; }  // on a thread of no IoThreads it does nothing
   Hold first;
@@ -68,9 +67,6 @@ TEST(IoThreads, a_held_thread_hands_its_place_to_a_spare_that_is_parked_and_reus
   EXPECT_EQ(threads.threads(), 2u);
   second.release.set_value();
   EXPECT_TRUE(Answers(io, seconds(2)));
-  io.stop();
-  threads.Join();
-  EXPECT_EQ(counted, 2u);
 }
 
 TEST(IoThreads, threads_stay_within_serving_plus_max_held) {
