@@ -3,9 +3,10 @@
 // length of an invocation, run on a separate pool, so slow invocations never stall I/O.
 //
 // Connections are kept alive between requests. A client has read_timeout to send a whole request
-// and idle_timeout between requests; then the connection is closed. Shutdown(grace) stops
-// accepting, lets every request already received finish and be answered (up to grace), then
-// stops the runtime.
+// and idle_timeout between requests, and read_timeout to take each answer; then the connection is
+// closed (deadlines are checked a tenth of the shortest timeout apart, at most 250 ms; ADR 0027).
+// Shutdown(grace) stops accepting, lets every request already received finish and be answered (up
+// to grace), then stops the runtime.
 //
 // Thread-safety: Shutdown() and port() from any thread.
 #pragma once

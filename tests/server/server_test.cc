@@ -426,6 +426,32 @@ TEST(Server, slow_and_idle_clients_are_disconnected) {
       1u);
 }
 
+// A client that sends requests and never reads the answers holds the connection only for
+// read_timeout: an answer's write has the same deadline as a request's read.
+TEST(Server, a_client_that_never_reads_its_answers_is_disconnected) {
+  Node node({Tenant("default")}, [](runtime::RuntimeConfig& c) {
+    c.server.read_timeout = milliseconds(300);
+    c.server.idle_timeout = milliseconds(300);
+  });
+  auto c = node.Client();
+  const size_t answer = Must(c->Send(http::verb::get, "/metrics")).body().size();
+  // Pipelined: more answers than the kernel buffers of both ends hold.
+  const size_t asked = (32u << 20) / answer + 1;
+  RawConnection reader(node.server->port());
+  std::string requests;
+  for (size_t i = 0; i < asked; ++i) requests += "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  reader.Write(requests);
+  std::this_thread::sleep_for(milliseconds(1500));  // not reading: the answers' writes stall
+  auto started = std::chrono::steady_clock::now();
+  std::string got = reader.ReadUntilClosed();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(3000));
+  size_t answered = 0;
+  for (size_t at = got.find("HTTP/1.1 200"); at != std::string::npos; at = got.find("HTTP/1.1 200", at + 1)) ++answered;
+  EXPECT_LT(answered, asked) << "every answer was kept for a client that read none";
+  // The node goes on serving.
+  EXPECT_EQ(Must(c->Send(http::verb::get, "/healthz")).result_int(), 200u);
+}
+
 // 64 clients at once, three invocations each, with inputs of their own sizes (to the hello example
 // some of 96 KiB, more than an I/O thread sends to a worker), half to hello, half to an echo.
 void SixtyFourConcurrentInvocations(const Node& node) {
