@@ -83,6 +83,17 @@ struct Server::Impl {
       : rt(r), api(r, gpm, std::move(version)), handlers(handler_threads) {}
 
   void Accept();
+  // The open connections that `pick` chooses (read under conn_mu), kept alive for the caller.
+  template <typename Pick>
+  std::vector<std::shared_ptr<InFlight>> Sessions(Pick pick) {
+    std::vector<std::shared_ptr<InFlight>> out;
+    std::lock_guard<std::mutex> lock(conn_mu);
+    for (auto& [raw, weak] : sessions) {
+      if (!pick(*raw)) continue;
+      if (auto p = weak.lock()) out.push_back(std::move(p));
+    }
+    return out;
+  }
   // Every sweep_every: each connection past its deadline is closed (on its own executor).
   void Sweep();
   // Counts a new connection from `client`; false (and nothing counted) when a cap is reached.
@@ -403,15 +414,10 @@ void Server::Impl::Sweep() {
   sweep.async_wait([this](beast::error_code ec) {
     if (ec) return;
     const int64_t now = Ticks(Clock::now());
-    std::vector<std::shared_ptr<InFlight>> late;
-    {
-      std::lock_guard<std::mutex> lock(conn_mu);
-      for (auto& [raw, weak] : sessions) {
-        const int64_t due = raw->deadline();
-        if (due == 0 || due > now) continue;
-        if (auto p = weak.lock()) late.push_back(std::move(p));
-      }
-    }
+    auto late = Sessions([now](const InFlight& c) {
+      const int64_t due = c.deadline();
+      return due != 0 && due <= now;
+    });
     for (auto& p : late) p->TimeOut();
     Sweep();
   });
@@ -476,16 +482,7 @@ void Server::Shutdown(std::chrono::milliseconds grace) {
   }
   // The grace is over: every request still being handled is answered now (503), whatever its
   // handler does later; then the runtime interrupts what still runs.
-  {
-    std::vector<std::shared_ptr<InFlight>> open;
-    {
-      std::lock_guard<std::mutex> lock(s.conn_mu);
-      for (auto& [raw, weak] : s.sessions) {
-        if (auto p = weak.lock()) open.push_back(std::move(p));
-      }
-    }
-    for (auto& p : open) p->AnswerShuttingDown();
-  }
+  for (auto& p : s.Sessions([](const InFlight&) { return true; })) p->AnswerShuttingDown();
   {
     std::unique_lock<std::mutex> lock(s.mu);
     s.cv.wait_for(lock, std::chrono::seconds(2), [&] { return s.in_flight == 0; });  // the answers go out
